@@ -1,0 +1,85 @@
+"""Agent contract: how an agent is installed, run headless, and its log read.
+
+An agent is run inside a sandbox with the episode workspace as its working
+directory.  Terminal agents (LLM CLIs) reach their model only through the
+harness model proxy at ``AgentContext.model_base_url`` with a dummy key;
+classical agents (no LLM) need neither.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class AgentContext:
+    """What the harness tells an agent adapter about one episode.
+
+    ``workspace``: the agent's working directory *inside* the sandbox.
+    ``home``: a fresh per-episode home/state directory inside the sandbox
+    (native logs land there); it is copied out with the workspace.
+    ``prompt``: the task prompt.  ``task_info``: non-secret facts a
+    classical agent may need (``submission``: ``"direct"|"programmatic"``,
+    ``labels``: allowed labels).  ``profile``: the agent profile (model,
+    reasoning effort, ...).  ``model_base_url``: the proxy bridge URL, or None.
+    ``timeout``: wall-clock seconds for the whole agent run.
+    """
+
+    workspace: str
+    home: str
+    prompt: str
+    profile: Any
+    task_info: dict[str, Any] = field(default_factory=dict)
+    model_base_url: str | None = None
+    timeout: float = 3600.0
+
+
+@dataclass
+class AgentInvocation:
+    """The command the sandbox runs: ``argv`` with ``env`` in ``cwd``; ``stdin`` text or None."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    stdin: str | None = None
+
+
+@dataclass
+class ImageRecipe:
+    """What an agent adds to the runtime image: npm packages (``name@version``),
+    pip requirements, and files (path in image -> content)."""
+
+    npm: list[str] = field(default_factory=list)
+    pip: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+class Agent(ABC):
+    """Contract every agent plugin implements.
+
+    ``name``: registry key named by profiles (``agent:`` field).
+    ``version``: the pinned version of the tool it runs.
+    ``needs_model``: True for LLM agents (the harness starts the model proxy).
+    """
+
+    name: str
+    version: str = "0"
+    needs_model: bool = True
+
+    def install(self, recipe: ImageRecipe) -> None:
+        """Add what the agent needs to the runtime image recipe (default: nothing)."""
+
+    @abstractmethod
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        """The headless command, environment and stdin for this episode."""
+
+    def native_logs(self, home: Path) -> list[Path]:
+        """Paths of the native session logs under the copied-out ``home`` (default: none)."""
+        return []
+
+    def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
+        """Convert the native log (and proxy log) into an ATIF trajectory dict, or None."""
+        return None

@@ -1,0 +1,53 @@
+"""Forecaster contract: history (+ optional text context) -> S sample paths.
+
+Dr-CiK (paper Section 5, Appendix H.2) scores the sample paths with sCRPS.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass
+class ForecastRequest:
+    """``history``: values indexed by timestamps (pd.Series, DatetimeIndex, no NaN).
+    ``future_index``: the H timestamps to forecast.  ``context``: text or None.
+    ``n_samples``: S.  ``seed``: RNG seed.  ``time_limit``: seconds.
+    ``seasonal_period``: integer period (>= 1)."""
+
+    history: pd.Series
+    future_index: pd.DatetimeIndex
+    context: str | None = None
+    n_samples: int = 25
+    seed: int = 0
+    time_limit: float = 600.0
+    seasonal_period: int = 1
+
+
+@dataclass
+class Forecast:
+    """``samples``: shape (S, H), finite.  ``fallback``: name of the fallback used, or None.
+    ``info``: free-form diagnostics (orders chosen, timings)."""
+
+    samples: np.ndarray
+    fallback: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+class ForecastError(Exception):
+    """The forecaster could not produce S valid samples; the message says why."""
+
+
+class Forecaster(ABC):
+    """Contract every forecaster implements.  ``uses_context``: whether text is read."""
+
+    name: str
+    uses_context: bool = False
+
+    @abstractmethod
+    def forecast(self, request: ForecastRequest) -> Forecast:
+        """Produce ``request.n_samples`` paths over ``request.future_index``; raise ForecastError."""

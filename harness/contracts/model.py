@@ -1,0 +1,21 @@
+"""Model backend contract: where the model proxy sends an episode's requests.
+
+Real providers forward upstream with the host's key; ``scripted`` answers
+offline from a script.  See :mod:`harness.proxy`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+
+class ModelBackend(ABC):
+    """``name``: the ``--model-backend`` value.  ``upstream(options)`` returns the
+    object the proxy forwards to (see harness.proxy for its interface)."""
+
+    name: str
+
+    @abstractmethod
+    def upstream(self, options: dict[str, Any]) -> Any:
+        """Build the upstream for one run from CLI/profile options."""

@@ -1,0 +1,101 @@
+"""Sandbox backend contract: create / exec / copy-out / destroy an isolated environment.
+
+Every backend gives the sandbox no network but loopback, mounts the episode
+workspace read-write at :data:`WORKSPACE` and nothing else writable that
+survives, and kills the whole process tree on a wall-clock timeout.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WORKSPACE = "/workspace"
+
+
+@dataclass
+class Limits:
+    """Resource limits: CPUs, memory in MiB, max processes."""
+
+    cpus: float = 2.0
+    memory_mb: int = 4096
+    pids: int = 512
+
+
+@dataclass
+class SandboxSpec:
+    """What to create.
+
+    ``workspace``: host folder mounted read-write at :data:`WORKSPACE`.
+    ``ro_binds``: host paths made readable at the same path (local backends).
+    ``image``: container image (docker backend).
+    ``proxy_socket``: host Unix socket of the model proxy; the bridge inside
+    exposes it at ``http://127.0.0.1:<proxy_port>``.
+    ``labels``: run/episode ids attached to every resource created.
+    """
+
+    workspace: Path
+    ro_binds: list[Path] = field(default_factory=list)
+    image: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    proxy_socket: Path | None = None
+    proxy_port: int = 8765
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ExecResult:
+    """Outcome of one exec: exit code (None when killed), captured output, timing."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration: float
+
+
+class Sandbox(ABC):
+    """A live sandbox.  Use as a context manager; ``destroy`` is idempotent."""
+
+    @abstractmethod
+    def exec(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str = WORKSPACE,
+        stdin: str | None = None,
+        timeout: float = 3600.0,
+    ) -> ExecResult:
+        """Run ``argv``; on timeout kill the whole process tree and return ``timed_out=True``."""
+
+    @abstractmethod
+    def copy_out(self, path: str, dest: Path) -> None:
+        """Copy ``path`` (inside the sandbox) to host ``dest``."""
+
+    @abstractmethod
+    def destroy(self) -> None:
+        """Remove everything the sandbox created."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+
+class SandboxBackend(ABC):
+    """Contract every sandbox backend implements.  ``priority``: higher is preferred."""
+
+    name: str
+    priority: int = 0
+
+    @abstractmethod
+    def available(self) -> tuple[bool, str]:
+        """Whether this backend can run here, and if not, why (one sentence)."""
+
+    @abstractmethod
+    def create(self, spec: SandboxSpec) -> Sandbox:
+        """Create a sandbox for ``spec``."""

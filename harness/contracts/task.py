@@ -1,0 +1,82 @@
+"""Task template contract: TaskSpec parameters -> episode workspace + hidden key -> score.
+
+A template turns the ``params`` block of a TaskSpec into episodes.  For each
+episode it writes the files the agent sees into ``workspace`` and the answer
+key into ``key_dir`` (never mounted into a sandbox), then scores what the agent
+left in the workspace.  Bad agent output is scored with a recorded reason,
+never raised.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from pydantic import BaseModel
+
+
+@dataclass
+class Materialized:
+    """The prompt given to the agent and non-secret ``task_info`` (see AgentContext)."""
+
+    prompt: str
+    task_info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EpisodeScore:
+    """Scalar ``metrics`` for the results row, per-item ``details`` (with reasons)
+    for ``scores.json``, and ``warnings`` shown to the user."""
+
+    metrics: dict[str, Any]
+    details: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CallResult:
+    """One sandboxed call of a submitted function: its return value (JSON-able) or an error."""
+
+    value: Any = None
+    error: str | None = None
+
+
+class SubmissionRunner(Protocol):
+    """Runs ``function`` of the submitted ``module`` (a .py file) on each input file,
+    each call isolated (no network, only that input readable, timeout, memory cap)."""
+
+    def __call__(self, module: Path, function: str, inputs: list[Path]) -> list[CallResult]: ...
+
+
+class TaskTemplate(ABC):
+    """Contract every task template implements.
+
+    ``name``: the ``template:`` value in TaskSpec YAML.  ``params_model``: a
+    pydantic model (``extra="forbid"``) validating the spec's ``params``.
+    """
+
+    name: str
+    params_model: type[BaseModel]
+
+    def episodes(self, params: BaseModel) -> list[str]:
+        """Episode ids for these params (default: one episode, ``"0"``)."""
+        return ["0"]
+
+    @abstractmethod
+    def materialize(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> Materialized:
+        """Write the agent-visible files to ``workspace`` and the answer key to ``key_dir``."""
+
+    @abstractmethod
+    def score(
+        self, params: BaseModel, episode: str, workspace: Path, key_dir: Path, run_submission: SubmissionRunner
+    ) -> EpisodeScore:
+        """Score the agent's output left in ``workspace`` against ``key_dir``."""
+
+    def rewrite_paths(self, params: BaseModel, spec_file: Path) -> BaseModel:
+        """Resolve relative paths in params against the spec file (default: unchanged)."""
+        return params
+
+
+ParamsFactory = Callable[[dict], BaseModel]

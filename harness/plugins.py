@@ -1,0 +1,203 @@
+"""Plugin manager: entry-point loading, per-kind registries, error isolation.
+
+Every plugin, built-in or third-party, is a module named by an entry point in
+the group ``harness``.  A plugin that fails to import, raises inside a hook, or
+registers an invalid or duplicate object is recorded as a :class:`PluginProblem`
+(shown by ``harness plugins list`` and as a warning) and the rest keep working.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from harness import contracts, hookspecs
+
+GROUP = "harness"
+
+#: kind -> (hook name, contract class)
+KINDS: dict[str, tuple[str, type]] = {
+    "simulator": ("register_simulators", contracts.Simulator),
+    "task_template": ("register_task_templates", contracts.TaskTemplate),
+    "agent": ("register_agents", contracts.Agent),
+    "forecaster": ("register_forecasters", contracts.Forecaster),
+    "metric_extractor": ("register_metric_extractors", contracts.MetricExtractor),
+    "sandbox_backend": ("register_sandbox_backends", contracts.SandboxBackend),
+    "model_backend": ("register_model_backends", contracts.ModelBackend),
+}
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A registered object and where it came from."""
+
+    kind: str
+    name: str
+    obj: Any
+    plugin: str
+    distribution: str
+    version: str
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """Why a plugin (or one object it registered) was left out."""
+
+    distribution: str
+    plugin: str
+    hook: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"plugin {self.plugin!r} from distribution {self.distribution!r}"
+        return f"{where}{f', hook {self.hook}' if self.hook else ''}: {self.reason}"
+
+
+class PluginWarning(UserWarning):
+    """A plugin was left out; the message says which and why."""
+
+
+class UnknownPlugin(LookupError):
+    """No plugin of that kind has that name."""
+
+
+class Plugins:
+    """Loaded plugins: a pluggy manager plus one registry per kind."""
+
+    def __init__(self, load_entrypoints: bool = True):
+        self.pm = pluggy.PluginManager(GROUP)
+        self.pm.add_hookspecs(hookspecs)
+        self.problems: list[PluginProblem] = []
+        self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (distribution, version)
+        self._registries: dict[str, dict[str, Registered]] | None = None
+        if load_entrypoints:
+            self._load_entrypoints()
+
+    # -- loading ---------------------------------------------------------
+    def _load_entrypoints(self) -> None:
+        for ep in md.entry_points(group=GROUP):
+            dist = ep.dist.name if ep.dist else "?"
+            version = ep.dist.version if ep.dist else "?"
+            try:
+                module = ep.load()
+            except Exception as exc:  # noqa: BLE001 - isolation is the point
+                self._problem(dist, ep.name, None, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
+                continue
+            self.add(module, ep.name, dist, version)
+
+    def add(self, plugin: Any, name: str, distribution: str = "(local)", version: str = "") -> None:
+        """Register a plugin object (a module or instance with hookimpls)."""
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:  # noqa: BLE001
+            self._problem(distribution, name, None, f"rejected by the plugin manager: {exc}")
+            return
+        self._origin[name] = (distribution, version)
+        self._registries = None
+
+    def _problem(self, dist: str, plugin: str, hook: str | None, reason: str) -> None:
+        problem = PluginProblem(dist, plugin, hook, reason)
+        self.problems.append(problem)
+        warnings.warn(str(problem), PluginWarning, stacklevel=3)
+
+    # -- registries --------------------------------------------------------
+    def _build(self) -> dict[str, dict[str, Registered]]:
+        registries: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
+        for kind, (hook_name, contract) in KINDS.items():
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in reversed(hook.get_hookimpls()):  # registration order
+                plugin = impl.plugin_name
+                dist, version = self._origin.get(plugin, ("(local)", ""))
+
+                def register(obj, _kind=kind, _plugin=plugin, _dist=dist, _ver=version, _hook=hook_name, _c=contract):
+                    reason = _invalid(obj, _c)
+                    if reason:
+                        self._problem(_dist, _plugin, _hook, reason)
+                        return
+                    existing = registries[_kind].get(obj.name)
+                    if existing:
+                        self._problem(
+                            _dist, _plugin, _hook,
+                            f"duplicate {_kind} name {obj.name!r}: already registered by plugin "
+                            f"{existing.plugin!r} from distribution {existing.distribution!r}",
+                        )
+                        return
+                    registries[_kind][obj.name] = Registered(_kind, obj.name, obj, _plugin, _dist, _ver)
+
+                try:
+                    impl.function(register)
+                except Exception as exc:  # noqa: BLE001
+                    self._problem(dist, plugin, hook_name, f"raised {type(exc).__name__}: {exc}")
+        return registries
+
+    @property
+    def registries(self) -> dict[str, dict[str, Registered]]:
+        if self._registries is None:
+            self._registries = self._build()
+        return self._registries
+
+    def registry(self, kind: str) -> dict[str, Registered]:
+        """All registered objects of ``kind``, by name."""
+        return self.registries[kind]
+
+    def get(self, kind: str, name: str) -> Any:
+        """The object of ``kind`` named ``name``; raises :class:`UnknownPlugin` listing the known names."""
+        try:
+            return self.registries[kind][name].obj
+        except KeyError:
+            known = ", ".join(sorted(self.registries[kind])) or "none"
+            raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known})") from None
+
+    def commands(self, cli) -> None:
+        """Let plugins add CLI commands; a failing plugin is reported, not fatal."""
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            dist, _ = self._origin.get(impl.plugin_name, ("(local)", ""))
+            try:
+                impl.function(cli)
+            except Exception as exc:  # noqa: BLE001
+                self._problem(dist, impl.plugin_name, "register_commands", f"raised {type(exc).__name__}: {exc}")
+
+
+def _invalid(obj: Any, contract: type) -> str | None:
+    """Why ``obj`` breaks ``contract``, or None when it conforms."""
+    if inspect.isclass(obj):
+        return f"registered the class {obj.__name__}; register an instance of it"
+    if not isinstance(obj, contract):
+        return f"{type(obj).__name__} is not a {contract.__module__}.{contract.__name__}"
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        return f"{type(obj).__name__}.name must be a non-empty string, got {name!r}"
+    if inspect.isabstract(type(obj)):
+        missing = ", ".join(sorted(type(obj).__abstractmethods__))
+        return f"{type(obj).__name__} does not implement {missing}"
+    return None
+
+
+_plugins: Plugins | None = None
+
+
+def plugins() -> Plugins:
+    """The process-wide plugin set, loaded on first use."""
+    global _plugins
+    if _plugins is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PluginWarning)
+            _plugins = Plugins()
+    return _plugins
+
+
+def reset(new: Plugins | None = None) -> Plugins | None:
+    """Replace the process-wide plugin set (tests register throwaway plugins this way)."""
+    global _plugins
+    old, _plugins = _plugins, new
+    return old
+
+
+def get(kind: str, name: str) -> Any:
+    """Shortcut for ``plugins().get(kind, name)``."""
+    return plugins().get(kind, name)
