@@ -4,7 +4,7 @@ from harness.contracts.agent import Agent, AgentContext, AgentInvocation, ImageR
 from harness.contracts.forecaster import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness.contracts.metrics import EpisodeArtifacts, MetricExtractor
 from harness.contracts.model import ModelBackend
-from harness.contracts.sandbox import WORKSPACE, ExecResult, Limits, Sandbox, SandboxBackend, SandboxSpec
+from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Limits, Sandbox, SandboxBackend, SandboxSpec
 from harness.contracts.simulator import (
     NO_CHANGE,
     Channel,
@@ -21,7 +21,7 @@ __all__ = [
     "Agent", "AgentContext", "AgentInvocation", "ImageRecipe",
     "Forecast", "Forecaster", "ForecastError", "ForecastRequest",
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
-    "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
+    "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
     "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "RuleOutcome", "Simulator",
     "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate",
 ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WORKSPACE = "/workspace"
+HOME = "/home/agent"
 
 
 @dataclass
@@ -28,6 +29,8 @@ class SandboxSpec:
     """What to create.
 
     ``workspace``: host folder mounted read-write at :data:`WORKSPACE`.
+    ``home``: host folder mounted read-write at :data:`HOME` (the agent's
+    per-episode home/state; ``HOME`` points there), or None.
     ``ro_binds``: host paths made readable at the same path (local backends).
     ``image``: container image (docker backend).
     ``proxy_socket``: host Unix socket of the model proxy; the bridge inside
@@ -36,6 +39,7 @@ class SandboxSpec:
     """
 
     workspace: Path
+    home: Path | None = None
     ro_binds: list[Path] = field(default_factory=list)
     image: str | None = None
     env: dict[str, str] = field(default_factory=dict)

@@ -60,6 +60,10 @@ class TaskTemplate(ABC):
     name: str
     params_model: type[BaseModel]
 
+    def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
+        """Expensive one-time work before the episodes (e.g. building a sample pool),
+        reporting ``progress(done, total, description)``.  Default: nothing."""
+
     def episodes(self, params: BaseModel) -> list[str]:
         """Episode ids for these params (default: one episode, ``"0"``)."""
         return ["0"]

@@ -1,0 +1,40 @@
+"""``harness tasks list``: the shipped task specs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harness.config import ConfigError, load_task_spec
+from harness.run import REPO_ROOT
+
+
+def task_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.y*ml") if p.is_file())
+
+
+@click.group("tasks")
+def tasks_group() -> None:
+    """Inspect task specs."""
+
+
+@tasks_group.command("list")
+@click.option("--dir", "root", type=click.Path(path_type=Path), default=None,
+              help="Folder of task specs (default: ./tasks, else the shipped tasks/).")
+def list_tasks(root: Path | None) -> None:
+    """List task specs: file, name, template and description."""
+    root = root or (Path("tasks") if Path("tasks").is_dir() else REPO_ROOT / "tasks")
+    table = Table(title=f"Task specs in {root}")
+    for col in ("file", "name", "template", "description"):
+        table.add_column(col, overflow="fold")
+    console = Console()
+    for path in task_files(root):
+        try:
+            spec = load_task_spec(path)
+            table.add_row(str(path), spec.name, spec.template, spec.description)
+        except ConfigError as exc:
+            table.add_row(str(path), "[red]invalid[/]", "", "; ".join(exc.problems))
+    console.print(table)

@@ -1,0 +1,166 @@
+"""One episode's lifecycle: materialize -> sandbox -> agent -> collect -> score -> metrics.
+
+The answer key is written to the episode's ``key/`` folder, which is never
+mounted into a sandbox.  Agent failures (timeout, crash, invalid output) are
+scored; infrastructure failures raise :class:`EpisodeError` with an infra kind
+so the caller can retry them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from harness.config import AgentProfile, RunSettings
+from harness.contracts import (
+    HOME,
+    WORKSPACE,
+    Agent,
+    AgentContext,
+    EpisodeArtifacts,
+    Limits,
+    MetricExtractor,
+    SandboxBackend,
+    SandboxSpec,
+    SubmissionRunner,
+    TaskTemplate,
+)
+from harness.errors import EpisodeError, ErrorKind
+from harness.store import EpisodePaths, write_json
+
+
+@dataclass
+class EpisodePlan:
+    """Everything needed to run one episode."""
+
+    key: str
+    task_name: str
+    template: TaskTemplate
+    params: BaseModel
+    episode: str
+    profile: AgentProfile
+    agent: Agent
+    backend: SandboxBackend
+    settings: RunSettings
+    run_id: str
+    extractors: list[MetricExtractor] = field(default_factory=list)
+    model_channel: Any = None  # set by the run when the agent needs a model (proxy socket + URL)
+
+
+def limits(settings: RunSettings) -> Limits:
+    return Limits(cpus=settings.cpus, memory_mb=settings.memory_mb, pids=settings.pids)
+
+
+def run_episode(
+    plan: EpisodePlan,
+    paths: EpisodePaths,
+    runner_factory: Callable[[], SubmissionRunner],
+) -> dict[str, Any]:
+    """Run one episode and return its results row (also written to ``row.json``)."""
+    paths.create()
+    started = time.time()
+    materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
+    (paths.root / "prompt.txt").write_text(materialized.prompt)
+
+    channel = plan.model_channel
+    ctx = AgentContext(
+        workspace=WORKSPACE,
+        home=HOME,
+        prompt=materialized.prompt,
+        profile=plan.profile,
+        task_info=materialized.task_info,
+        model_base_url=getattr(channel, "base_url", None),
+        timeout=plan.settings.episode_timeout,
+    )
+    invocation = plan.agent.command(ctx)
+    spec = SandboxSpec(
+        workspace=paths.workspace,
+        home=paths.home,
+        env={"HOME": HOME, **invocation.env},
+        limits=limits(plan.settings),
+        proxy_socket=getattr(channel, "socket_path", None),
+        labels={"harness.run": plan.run_id, "harness.episode": plan.key},
+    )
+    try:
+        sandbox = plan.backend.create(spec)
+    except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
+        raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
+    try:
+        result = sandbox.exec(
+            invocation.argv,
+            env=invocation.env,
+            cwd=invocation.cwd or WORKSPACE,
+            stdin=invocation.stdin,
+            timeout=plan.settings.episode_timeout,
+        )
+    finally:
+        sandbox.destroy()
+    (paths.root / "agent.stdout").write_text(result.stdout)
+    (paths.root / "agent.stderr").write_text(result.stderr)
+
+    usage = channel.close() if channel is not None else None
+    status, error_kind, error = _status(result, usage)
+
+    score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
+    write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
+
+    proxy_log = paths.root / "proxy.jsonl"
+    trajectory = plan.agent.trajectory(paths.home, result.stdout, proxy_log if proxy_log.exists() else None)
+    if trajectory is not None:
+        write_json(paths.root / "trajectory.json", trajectory)
+    metrics: dict[str, Any] = {}
+    artifacts = EpisodeArtifacts(trajectory, proxy_log if proxy_log.exists() else None, paths.workspace, plan.profile)
+    for extractor in plan.extractors:
+        metrics.update(extractor.extract(artifacts))
+
+    row: dict[str, Any] = {
+        "run_id": plan.run_id,
+        "episode": plan.key,
+        "task": plan.task_name,
+        "template": plan.template.name,
+        **_flat_params(plan.params),
+        "profile": plan.profile.name,
+        "agent": plan.agent.name,
+        "model": plan.profile.model,
+        "sandbox": plan.backend.name,
+        "status": status,
+        "error_kind": error_kind,
+        "error": error,
+        "exit_code": result.returncode,
+        "agent_seconds": round(result.duration, 3),
+        "episode_seconds": round(time.time() - started, 3),
+        **score.metrics,
+        **metrics,
+    }
+    if usage is not None:
+        row.update(usage.as_row() if hasattr(usage, "as_row") else {})
+    write_json(paths.row, row)
+    return row
+
+
+def _status(result, usage) -> tuple[str, str | None, str | None]:
+    budget = getattr(usage, "budget_exceeded", None)
+    if budget:
+        return "failed", ErrorKind.BUDGET.value, f"budget exceeded: {budget}"
+    if result.timed_out:
+        return "failed", ErrorKind.TIMEOUT.value, f"agent killed after {result.duration:.0f} s wall-clock limit"
+    if result.returncode != 0:
+        tail = result.stderr.strip().splitlines()[-1:] or [""]
+        return "failed", ErrorKind.CRASH.value, f"agent exited with code {result.returncode}: {tail[0][:300]}"
+    return "ok", None, None
+
+
+def _flat_params(params: BaseModel) -> dict[str, Any]:
+    out = {}
+    for key, value in params.model_dump(mode="json").items():
+        out[key] = value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value)
+    return out
+
+
+def load_row(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())

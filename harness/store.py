@@ -1,0 +1,117 @@
+"""Run directories: ``runs/<run_id>/run.json``, one folder per episode, ``results.parquet``.
+
+Layout::
+
+    runs/<run_id>/
+      run.json                    specs, profile, settings, versions, seeds
+      results.parquet             one typed row per episode
+      episodes/<episode_key>/
+        workspace/                what the agent saw and left (mounted at /workspace)
+        home/                     the agent's per-episode home (native logs)
+        key/                      the answer key (never mounted into a sandbox)
+        prompt.txt, agent.stdout, agent.stderr, score.json, trajectory.json, proxy.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``YYYYmmdd-HHMMSS-<6 hex>``."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, the harness and every distribution providing harness plugins."""
+    out = {"python": platform.python_version(), "platform": sys.platform}
+    dists = {ep.dist.name for ep in metadata.entry_points(group="harness") if ep.dist}
+    for name in sorted(dists | {"numpy", "pandas", "pyarrow", "pluggy", "pydantic"}):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass
+class EpisodePaths:
+    """Folders and files of one episode."""
+
+    root: Path
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def key(self) -> Path:
+        return self.root / "key"
+
+    @property
+    def score(self) -> Path:
+        return self.root / "score.json"
+
+    @property
+    def row(self) -> Path:
+        return self.root / "row.json"
+
+    def create(self) -> "EpisodePaths":
+        for d in (self.workspace, self.home, self.key):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+class RunStore:
+    """One run directory."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.run_id = self.root.name
+
+    @classmethod
+    def create(cls, out: Path | None, base: Path = Path("runs")) -> "RunStore":
+        root = Path(out) if out else base / new_run_id()
+        root.mkdir(parents=True, exist_ok=True)
+        return cls(root)
+
+    def episode(self, key: str) -> EpisodePaths:
+        return EpisodePaths(self.root / "episodes" / key)
+
+    def write_run_json(self, data: dict[str, Any]) -> None:
+        write_json(self.root / "run.json", data)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Rows of every finished episode (those with ``row.json``), in key order."""
+        return [json.loads(p.read_text()) for p in sorted(self.root.glob("episodes/*/row.json"))]
+
+    def write_results(self) -> Path:
+        """Write ``results.parquet`` from the finished episodes' rows."""
+        frame = pd.DataFrame(self.rows())
+        path = self.root / "results.parquet"
+        tmp = path.with_suffix(".parquet.tmp")
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+        return path
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str, sort_keys=False))
+    os.replace(tmp, path)

@@ -1,0 +1,17 @@
+"""Conformance suites for plugin authors: subclass one class per plugin kind in your tests.
+
+Each class documents its fixture contract.  The built-in plugins run these same
+suites in the project's own tests.
+"""
+
+from harness.testing.agent import AgentTests
+from harness.testing.simulator import SimulatorTests
+
+__all__ = ["AgentTests", "SimulatorTests"]
+
+try:  # the forecaster suite needs only pandas/numpy but lives in its own module
+    from harness.testing.forecaster import ForecasterTests  # noqa: F401
+
+    __all__.append("ForecasterTests")
+except ImportError:  # pragma: no cover - during development only
+    pass

@@ -1,0 +1,120 @@
+"""Conformance tests every simulator plugin must pass.
+
+Fixture contract: override ``simulator`` to return an instance of your
+:class:`harness.contracts.Simulator`.  Optional knobs (class attributes):
+``n_configurations`` (how many sampled configurations the checks use) and
+``noise_seeds`` (N for the noise_power agreement check)::
+
+    import pytest
+    from harness.testing import SimulatorTests
+
+    class TestMySimulator(SimulatorTests):
+        @pytest.fixture
+        def simulator(self):
+            return MySimulator()
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.contracts import NO_CHANGE, Simulator
+
+
+class SimulatorTests:
+    """Aggregate conformance suite for :class:`harness.contracts.Simulator` (TraceBench Sections 3.3-3.4)."""
+
+    n_configurations = 3
+    noise_seeds = 4
+
+    @pytest.fixture
+    def simulator(self) -> Simulator:
+        pytest.fail("override the `simulator` fixture to return your Simulator instance")
+
+    @pytest.fixture
+    def configurations(self, simulator):
+        return simulator.sample_configurations(self.n_configurations, np.random.default_rng(0))
+
+    def test_is_a_simulator(self, simulator):
+        assert isinstance(simulator, Simulator)
+        assert simulator.name and simulator.name == simulator.name.lower()
+        assert isinstance(simulator.version, str) and simulator.version
+        assert simulator.horizon > 0 and 0 < simulator.dt < simulator.horizon
+        assert simulator.kappa_ref > 0 and simulator.kappa_high == pytest.approx(4 * simulator.kappa_ref)
+        assert simulator.description.strip()
+
+    def test_labels(self, simulator):
+        labels = simulator.labels
+        assert labels[-1] == NO_CHANGE
+        assert len(set(labels)) == len(labels), "class labels must be unique"
+        names = [p.name for p in simulator.parameters]
+        assert len(set(names)) == len(names) and len(names) >= 1
+        assert len(simulator.channels) >= 1
+        for p in (*simulator.state_variables, *simulator.parameters):
+            assert p.low <= p.high, f"{p.name}: low > high"
+
+    def test_configurations_within_ranges(self, simulator, configurations):
+        assert len(configurations) == self.n_configurations
+        for config in configurations:
+            for group, specs in ((config.initial_state, simulator.state_variables),
+                                 (config.parameters, simulator.parameters)):
+                assert set(group) == {p.name for p in specs}
+                for p in specs:
+                    assert p.low <= group[p.name] <= p.high, f"{p.name}={group[p.name]} outside [{p.low}, {p.high}]"
+
+    def test_trajectory_shape_and_time_grid(self, simulator, configurations):
+        traj = simulator.simulate(configurations[0])
+        t = traj.time
+        assert t.ndim == 1 and traj.values.shape == (len(t), len(simulator.channels))
+        assert t[0] == pytest.approx(simulator.dt) and t[-1] < simulator.horizon
+        np.testing.assert_allclose(np.diff(t), simulator.dt, rtol=1e-9)
+        assert np.isfinite(traj.values).all()
+
+    def test_simulation_is_deterministic(self, simulator, configurations):
+        a, b = simulator.simulate(configurations[0]), simulator.simulate(configurations[0])
+        np.testing.assert_array_equal(a.values, b.values)
+
+    def test_interventions(self, simulator, configurations):
+        """Sampling rules (REFERENCE_NOTES) and causality: nothing changes before t_int."""
+        rng = np.random.default_rng(1)
+        config = configurations[0]
+        baseline = simulator.simulate(config)
+        for p in simulator.parameters:
+            iv = simulator.sample_intervention(config, p.name, rng)
+            assert iv.parameter == p.name
+            assert 0.2 * simulator.horizon <= iv.time <= 0.8 * simulator.horizon
+            old, new = config.parameters[p.name], iv.new_value
+            assert p.low <= new <= p.high
+            assert abs(new - old) >= p.min_abs - 1e-12
+            assert 2 * abs(new - old) / (abs(new) + abs(old) + 1e-12) >= p.min_srd - 1e-9
+            target = simulator.simulate(config, iv)
+            before = target.time < iv.time
+            np.testing.assert_allclose(target.values[before], baseline.values[before], rtol=0, atol=1e-9,
+                                       err_msg=f"intervention on {p.name} changed the trajectory before t_int")
+
+    def test_observation_model(self, simulator, configurations):
+        clean = simulator.simulate(configurations[0])
+        np.testing.assert_array_equal(simulator.observe(clean, 0.0, 0), clean.values)
+        a = simulator.observe(clean, simulator.kappa_ref, 7)
+        assert a.shape == clean.values.shape and np.isfinite(a).all()
+        np.testing.assert_array_equal(a, simulator.observe(clean, simulator.kappa_ref, 7))
+        assert not np.array_equal(a, simulator.observe(clean, simulator.kappa_ref, 8))
+        low = np.mean((a - clean.values) ** 2)
+        high = np.mean((simulator.observe(clean, simulator.kappa_high, 7) - clean.values) ** 2)
+        assert high > low > 0, "more noise at kappa_high than at kappa_ref"
+
+    def test_noise_power_matches_definition(self, simulator, configurations):
+        clean = simulator.simulate(configurations[0])
+        fast = simulator.noise_power(clean, simulator.kappa_high, self.noise_seeds)
+        naive = Simulator.noise_power(simulator, clean, simulator.kappa_high, self.noise_seeds)
+        np.testing.assert_allclose(fast, naive, rtol=1e-9, atol=1e-15)
+
+    def test_rejection_rules(self, simulator, configurations):
+        rng = np.random.default_rng(2)
+        config = configurations[0]
+        baseline = simulator.simulate(config)
+        iv = simulator.sample_intervention(config, simulator.parameters[0].name, rng)
+        outcomes = simulator.rejection_rules(config, iv, simulator.simulate(config, iv), baseline)
+        for o in outcomes:
+            assert isinstance(o.rule, str) and o.rule and isinstance(o.passed, bool)

@@ -1,0 +1,29 @@
+"""Classical (no-LLM) baseline agents that run inside the sandbox like any other agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from harness.contracts import Agent, AgentContext, AgentInvocation
+from harness.hookspecs import hookimpl
+
+
+class EuclideanNN(Agent):
+    """Euclidean 1-NN on the support batch (TraceBench Appendix E), writing results.json or rule.py."""
+
+    name = "euclidean-1nn"
+    version = "1"
+    needs_model = False
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        info = {k: ctx.task_info.get(k) for k in ("submission", "labels", "columns", "impulse_columns")}
+        return AgentInvocation(
+            argv=[sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info)],
+            env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
+        )
+
+
+@hookimpl
+def register_agents(register):
+    register(EuclideanNN())

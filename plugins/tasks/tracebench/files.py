@@ -1,0 +1,96 @@
+"""Sample files of a TraceBench episode: Parquet layout, opaque names, noise seeds.
+
+Every sample the agent (or a submitted ``rule.py``) sees is one Parquet file
+with exactly the float64 columns ``col1 .. colC`` (the observed channels in
+the simulator's order) followed by the time column ``col{C+1}`` (seconds),
+rows in time order, no index and no schema metadata, so that nothing in a file
+but its values says which class or (without domain context) which simulator
+it comes from.  File names are opaque: 12 hex characters drawn from a
+per-episode random generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from plugins.tasks.tracebench.prompts import column_names
+
+SUFFIX = ".parquet"
+NAME_HEX_CHARS = 12
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from the parts' text (SHA-256), stable across processes and platforms."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def noise_seed(pool_seed: int, sample_id: str, rep_seed: int) -> int:
+    """Seed of ``Simulator.observe`` for one sample in one repetition.
+
+    Depends only on ``(pool_seed, sample_id, rep_seed)``: never on the noise
+    level, the submission mode, the context or the number of examples, so
+    conditions that differ only in those share the clean sample and the seed
+    (Section 4.5: matched conditions use the same test samples).
+    """
+    return derive_seed("tracebench-noise", pool_seed, sample_id, rep_seed)
+
+
+def opaque_names(rng: np.random.Generator, n: int, taken: set[str]) -> list[str]:
+    """``n`` distinct file names ``<12 hex>.parquet`` not in ``taken`` (which is updated)."""
+    names: list[str] = []
+    while len(names) < n:
+        name = f"{int(rng.integers(0, 16**NAME_HEX_CHARS)):0{NAME_HEX_CHARS}x}{SUFFIX}"
+        if name not in taken:
+            taken.add(name)
+            names.append(name)
+    return names
+
+
+def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
+    """Write one observed sample.
+
+    ``time``: shape (T,), seconds, strictly increasing.  ``values``: shape (T, C).
+    Writes columns ``col1..colC`` (values) and ``col{C+1}`` (time), float64, with
+    no pandas/Arrow schema metadata.  Raises ValueError on a shape mismatch,
+    non-finite values or times out of order.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    if time.ndim != 1 or values.ndim != 2 or values.shape[0] != time.shape[0]:
+        raise ValueError(f"{path.name}: expected time (T,) and values (T, C), got {time.shape} and {values.shape}")
+    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(values))):
+        raise ValueError(f"{path.name}: time and values must be finite")
+    if time.size > 1 and not np.all(np.diff(time) > 0):
+        raise ValueError(f"{path.name}: time must be strictly increasing")
+    columns = [values[:, c] for c in range(values.shape[1])] + [time]
+    table = pa.Table.from_arrays([pa.array(col, type=pa.float64()) for col in columns],
+                                 names=column_names(values.shape[1]))
+    pq.write_table(table.replace_schema_metadata(None), path, store_schema=False)
+
+
+def file_key(key: str) -> str:
+    """A results.json key reduced to the file's stem.
+
+    Accepts ``abc``, ``abc.parquet``, ``test_samples/abc.parquet`` and
+    ``./test_samples/abc`` alike (surrounding whitespace ignored).
+    """
+    key = key.strip()
+    while key.startswith("./"):
+        key = key[2:]
+    if key.startswith("test_samples/"):
+        key = key[len("test_samples/"):]
+    if key.endswith(SUFFIX):
+        key = key[: -len(SUFFIX)]
+    return key
+
+
+def stems(names: Iterable[str]) -> dict[str, str]:
+    """Map each file's stem to its file name."""
+    return {file_key(n): n for n in names}

@@ -1,0 +1,288 @@
+"""Scoring of TraceBench episodes (Section 4.2, Appendix H "Evaluation").
+
+Each sample receives a ranked list of labels.  Top-1 accuracy compares the
+first label with the hidden label; the shortlist score gives ``1/m`` when the
+hidden label is anywhere in a list of ``m`` labels and 0 otherwise.  Labels are
+compared after trimming whitespace and case-folding.
+
+Invalid output is scored, never raised: the affected samples count as wrong
+(top-1 0, shortlist 0) and carry a ``reason``.  A prediction is invalid when it
+is missing, not a list of strings, empty, names a label outside the allowed
+set, or repeats a label.  A bare string is accepted as a one-item list (it
+names one label unambiguously); such samples carry a ``note``.
+
+Direct answers come from ``results.json`` (an object mapping test file names,
+with or without ``.parquet`` and with or without a ``test_samples/`` prefix,
+to label lists).  Programmatic submissions are scored by running ``predict``
+of ``rule.py`` through the sandboxed :class:`harness.contracts.SubmissionRunner`
+on the test files and on the held-out files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
+from plugins.tasks.tracebench.files import file_key
+
+RESULTS_FILE = "results.json"
+RULE_FILE = "rule.py"
+RULE_FUNCTION = "predict"
+MAX_RESULTS_BYTES = 10 * 2**20
+_PREVIEW_CHARS = 300
+
+
+def fold(label: str) -> str:
+    """Comparison form of a label: surrounding whitespace trimmed, case-folded."""
+    return label.strip().casefold()
+
+
+@dataclass
+class Prediction:
+    """A checked prediction: ``labels`` (allowed labels as shown, in the agent's
+    order) when valid, else None with a ``reason``; ``note`` for accepted oddities."""
+
+    labels: list[str] | None
+    reason: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class SampleScore:
+    """One scored sample (a row of ``scores.json`` details).
+
+    ``split``: ``"test"`` or ``"heldout"``; ``true_label``: the hidden label as
+    shown to the agent; ``class_label``: the simulator's class label (differs
+    from ``true_label`` only without domain context); ``predicted``: the checked
+    labels, or a preview of the raw value when invalid.
+    """
+
+    split: str
+    file: str
+    sample_id: str
+    true_label: str
+    class_label: str
+    predicted: Any
+    correct: bool
+    shortlist: float
+    reason: str | None = None
+    note: str | None = None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def preview(value: Any) -> Any:
+    """``value`` itself when small and JSON-able, else a truncated text of it."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)[:_PREVIEW_CHARS]
+    return value if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "..."
+
+
+def check_prediction(value: Any, allowed: Sequence[str]) -> Prediction:
+    """Validate one prediction against the allowed labels (as shown to the agent).
+
+    ``value``: the JSON value given for one sample.  Returns the labels mapped
+    to their allowed spelling, or a reason: not a list of strings, empty list,
+    a label outside ``allowed``, a duplicate (after trimming/case-folding).
+    """
+    note = None
+    if isinstance(value, str):
+        value, note = [value], "a bare string was read as a one-item list"
+    if not isinstance(value, list):
+        return Prediction(None, f"expected a list of label strings, got {_type_name(value)}")
+    if not value:
+        return Prediction(None, "empty list of labels")
+    canonical = {fold(a): a for a in allowed}
+    labels: list[str] = []
+    for i, item in enumerate(value, 1):
+        if not isinstance(item, str):
+            return Prediction(None, f"item {i} is {_type_name(item)}, expected a label string")
+        label = canonical.get(fold(item))
+        if label is None:
+            return Prediction(None, f"label {item!r} is not one of the allowed labels")
+        if label in labels:
+            return Prediction(None, f"duplicate label {item!r}")
+        labels.append(label)
+    return Prediction(labels, note=note)
+
+
+def score_labels(labels: list[str] | None, true_label: str) -> tuple[bool, float]:
+    """(top-1 correct, shortlist score 1/m or 0) of a checked prediction; invalid -> (False, 0)."""
+    if not labels:
+        return False, 0.0
+    target = fold(true_label)
+    folded = [fold(x) for x in labels]
+    return folded[0] == target, (1.0 / len(folded) if target in folded else 0.0)
+
+
+def _sample(split: str, file: str, truth: dict, pred: Prediction, raw: Any) -> SampleScore:
+    correct, shortlist = score_labels(pred.labels, truth["label"])
+    return SampleScore(
+        split=split, file=file, sample_id=truth["sample_id"], true_label=truth["label"],
+        class_label=truth["class_label"], predicted=pred.labels if pred.labels is not None else preview(raw),
+        correct=correct, shortlist=shortlist, reason=pred.reason, note=pred.note,
+    )
+
+
+class _Pairs(list):
+    """A JSON object kept as its (key, value) pairs, so repeated keys are seen."""
+
+
+def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
+    """Read ``results.json`` and match its keys to the test ``files``.
+
+    Returns ``(entries, problem, warnings)``: ``entries`` maps each matched test
+    file name to its raw value (a file given under two keys with different
+    values maps to a :class:`Prediction` carrying the reason); ``problem`` is the
+    reason when the whole file is unusable (missing, a symbolic link, too large,
+    invalid JSON, not an object); ``warnings`` names ignored keys.
+    """
+    path = workspace / RESULTS_FILE
+    if path.is_symlink():
+        return {}, f"{RESULTS_FILE} is a symbolic link; it was not read", []
+    if not path.is_file():
+        return {}, f"{RESULTS_FILE} not found in the workspace", []
+    if path.stat().st_size > MAX_RESULTS_BYTES:
+        return {}, f"{RESULTS_FILE} is larger than {MAX_RESULTS_BYTES} bytes", []
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
+    except UnicodeDecodeError as exc:
+        return {}, f"{RESULTS_FILE} is not UTF-8 text: {exc}", []
+    except json.JSONDecodeError as exc:
+        return {}, f"{RESULTS_FILE} is not valid JSON: {exc}", []
+    if not isinstance(data, _Pairs):
+        return {}, f"{RESULTS_FILE} holds {_type_name(_plain(data))}, expected an object mapping file names to label lists", []
+
+    by_stem = {file_key(f): f for f in files}
+    given: dict[str, list[tuple[str, Any]]] = {}
+    unknown: list[str] = []
+    for key, value in data:
+        file = by_stem.get(file_key(key))
+        if file is None:
+            unknown.append(key)
+        else:
+            given.setdefault(file, []).append((key, _plain(value)))
+    entries: dict[str, Any] = {}
+    for file, pairs in given.items():
+        values = [v for _, v in pairs]
+        if all(v == values[0] for v in values):
+            entries[file] = values[0]
+        else:
+            keys = ", ".join(repr(k) for k, _ in pairs)
+            entries[file] = Prediction(None, f"{len(pairs)} entries for this file disagree (keys {keys})")
+    warnings = []
+    if unknown:
+        shown = ", ".join(repr(k) for k in unknown[:10]) + (" ..." if len(unknown) > 10 else "")
+        warnings.append(f"{RESULTS_FILE}: ignored {len(unknown)} key(s) that name no file in test_samples/: {shown}")
+    return entries, None, warnings
+
+
+def _plain(value: Any) -> Any:
+    """Undo :class:`_Pairs` inside a value (nested objects become dicts)."""
+    if isinstance(value, _Pairs):
+        return {k: _plain(v) for k, v in value}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def score_direct(workspace: Path, key: dict) -> tuple[list[SampleScore], list[str]]:
+    """Score ``results.json`` against ``key["test"]`` (file -> truth); returns (samples, warnings)."""
+    files = sorted(key["test"])
+    entries, problem, warnings = read_results(workspace, files)
+    samples = []
+    for file in files:
+        truth = key["test"][file]
+        raw = entries.get(file)
+        if problem is not None:
+            pred = Prediction(None, problem)
+        elif file not in entries:
+            pred = Prediction(None, f"no entry for this file in {RESULTS_FILE}")
+        elif isinstance(raw, Prediction):
+            pred, raw = raw, None
+        else:
+            pred = check_prediction(raw, key["labels"])
+        samples.append(_sample("test", file, truth, pred, raw))
+    return samples, warnings
+
+
+def _score_calls(split: str, files: list[str], truths: dict, results: list[CallResult] | None,
+                 problem: str | None, allowed: Sequence[str]) -> list[SampleScore]:
+    samples = []
+    for i, file in enumerate(files):
+        raw = None
+        if problem is not None:
+            pred = Prediction(None, problem)
+        elif results is None or i >= len(results) or not isinstance(results[i], CallResult):
+            pred = Prediction(None, "the submission runner returned no result for this sample")
+        elif results[i].error is not None:
+            pred = Prediction(None, f"{RULE_FUNCTION}(df) failed: {results[i].error}")
+        else:
+            raw = results[i].value
+            pred = check_prediction(raw, allowed)
+            if pred.reason:
+                pred.reason = f"{RULE_FUNCTION}(df) returned an invalid prediction: {pred.reason}"
+        samples.append(_sample(split, file, truths[file], pred, raw))
+    return samples
+
+
+def score_programmatic(workspace: Path, key_dir: Path, key: dict,
+                       run_submission: SubmissionRunner) -> tuple[list[SampleScore], list[str]]:
+    """Run ``predict`` of ``workspace/rule.py`` on the test and held-out files kept in ``key_dir``.
+
+    The test files are read from the pristine copies in ``key_dir`` (the agent
+    could have altered the workspace ones).  Returns (samples, warnings).
+    """
+    rule = workspace / RULE_FILE
+    problem = None
+    if rule.is_symlink():
+        problem = f"{RULE_FILE} is a symbolic link; it was not run"
+    elif not rule.is_file():
+        problem = f"{RULE_FILE} not found in the workspace"
+    samples: list[SampleScore] = []
+    for split, folder in (("test", "test_samples"), ("heldout", "heldout_samples")):
+        truths = key[split]
+        files = sorted(truths)
+        results = None
+        if problem is None and files:
+            results = run_submission(rule, RULE_FUNCTION, [key_dir / folder / f for f in files])
+        samples += _score_calls(split, files, truths, results, problem, key["labels"])
+    return samples, []
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarize(samples: list[SampleScore], heldout: bool) -> dict[str, Any]:
+    """Metrics for the results row: accuracy, shortlist, n_test, n_invalid (+ heldout_* when asked)."""
+    metrics: dict[str, Any] = {}
+    splits = [("test", "")] + ([("heldout", "heldout_")] if heldout else [])
+    for split, prefix in splits:
+        rows = [s for s in samples if s.split == split]
+        metrics[f"{prefix}accuracy"] = _mean([float(s.correct) for s in rows])
+        metrics[f"{prefix}shortlist"] = _mean([s.shortlist for s in rows])
+        metrics[f"{prefix}n_test" if split == "test" else "heldout_n"] = len(rows)
+        metrics[f"{prefix}n_invalid"] = sum(s.reason is not None for s in rows)
+    return metrics
+
+
+def score_episode(workspace: Path, key_dir: Path, key: dict, run_submission: SubmissionRunner) -> EpisodeScore:
+    """Score one episode from its answer key (``key.json`` content) and the agent's workspace."""
+    if key["submission"] == "direct":
+        samples, warnings = score_direct(workspace, key)
+    else:
+        samples, warnings = score_programmatic(workspace, key_dir, key, run_submission)
+    return EpisodeScore(
+        metrics=summarize(samples, heldout=key["submission"] == "programmatic"),
+        details=[asdict(s) for s in samples],
+        warnings=warnings,
+    )

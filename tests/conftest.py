@@ -1,0 +1,48 @@
+"""Shared fixtures: throwaway plugin distributions and an isolated plugin set."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from harness import plugins as registry
+
+
+@pytest.fixture
+def make_distribution(tmp_path, monkeypatch):
+    """Create an installed-looking distribution with ``harness`` entry points.
+
+    ``make_distribution("dist-name", {"ep-name": "module_name"}, {"module_name": "source"})``
+    """
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+
+    def make(dist: str, entry_points: dict[str, str], modules: dict[str, str], version: str = "1.0"):
+        info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
+        (info / "entry_points.txt").write_text(f"[harness]\n{lines}\n")
+        for name, source in modules.items():
+            (site / f"{name}.py").write_text(textwrap.dedent(source))
+            sys.modules.pop(name, None)
+        return site
+
+    yield make
+
+
+@pytest.fixture
+def fresh_plugins():
+    """Load a fresh plugin set (after throwaway distributions are made) and restore afterwards."""
+    saved = registry.reset(None)
+
+    def load():
+        new = registry.Plugins()
+        registry.reset(new)
+        return new
+
+    yield load
+    registry.reset(saved)

@@ -1,0 +1,97 @@
+"""Plugin loading: entry points, validation, duplicates, isolation of broken plugins."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.plugins import PluginWarning
+
+GOOD = """
+from harness.hookspecs import hookimpl
+from harness.contracts import Forecaster, Forecast
+import numpy as np
+
+class Flat(Forecaster):
+    name = "flat-test"
+    def forecast(self, request):
+        return Forecast(np.zeros((request.n_samples, len(request.future_index))))
+
+@hookimpl
+def register_forecasters(register):
+    register(Flat())
+"""
+
+
+def test_builtins_load_through_entry_points(fresh_plugins):
+    loaded = fresh_plugins()
+    assert loaded.registry("agent")["euclidean-1nn"].distribution == "tsagent-harness"
+    assert "euclidean-1nn" in loaded.registry("agent")
+
+
+def test_third_party_plugin_registers(make_distribution, fresh_plugins):
+    make_distribution("acme-forecasts", {"acme": "acme_plugin"}, {"acme_plugin": GOOD}, version="2.3")
+    loaded = fresh_plugins()
+    reg = loaded.registry("forecaster")["flat-test"]
+    assert (reg.distribution, reg.version, reg.plugin) == ("acme-forecasts", "2.3", "acme")
+
+
+def test_import_error_is_reported_and_rest_keep_working(make_distribution, fresh_plugins):
+    make_distribution("broken-dist", {"broken": "broken_plugin"}, {"broken_plugin": "raise RuntimeError('boom')"})
+    make_distribution("acme-forecasts", {"acme": "acme_plugin"}, {"acme_plugin": GOOD})
+    with pytest.warns(PluginWarning, match="broken-dist"):
+        loaded = fresh_plugins()
+    problem = next(p for p in loaded.problems if p.plugin == "broken")
+    assert problem.distribution == "broken-dist"
+    assert "RuntimeError: boom" in problem.reason
+    assert "flat-test" in loaded.registry("forecaster")
+    assert "euclidean-1nn" in loaded.registry("agent")
+
+
+def test_duplicate_name_names_both_distributions(make_distribution, fresh_plugins):
+    make_distribution("acme-forecasts", {"acme": "acme_plugin"}, {"acme_plugin": GOOD})
+    make_distribution("copycat", {"copy": "copy_plugin"}, {"copy_plugin": GOOD})
+    loaded = fresh_plugins()
+    with pytest.warns(PluginWarning):
+        registry = loaded.registry("forecaster")
+    assert "flat-test" in registry
+    dup = [p for p in loaded.problems if "duplicate" in p.reason]
+    assert len(dup) == 1
+    text = str(dup[0])
+    assert "flat-test" in text and "register_forecasters" in text
+    assert {"acme-forecasts", "copycat"} <= {w for w in text.replace("'", " ").split()}
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("register(Flat)", "registered the class Flat; register an instance"),
+    ("register(object())", "object is not a harness.contracts.forecaster.Forecaster"),
+    ("f = Flat(); f.name = ''; register(f)", "name must be a non-empty string"),
+    ("raise ValueError('bad hook')", "raised ValueError: bad hook"),
+])
+def test_invalid_registrations_are_rejected_with_the_rule(make_distribution, fresh_plugins, body, expected):
+    source = GOOD.replace("register(Flat())", body)
+    make_distribution("shaky", {"shaky": "shaky_plugin"}, {"shaky_plugin": source})
+    loaded = fresh_plugins()
+    with pytest.warns(PluginWarning):
+        assert "flat-test" not in loaded.registry("forecaster")
+    problem = next(p for p in loaded.problems if p.plugin == "shaky")
+    assert problem.hook == "register_forecasters" and problem.distribution == "shaky"
+    assert expected in problem.reason
+
+
+def test_plugins_list_json_and_table(make_distribution, fresh_plugins):
+    make_distribution("acme-forecasts", {"acme": "acme_plugin"}, {"acme_plugin": GOOD}, version="2.3")
+    make_distribution("broken-dist", {"broken": "broken_plugin"}, {"broken_plugin": "import nope_nope"})
+    with pytest.warns(PluginWarning):
+        fresh_plugins()
+    result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    rows = {(r["kind"], r["name"]): r for r in data["plugins"]}
+    assert rows[("forecaster", "flat-test")]["distribution"] == "acme-forecasts"
+    assert rows[("forecaster", "flat-test")]["version"] == "2.3"
+    assert rows[("agent", "euclidean-1nn")]["distribution"] == "tsagent-harness"
+    assert any(p["distribution"] == "broken-dist" and "nope_nope" in p["reason"] for p in data["problems"])
+    table = CliRunner().invoke(cli, ["plugins", "list"])
+    assert table.exit_code == 0 and "flat-test" in table.output and "broken-dist" in table.output
