@@ -81,6 +81,8 @@ def run_episode(
     spec = SandboxSpec(
         workspace=paths.workspace,
         home=paths.home,
+        ro_binds=list(invocation.ro_binds),
+        image=getattr(plan, "image", None),
         env={"HOME": HOME, **invocation.env},
         limits=limits(plan.settings),
         proxy_socket=getattr(channel, "socket_path", None),
@@ -138,9 +140,18 @@ def run_episode(
         **metrics,
     }
     if usage is not None:
-        row.update(usage.as_row() if hasattr(usage, "as_row") else {})
+        row.update(_usage_columns(usage))
     write_json(paths.row, row)
     return row
+
+
+def _usage_columns(usage) -> dict[str, Any]:
+    """Proxy-measured usage as results columns (lists as JSON text)."""
+    data = usage.to_dict()
+    data.pop("episode_id", None)
+    data["proxy_errors"] = json.dumps(data.pop("errors", []), default=str)
+    data["assertion_failures"] = json.dumps(data.pop("assertion_failures", []))
+    return data
 
 
 def _status(result, usage) -> tuple[str, str | None, str | None]:

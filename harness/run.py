@@ -131,8 +131,11 @@ def execute(
     })
     on_event("start", {"episodes": len(plans), "sandbox": backend.name})
     for params in {id(p.params): p.params for p in plans}.values():
-        task.template.prepare(params, lambda done, total, text: on_event(
-            "message", {"text": f"{text} {done}/{total}"}))
+        try:
+            task.template.prepare(params, lambda done, total, text: on_event(
+                "message", {"text": f"{text} {done}/{total}"}))
+        except ValueError as exc:
+            raise HarnessError(f"{task.path}: cannot prepare the task: {exc}") from exc
 
     proxy = None
     if getattr(agent, "needs_model", False):

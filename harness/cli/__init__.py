@@ -27,12 +27,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _add_builtin_commands() -> None:
     from harness.cli import plugins as plugins_cmd
+    from harness.cli import report as report_cmd
     from harness.cli import run as run_cmd
     from harness.cli import tasks as tasks_cmd
 
     cli.add_command(run_cmd.run)
     cli.add_command(plugins_cmd.plugins_group)
     cli.add_command(tasks_cmd.tasks_group)
+    cli.add_command(report_cmd.report)
     for module, name in (("harness.cli.image", "image"), ("harness.cli.sandbox_cmd", "sandbox")):
         try:
             cli.add_command(getattr(__import__(module, fromlist=[name]), name))

@@ -39,12 +39,17 @@ class AgentContext:
 
 @dataclass
 class AgentInvocation:
-    """The command the sandbox runs: ``argv`` with ``env`` in ``cwd``; ``stdin`` text or None."""
+    """The command the sandbox runs: ``argv`` with ``env`` in ``cwd``; ``stdin`` text or None.
+
+    ``ro_binds``: host paths the command needs readable at the same path in
+    local (non-image) sandboxes, e.g. a host-installed CLI prefix.
+    """
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     stdin: str | None = None
+    ro_binds: list[Path] = field(default_factory=list)
 
 
 @dataclass

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from harness.config import ConfigError, Strict, parse, read_yaml
+from harness.config import Strict, parse, read_yaml
 from harness.contracts.agent import ImageRecipe
+from harness.errors import HarnessError
 
 #: TraceBench Table 20: Python packages installed in the agent runtime (name -> version).
 TABLE_20: dict[str, str] = {
@@ -230,7 +231,7 @@ class RuntimeRecipe:
                              self.files, self.system, self.min_node_major, self.sources)
 
 
-class RecipeConflict(ValueError):
+class RecipeConflict(HarnessError, ValueError):
     """Two parts of the recipe pin the same package (or file) differently."""
 
 
@@ -305,8 +306,4 @@ def runtime_recipe(
         parts.append(("registered agents", agents))
     for path in extra_files:
         parts.append((f"recipe file {path}", load_recipe_file(path)))
-    try:
-        return compose(*parts, base=base), warnings
-    except RecipeConflict as exc:
-        culprit = next((str(p) for p in extra_files), default_recipe_path())
-        raise ConfigError(culprit, [str(exc)]) from None
+    return compose(*parts, base=base), warnings

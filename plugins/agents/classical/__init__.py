@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from harness.contracts import Agent, AgentContext, AgentInvocation
 from harness.hookspecs import hookimpl
@@ -21,7 +22,15 @@ class EuclideanNN(Agent):
         return AgentInvocation(
             argv=[sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info)],
             env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
+            ro_binds=runtime_files(),
         )
+
+
+def runtime_files() -> list[Path]:
+    """What the agent runs inside the sandbox: this package and its parents' ``__init__`` files only
+    (never the simulators or pool generators)."""
+    here = Path(__file__).resolve().parent
+    return [here.parent.parent / "__init__.py", here.parent / "__init__.py", here]
 
 
 @hookimpl

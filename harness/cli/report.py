@@ -1,0 +1,27 @@
+"""``harness report RUN_DIR... [--format table|markdown|html|json] [--out DIR]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.report import FORMATS, build_report
+
+
+@click.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
+              help="Output format of the tables.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for the document and figures/*.png (default: <first RUN_DIR>/report).")
+@click.option("--exclude-agent", "excluded", multiple=True,
+              help="Profile left out of the agent-averaged condition effects of Table 23 (repeatable).")
+@click.option("--no-figures", is_flag=True, help="Skip the figures.")
+def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
+    """Tables (TraceBench Tables 1, 2, 23, Appendix I), paired statistics and figures from run directories."""
+    built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)
+    out = out or Path(run_dirs[0]) / "report"
+    path = built.write(out, fmt)
+    click.echo(built.render(fmt, out), nl=False)
+    click.echo(f"\nwrote {path} and {len(built.figure_paths)} figure(s) under {out / 'figures'}", err=True)

@@ -1,0 +1,79 @@
+"""The model proxy: the sandbox's only way out (ARCHITECTURE "Isolation and the model proxy").
+
+One proxy per run, running a background thread with its own asyncio loop;
+each episode is served on its own Unix socket (bind-mounted into the sandbox,
+where a bridge exposes it as ``http://127.0.0.1:<port>``)::
+
+    from harness.proxy import ModelProxy
+    from harness.config import Prices, Budget
+
+    upstream = plugins.get("model_backend", "anthropic").upstream({})
+    with ModelProxy(upstream) as proxy:
+        proxy.open_episode("ep-1", run_dir / "ep-1/proxy.sock", run_dir / "ep-1/proxy.jsonl",
+                           Prices(input=5, cached=0.5, output=25), Budget(max_cost_usd=2.0))
+        ...  # run the agent; its CLI talks to the socket
+        usage = proxy.close_episode("ep-1")    # EpisodeUsage
+
+API
+---
+``ModelProxy(upstream: Upstream, *, shutdown_timeout=2.0)``
+    ``start() -> ModelProxy``, ``stop()``, context manager.
+``ModelProxy.open_episode(episode_id, socket_path, log_path, prices, budget, upstream=None) -> None``
+    Listen on ``socket_path`` (mode 0666, at most 107 bytes), log to
+    ``log_path``; ``upstream`` overrides the run's upstream for this episode.
+``ModelProxy.close_episode(episode_id) -> EpisodeUsage``
+    Stop serving; normalised token totals, ``cost_usd`` (equation (1)),
+    ``n_requests``, ``n_refused``, ``budget_exceeded`` (cap name or None),
+    ``errors`` (:class:`ProxyError`: ``upstream_unreachable`` | ``rate_limited``
+    | ``upstream_error``) and ``assertion_failures`` (scripted backend).
+``ModelProxy.usage(episode_id) -> EpisodeUsage``
+    Live snapshot of an open episode.
+
+Every request, on any path, is forwarded to the upstream and the answer is
+relayed chunk by chunk (SSE is never buffered).  Each request and response
+body is appended to ``proxy.jsonl`` (see :mod:`harness.proxy.log`), usage is
+normalised per provider (:mod:`harness.proxy.usage`) and priced, and the
+episode's :class:`harness.config.Budget` caps are enforced
+(:mod:`harness.proxy.episode`): a request after a cap is answered with HTTP
+400 in the provider's error format (never 429/5xx, which CLIs retry).  An
+unreachable upstream is answered with 502 and recorded.
+
+Upstreams
+---------
+``ModelBackend.upstream(options)`` (:mod:`harness.contracts.model`) returns an
+:class:`Upstream` — an object with ``async handle(UpstreamRequest) ->
+UpstreamResponse`` plus optional ``startup``/``shutdown``/``open_episode``/
+``close_episode``/``secrets`` hooks (:mod:`harness.proxy.upstream`).
+:class:`HttpUpstream` forwards to a provider base URL and injects the host's
+key (``x-api-key``, ``Authorization: Bearer`` or ``x-goog-api-key``),
+replacing the sandbox's dummy key (:data:`DUMMY_API_KEY`); the key is held in
+a :class:`Secret` and scrubbed from everything the proxy writes.  The
+``scripted`` backend answers offline from a script.
+"""
+
+from harness.proxy.episode import EpisodeUsage, ProxyError
+from harness.proxy.http import HttpUpstream, join_url, key_from_env
+from harness.proxy.log import ProxyLog, read_log
+from harness.proxy.server import ModelProxy
+from harness.proxy.sse import SSEEvent, SSEParser, encode_event, parse_sse
+from harness.proxy.upstream import (
+    DUMMY_API_KEY,
+    KEY_ENV_VARS,
+    MissingApiKey,
+    Secret,
+    Upstream,
+    UpstreamConfigError,
+    UpstreamRequest,
+    UpstreamResponse,
+    UpstreamUnreachable,
+)
+from harness.proxy.usage import StreamUsage, Usage, usage_from_body, usage_from_sse
+from harness.proxy.wire import Wire, detect_wire, error_body
+
+__all__ = [
+    "DUMMY_API_KEY", "KEY_ENV_VARS", "EpisodeUsage", "HttpUpstream", "MissingApiKey", "ModelProxy", "ProxyError",
+    "ProxyLog", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
+    "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "detect_wire",
+    "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "read_log", "usage_from_body",
+    "usage_from_sse",
+]

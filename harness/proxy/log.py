@@ -1,0 +1,114 @@
+"""An episode's ``proxy.jsonl``: one JSON object per line, request and response records.
+
+Request line::
+
+    {"type": "request", "seq": 3, "ts": 1767000000.123, "method": "POST",
+     "path": "/v1/messages", "query": "beta=true", "wire": "anthropic",
+     "headers": {...allowlisted...}, "body": {...}, "body_encoding": "json"}
+
+Response line (same ``seq``)::
+
+    {"type": "response", "seq": 3, "ts": ..., "status": 200, "stream": true,
+     "content_type": "text/event-stream", "first_byte_ts": ..., "last_byte_ts": ...,
+     "body": "event: message_start\\ndata: {...}\\n\\n...", "body_encoding": "text",
+     "usage": {"prompt_tokens": ..., "cached_tokens": ..., "completion_tokens": ...,
+               "reasoning_tokens": ..., "total_tokens": ...} | null,
+     "cost_usd": 0.0123, "refused": "max_tokens" | absent, "error": {...} | absent,
+     "assertion_failure": "..." | absent}
+
+``ts`` values are Unix epoch seconds.  Bodies are parsed JSON when the bytes are
+strict JSON (``body_encoding: "json"``), else UTF-8 text (``"text"``), else
+base64 (``"base64"``); nothing is truncated (image inputs included), and JSON
+string escaping keeps every record on one line.  Headers are logged from an
+allowlist only, so credentials never reach the file; every line is also scrubbed
+of the upstream's secrets before it is written.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.proxy.redact import Redactor
+
+#: Request/response headers worth keeping in the log (never credentials).
+LOGGED_HEADERS = frozenset({
+    "content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta", "openai-beta",
+    "x-goog-api-client", "originator", "version", "retry-after", "request-id", "x-request-id",
+    "anthropic-request-id", "openai-processing-ms",
+})
+
+def _strict(_constant: str) -> Any:
+    raise ValueError("non-standard JSON constant")
+
+
+def encode_body(raw: bytes) -> tuple[Any, str | None]:
+    """``(body, encoding)`` for the log: parsed JSON, text, or base64; ``(None, None)`` if empty."""
+    if not raw:
+        return None, None
+    try:
+        return json.loads(raw, parse_constant=_strict), "json"
+    except (ValueError, UnicodeDecodeError):
+        pass
+    try:
+        return raw.decode("utf-8"), "text"
+    except UnicodeDecodeError:
+        return base64.b64encode(raw).decode("ascii"), "base64"
+
+
+def decode_body(body: Any, encoding: str | None) -> bytes:
+    """Inverse of :func:`encode_body` (JSON is re-serialized, so bytes may differ in spacing)."""
+    if body is None:
+        return b""
+    if encoding == "base64":
+        return base64.b64decode(body)
+    if encoding == "text":
+        return str(body).encode()
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def logged_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The allowlisted subset of ``headers`` (names lower-cased)."""
+    return {k.lower(): v for k, v in headers.items() if k.lower() in LOGGED_HEADERS}
+
+
+class ProxyLog:
+    """Appends records to ``path`` (created with its parent folders); thread-safe."""
+
+    def __init__(self, path: Path | str, redact: Redactor | None = None):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._redact = redact or Redactor([])
+        self._lock = threading.Lock()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        # U+2028/U+2029 are valid inside JSON strings but split lines in some readers
+        line = self._redact(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+        with self._lock:
+            if self._file.closed:
+                return
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def read_log(path: Path | str) -> list[dict[str, Any]]:
+    """All records of a ``proxy.jsonl`` (raises ``ValueError`` naming the file and line if one is broken)."""
+    records = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {lineno}: not valid JSON ({exc})") from None
+    return records

@@ -1,0 +1,136 @@
+"""Loading episode rows from run directories for ``harness report``.
+
+Each run directory contributes its ``results.parquet`` (or, for a run that
+stopped before writing it, the ``episodes/*/row.json`` files).  Rows get a
+``run_dir`` column so per-episode files (``score.json``, ``key/key.json``)
+can be found again.  Rows flagged as not comparable (a true value in any
+``flag_*`` column, e.g. ``flag_untrained``) are refused: left out of every
+table, with a message naming the runs and episodes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import HarnessError
+
+
+class ReportError(HarnessError):
+    """Run directories cannot be reported; the message names the file and field."""
+
+
+@dataclass
+class Results:
+    """The rows of all run directories, the refused (flagged) rows and messages about both."""
+
+    frame: pd.DataFrame
+    refused: pd.DataFrame
+    messages: list[str] = field(default_factory=list)
+
+
+def _bool(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    try:
+        return bool(value) and not pd.isna(value)
+    except (TypeError, ValueError):
+        return bool(value)
+
+
+def read_run(run_dir: Path | str) -> pd.DataFrame:
+    """Rows of one run directory (``ReportError`` naming the path when there are none)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: not a run directory")
+    parquet = run_dir / "results.parquet"
+    if parquet.is_file():
+        try:
+            frame = pd.read_parquet(parquet)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds
+            raise ReportError(f"{parquet}: cannot read results: {exc}") from None
+    else:
+        rows = []
+        for path in sorted(run_dir.glob("episodes/*/row.json")):
+            try:
+                rows.append(json.loads(path.read_text()))
+            except (OSError, ValueError) as exc:
+                raise ReportError(f"{path}: not a valid row: {exc}") from None
+        if not rows:
+            raise ReportError(f"{run_dir}: no results.parquet and no episodes/*/row.json")
+        frame = pd.DataFrame(rows)
+    frame = frame.copy()
+    frame["run_dir"] = str(run_dir)
+    return frame
+
+
+def load_results(run_dirs: list[Path | str]) -> Results:
+    """All rows of ``run_dirs``, with flagged rows set apart."""
+    if not run_dirs:
+        raise ReportError("no run directories given")
+    frames = [read_run(d) for d in run_dirs]
+    frame = pd.concat(frames, ignore_index=True, sort=False)
+    flags = [c for c in frame.columns if c.startswith("flag_")]
+    messages: list[str] = []
+    if flags:
+        flagged = frame[flags].apply(lambda col: col.map(_bool)).any(axis=1)
+    else:
+        flagged = pd.Series(False, index=frame.index)
+    refused = frame[flagged]
+    if not refused.empty:
+        for name in flags:
+            hit = refused[refused[name].map(_bool)]
+            if hit.empty:
+                continue
+            where = "; ".join(f"{run}: {', '.join(map(str, group['episode']))}"
+                              for run, group in hit.groupby("run_dir"))
+            messages.append(f"refused {len(hit)} row(s) flagged {name} (not comparable; left out of every "
+                            f"table and figure) -- {where}")
+    return Results(frame[~flagged].reset_index(drop=True), refused.reset_index(drop=True), messages)
+
+
+def episode_dir(row) -> Path:
+    """The folder of the episode of a results row."""
+    return Path(row["run_dir"]) / "episodes" / str(row["episode"])
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def class_count(row) -> int | None:
+    """Number of classes of an episode: ``n_classes`` if the row has it, else ``key/key.json`` labels,
+    else the distinct true labels of ``score.json``."""
+    value = row.get("n_classes") if hasattr(row, "get") else None
+    if value is not None and not pd.isna(value):
+        return int(value)
+    folder = episode_dir(row)
+    key = read_json(folder / "key" / "key.json")
+    if key and isinstance(key.get("labels"), list) and key["labels"]:
+        return len(key["labels"])
+    score = read_json(folder / "score.json")
+    if score and isinstance(score.get("details"), list):
+        labels = {d.get("true_label") for d in score["details"] if isinstance(d, dict) and d.get("true_label")}
+        if labels:
+            return len(labels)
+    return None
+
+
+def chance_level(frame: pd.DataFrame) -> float | None:
+    """Random-chance top-1 accuracy: the mean over simulators of 1 / number of classes
+    (TraceBench: 0.200 / 0.167 / 0.200, aggregate 0.189)."""
+    if frame.empty or "simulator" not in frame.columns:
+        return None
+    per_sim = {}
+    for sim, rows in frame.groupby("simulator"):
+        counts = [c for c in (class_count(r) for _, r in rows.iterrows()) if c]
+        if counts:
+            per_sim[sim] = float(sum(1.0 / c for c in counts) / len(counts))
+    return sum(per_sim.values()) / len(per_sim) if per_sim else None

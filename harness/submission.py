@@ -1,0 +1,311 @@
+"""Sandboxed evaluation of a submitted rule (TraceBench programmatic submission).
+
+In programmatic mode (TraceBench paper, Sec. 3 and Appendix H) the agent
+writes ``rule.py`` with ``predict(df) -> list[str]``; the harness calls it on
+each test and held-out sample.  The reference implementation imports the
+file into the scoring process with no timeout; here each episode gets one
+worker (:mod:`harness.sandbox.rule_worker`) in its own sandbox where, of the
+episode, only a copy of the submitted file is visible (at
+``/submission/<name>``; besides it only the read-only system, Python and
+harness code allowlist): no workspace, no test or held-out folder, no network.
+
+Per call the host sends the sample's Parquet bytes and waits at most
+``call_timeout`` seconds; on timeout the worker's whole process tree is killed,
+the call is recorded as ``"timeout after Ns"`` and a fresh worker serves the
+remaining inputs.  A crash (segfault, ``os._exit``) is an error for that call
+and the worker restarts.  The worker caps its address space at ``memory_mb``
+(RLIMIT_AS: an allocation past it raises MemoryError inside ``predict``).
+When the host runs as root the worker runs as a fresh unprivileged uid with
+RLIMIT_NPROC = ``limits.pids``, so it cannot fork without bound.
+An import error (or a missing function) gives every call that error.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
+from harness.contracts.task import CallResult, SubmissionRunner
+from harness.sandbox.errors import SandboxError
+from harness.sandbox.mounts import Mount
+from harness.sandbox.process import SandboxProcess
+from harness.sandbox.rule_worker import HEADER
+
+SUBMISSION_DIR = "/submission"
+#: Host uids handed to rule workers: a range no distribution allocates to users.
+UID_BASE, UID_SPAN = 1_200_000_000, 1 << 24
+#: Largest reply frame accepted from a worker (answers are capped at 1 MiB of JSON inside).
+MAX_FRAME = 4 << 20
+#: Default process/thread cap of a rule worker (RLIMIT_AS is per process, so this also bounds memory).
+WORKER_PIDS = 128
+WORKER_ENV = {
+    "HOME": "/tmp", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+}
+
+
+class WorkerGone(Exception):
+    """The worker ended (crash, exit) or broke the protocol; the message says how."""
+
+
+class _Worker:
+    """One running rule worker: framed requests with deadlines, stderr kept for diagnostics."""
+
+    def __init__(self, proc: SandboxProcess):
+        self.proc = proc
+        self.out = proc.stdout.fileno()
+        self.inp = proc.stdin.fileno()
+        os.set_blocking(self.inp, False)
+        self.buffer = b""
+        self.stderr_tail: collections.deque[bytes] = collections.deque(maxlen=64)
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        fd = self.proc.stderr.fileno()
+        try:
+            while chunk := os.read(fd, 4096):
+                self.stderr_tail.append(chunk)
+        except OSError:
+            pass
+
+    def _fill(self, n: int, deadline: float) -> bool:
+        while len(self.buffer) < n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            ready, _, _ = select.select([self.out], [], [], remaining)
+            if ready:
+                chunk = os.read(self.out, 1 << 16)
+                if not chunk:
+                    raise WorkerGone(self._death())
+                self.buffer += chunk
+        return True
+
+    def read(self, deadline: float) -> dict | None:
+        """The next reply, or None when ``deadline`` passes first; raises WorkerGone."""
+        if not self._fill(HEADER.size, deadline):
+            return None
+        (size,) = HEADER.unpack(self.buffer[:HEADER.size])
+        if size > MAX_FRAME:
+            raise WorkerGone(f"protocol error: reply of {size} bytes")
+        if not self._fill(HEADER.size + size, deadline):
+            return None
+        frame, self.buffer = self.buffer[HEADER.size:HEADER.size + size], self.buffer[HEADER.size + size:]
+        try:
+            reply = json.loads(frame)
+        except ValueError as exc:
+            raise WorkerGone(f"protocol error: {exc}") from None
+        if not isinstance(reply, dict):
+            raise WorkerGone("protocol error: reply is not an object")
+        return reply
+
+    def write(self, payload: bytes, deadline: float) -> bool:
+        """Send one frame; False when ``deadline`` passes first; raises WorkerGone."""
+        view = memoryview(HEADER.pack(len(payload)) + payload)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            _, ready, _ = select.select([], [self.inp], [], remaining)
+            if ready:
+                try:
+                    view = view[os.write(self.inp, view):]
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    raise WorkerGone(self._death()) from None
+        return True
+
+    def _death(self) -> str:
+        try:
+            rc = self.proc.wait(5)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+            rc = self.proc.returncode
+        self._drain.join(1)
+        tail = b"".join(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()
+        last = f" ({tail[-1][:300]})" if tail else ""
+        if rc is not None and rc > 128:
+            try:
+                name = signal.Signals(rc - 128).name
+            except ValueError:
+                name = f"signal {rc - 128}"
+            return f"worker crashed: killed by {name}{last}"
+        return f"worker exited with status {rc}{last}"
+
+    def close(self) -> None:
+        try:
+            self.write(b"", time.monotonic() + 1)
+            self.proc.wait(2)
+        except (OSError, WorkerGone, subprocess.TimeoutExpired):
+            pass  # closing is best effort; the kill below ends it either way
+        self.proc.kill()
+
+
+class SandboxedSubmissionRunner:
+    """:class:`~harness.contracts.task.SubmissionRunner` backed by a local sandbox backend.
+
+    ``backend``: a local backend (bubblewrap, unshare, none) whose ``create``
+    accepts ``mounts`` and ``run_as``.  ``limits.pids``: process cap (when the
+    host runs as root).  ``call_timeout``: seconds per ``predict`` call.
+    ``memory_mb``: address-space cap of the worker.  ``import_timeout``:
+    seconds for the worker to start and import the module.
+    """
+
+    def __init__(self, backend: SandboxBackend, limits: Limits, call_timeout: float, memory_mb: int,
+                 import_timeout: float = 120.0):
+        if call_timeout <= 0 or import_timeout <= 0:
+            raise ValueError("call_timeout and import_timeout must be positive")
+        if memory_mb < 256:
+            raise ValueError(f"memory_mb={memory_mb}: the worker needs at least 256 MiB to import pandas")
+        if not _local(backend):
+            raise ValueError(f"sandbox backend {backend.name!r} cannot run rule workers: use a local backend "
+                             "(bubblewrap, unshare or none)")
+        self.backend, self.limits = backend, limits
+        self.call_timeout, self.memory_mb, self.import_timeout = float(call_timeout), int(memory_mb), float(import_timeout)
+
+    def __call__(self, module: Path, function: str, inputs: list[Path]) -> list[CallResult]:
+        """One result per input, in order (value, or error text such as ``"timeout after 5s"``)."""
+        module, inputs = Path(module), [Path(p) for p in inputs]
+        if not function.isidentifier():
+            raise ValueError(f"function {function!r} is not a Python identifier")
+        if not module.is_file():
+            return [CallResult(error=f"submission file {module.name} not found") for _ in inputs]
+        samples = [p.read_bytes() for p in inputs]  # a missing input is a harness bug: raise
+        if not samples:
+            return []
+        with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
+            sub, ws = Path(tmp) / "submission", Path(tmp) / "workspace"
+            sub.mkdir(mode=0o755)
+            ws.mkdir(mode=0o755)
+            os.chmod(tmp, 0o755)
+            shutil.copyfile(module, sub / module.name)
+            os.chmod(sub / module.name, 0o644)
+            spec = SandboxSpec(workspace=ws, env=dict(WORKER_ENV), limits=self.limits)
+            isolated = self.backend.name != "none"
+            if isolated:
+                run_as = UID_BASE + secrets.randbelow(UID_SPAN) if os.geteuid() == 0 else None
+                sandbox = self.backend.create(spec, mounts=(Mount("ro", SUBMISSION_DIR, src=str(sub)),), run_as=run_as)
+                module_path = f"{SUBMISSION_DIR}/{module.name}"
+            else:
+                sandbox = self.backend.create(spec)
+                module_path = str(sub / module.name)
+            argv = [sys.executable, "-m", "harness.sandbox.rule_worker", "--module", module_path,
+                    "--function", function, "--memory-mb", str(self.memory_mb)]
+            with sandbox:
+                return self._run_all(sandbox, argv, samples)
+
+    def _start(self, sandbox, argv: list[str]) -> tuple[_Worker | None, str | None]:
+        """A ready worker, or (None, the error every call gets).
+
+        Failures before the worker announces ``loading`` are the sandbox's
+        (raised as SandboxError); after it, they are the submitted module's.
+        """
+        worker = _Worker(sandbox.spawn(argv, cwd=WORKSPACE))
+        deadline = time.monotonic() + self.import_timeout
+        try:
+            hello = worker.read(deadline)
+        except WorkerGone as gone:
+            raise SandboxError(f"rule worker did not start: {gone}") from None
+        if hello is None or not hello.get("loading"):
+            worker.proc.kill()
+            detail = "no answer" if hello is None else hello.get("error")
+            raise SandboxError(f"rule worker did not start: {detail}")
+        try:
+            reply = worker.read(deadline)
+        except WorkerGone as gone:
+            return None, f"import failed: {gone}"
+        if reply is None:
+            worker.proc.kill()
+            return None, f"import timeout after {self.import_timeout:g}s"
+        if reply.get("error"):
+            worker.close()
+            return None, str(reply["error"])
+        return worker, None
+
+    def _run_all(self, sandbox, argv: list[str], samples: list[bytes]) -> list[CallResult]:
+        results: list[CallResult] = []
+        worker: _Worker | None = None
+        fatal: str | None = None
+        try:
+            for sample in samples:
+                if fatal is None and worker is None:
+                    worker, fatal = self._start(sandbox, argv)
+                if fatal is not None:
+                    results.append(CallResult(error=fatal))
+                    continue
+                result, alive = self._call(worker, sample)
+                results.append(result)
+                if not alive:
+                    worker = None
+        finally:
+            if worker is not None:
+                worker.close()
+        return results
+
+    def _call(self, worker: _Worker, sample: bytes) -> tuple[CallResult, bool]:
+        deadline = time.monotonic() + self.call_timeout
+        try:
+            reply = worker.read(deadline) if worker.write(sample, deadline) else None
+        except WorkerGone as gone:
+            worker.proc.kill()
+            return CallResult(error=str(gone)), False
+        if reply is None:
+            worker.proc.kill()
+            return CallResult(error=f"timeout after {self.call_timeout:g}s"), False
+        if reply.get("ok"):
+            return CallResult(value=reply.get("value")), True
+        kind, msg = reply.get("type") or "Error", reply.get("error") or ""
+        return CallResult(error=f"{kind}: {msg}" if msg else kind), True
+
+
+def _local(backend: SandboxBackend) -> bool:
+    return "mounts" in inspect.signature(backend.create).parameters
+
+
+def make_runner(backend: SandboxBackend | None = None, limits: Limits | None = None, call_timeout: float = 60.0,
+                memory_mb: int = 2048, *, import_timeout: float = 120.0) -> SubmissionRunner:
+    """A :class:`SubmissionRunner` for programmatic-mode scoring.
+
+    ``backend``: the episode's sandbox backend.  ``docker``: the rule runs in
+    the agent image (:mod:`harness.sandbox.docker_rules`).  Otherwise rule
+    workers need a local one (bubblewrap, unshare, or an explicit ``none``);
+    for any other backend or None, the best available of bubblewrap and
+    unshare is used.  ``limits`` None: ``Limits(pids=WORKER_PIDS)``.  Raises
+    SandboxUnavailable when neither local backend runs here.
+    """
+    if backend is not None and backend.name == "docker":
+        # Docker episodes: evaluate rule.py in the agent image it was developed in.
+        from harness.sandbox.docker_rules import make_docker_runner
+
+        return make_docker_runner(backend, limits, call_timeout, memory_mb, import_timeout=import_timeout)
+    if backend is None or not _local(backend):
+        from harness.sandbox import choose_backend
+        from harness.sandbox.errors import SandboxUnavailable
+
+        reasons = []
+        for name in ("bubblewrap", "unshare"):
+            try:
+                backend = choose_backend(name)
+                break
+            except SandboxUnavailable as exc:
+                reasons.append(str(exc))
+        else:
+            raise SandboxUnavailable("no local sandbox for rule evaluation: " + "; ".join(reasons))
+    return SandboxedSubmissionRunner(backend, limits or Limits(pids=WORKER_PIDS), call_timeout, memory_mb,
+                                     import_timeout)

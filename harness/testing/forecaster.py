@@ -1,0 +1,146 @@
+"""Conformance tests every forecaster plugin must pass (Dr-CiK Section 5.1: S sample paths per task).
+
+Fixture contract: override ``forecaster`` to return an instance of your
+:class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``
+(the base request the checks vary; ``request`` is a name pytest reserves).
+Class attributes tune the checks:
+
+- ``stochastic`` (True): different seeds must give different samples;
+- ``tiny_time_limit`` (0.01 s) and ``prompt_seconds`` (10 s): with the tiny
+  limit the forecaster must, within ``prompt_seconds``, either raise
+  :class:`ForecastError` or return valid samples — with ``Forecast.fallback``
+  set unless it finished within ``tiny_time_limit + overrun_allowance``;
+- ``overrun_allowance`` (0.5 s).
+
+::
+
+    import pytest
+    from harness.testing.forecaster import ForecasterTests
+
+    class TestMyForecaster(ForecasterTests):
+        @pytest.fixture
+        def forecaster(self):
+            return MyForecaster()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
+
+
+def synthetic_request(n: int = 96, horizon: int = 24, period: int = 24, seed: int = 0,
+                      freq: str = "h") -> ForecastRequest:
+    """A daily-seasonal hourly series with trend and noise, and the next ``horizon`` steps."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n + horizon)
+    values = 50 + 0.1 * t + 10 * np.sin(2 * np.pi * t / period) + rng.normal(0, 1.0, n + horizon)
+    index = pd.date_range("2025-01-01", periods=n + horizon, freq=freq)
+    return ForecastRequest(history=pd.Series(values[:n], index=index[:n]), future_index=index[n:],
+                           n_samples=25, seed=0, time_limit=120.0, seasonal_period=period)
+
+
+class ForecasterTests:
+    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`."""
+
+    stochastic = True
+    tiny_time_limit = 0.01
+    prompt_seconds = 10.0
+    overrun_allowance = 0.5
+
+    @pytest.fixture
+    def forecaster(self) -> Forecaster:
+        pytest.fail("override the `forecaster` fixture to return your Forecaster instance")
+
+    @pytest.fixture
+    def forecast_request(self) -> ForecastRequest:
+        return synthetic_request()
+
+    # utilities ----------------------------------------------------------------
+    @staticmethod
+    def vary(request: ForecastRequest, **changes) -> ForecastRequest:
+        return dataclasses.replace(request, **changes)
+
+    @staticmethod
+    def assert_valid(forecast: Forecast, n_samples: int, horizon: int) -> None:
+        assert isinstance(forecast, Forecast), f"forecast() returned {type(forecast).__name__}"
+        samples = np.asarray(forecast.samples)
+        assert samples.shape == (n_samples, horizon), f"samples {samples.shape}, expected (S, H) = " \
+                                                      f"{(n_samples, horizon)}"
+        assert np.issubdtype(samples.dtype, np.number), f"samples dtype {samples.dtype} is not numeric"
+        assert np.isfinite(samples).all(), "samples contain NaN or infinite values"
+        assert forecast.fallback is None or (isinstance(forecast.fallback, str) and forecast.fallback)
+        assert isinstance(forecast.info, dict)
+
+    # checks -------------------------------------------------------------------
+    def test_is_a_forecaster(self, forecaster):
+        assert isinstance(forecaster, Forecaster)
+        assert isinstance(forecaster.name, str) and forecaster.name
+        assert isinstance(forecaster.uses_context, bool)
+
+    def test_shape_and_finite(self, forecaster, forecast_request):
+        result = forecaster.forecast(forecast_request)
+        self.assert_valid(result, forecast_request.n_samples, len(forecast_request.future_index))
+
+    def test_n_samples_and_horizon_respected(self, forecaster, forecast_request):
+        short = self.vary(forecast_request, future_index=forecast_request.future_index[:1], n_samples=7)
+        self.assert_valid(forecaster.forecast(short), 7, 1)
+        index = forecast_request.future_index
+        step = index[1] - index[0] if len(index) > 1 else pd.Timedelta(hours=1)
+        longer_index = pd.DatetimeIndex([index[0] + k * step for k in range(37)])
+        longer = self.vary(forecast_request, future_index=longer_index, n_samples=3)
+        self.assert_valid(forecaster.forecast(longer), 3, 37)
+
+    def test_seed_reproduces(self, forecaster, forecast_request):
+        a = forecaster.forecast(self.vary(forecast_request, seed=11))
+        b = forecaster.forecast(self.vary(forecast_request, seed=11))
+        np.testing.assert_array_equal(np.asarray(a.samples), np.asarray(b.samples))
+
+    def test_different_seeds_differ(self, forecaster, forecast_request):
+        if not self.stochastic:
+            pytest.skip("deterministic forecaster (stochastic = False)")
+        a = forecaster.forecast(self.vary(forecast_request, seed=1))
+        b = forecaster.forecast(self.vary(forecast_request, seed=2))
+        assert not np.array_equal(np.asarray(a.samples), np.asarray(b.samples)), "seed has no effect"
+
+    def test_history_not_mutated(self, forecaster, forecast_request):
+        before = forecast_request.history.copy()
+        forecaster.forecast(forecast_request)
+        pd.testing.assert_series_equal(forecast_request.history, before)
+
+    def test_context_ignored_unless_used(self, forecaster, forecast_request):
+        if forecaster.uses_context:
+            pytest.skip("forecaster reads the context")
+        plain = forecaster.forecast(forecast_request)
+        with_text = forecaster.forecast(self.vary(forecast_request, context="Sales double next week."))
+        np.testing.assert_array_equal(np.asarray(plain.samples), np.asarray(with_text.samples))
+
+    def test_constant_history(self, forecaster, forecast_request):
+        flat = pd.Series(np.full(len(forecast_request.history), 3.0), index=forecast_request.history.index)
+        try:
+            result = forecaster.forecast(self.vary(forecast_request, history=flat))
+        except ForecastError:
+            return
+        self.assert_valid(result, forecast_request.n_samples, len(forecast_request.future_index))
+
+    def test_time_limit_honoured(self, forecaster, forecast_request):
+        request = self.vary(forecast_request, time_limit=self.tiny_time_limit)
+        start = time.monotonic()
+        try:
+            result = forecaster.forecast(request)
+        except ForecastError:
+            result = None
+        elapsed = time.monotonic() - start
+        assert elapsed <= self.prompt_seconds, f"took {elapsed:.1f} s with a {self.tiny_time_limit} s limit"
+        if result is None:
+            return
+        self.assert_valid(result, request.n_samples, len(request.future_index))
+        if result.fallback is None:
+            assert elapsed <= self.tiny_time_limit + self.overrun_allowance, (
+                f"no fallback recorded but took {elapsed:.2f} s with a {self.tiny_time_limit} s limit")

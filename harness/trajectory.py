@@ -1,0 +1,381 @@
+"""The normalized trajectory: ATIF, the Agent Trajectory Interchange Format (v1.6+).
+
+Every agent adapter converts its CLI's native log into one ATIF document per
+episode (``trajectory.json``); the metric extractors (TraceBench Appendix G)
+read it.  The models follow Harbor's ATIF specification:
+
+* root: ``schema_version`` ("ATIF-v1.0" ... "ATIF-v1.7"; the harness writes
+  :data:`SCHEMA_VERSION`), ``session_id``, ``agent {name, version, model_name,
+  tool_definitions, extra}``, ``steps[]``, ``notes``, ``final_metrics``, ``extra``;
+* step: ``step_id`` (1, 2, 3, ... in order), ``timestamp`` (ISO 8601),
+  ``source`` (``system`` | ``user`` | ``agent``), ``message`` (a string, or a
+  list of content parts since v1.6), ``reasoning_content``, ``tool_calls[]``,
+  ``observation {results[]}``, ``metrics``, ``is_copied_context`` (v1.5),
+  ``llm_call_count`` (v1.7), ``extra``.  ``model_name``, ``reasoning_effort``,
+  ``reasoning_content``, ``tool_calls`` and ``metrics`` belong to agent steps only;
+* tool call: ``tool_call_id``, ``function_name``, ``arguments`` (a JSON object);
+* observation result: ``source_call_id`` (the tool call it answers, or null),
+  ``content`` (string or content parts), ``subagent_trajectory_ref``, ``extra``
+  (v1.7; the harness reads ``extra.is_error`` to tell a failed tool call);
+* content part (v1.6): ``{"type": "text", "text"}`` or ``{"type": "image",
+  "source": {"media_type", "path"}}``;
+* metrics: ``prompt_tokens`` (cached included), ``completion_tokens``
+  (reasoning included), ``cached_tokens``, ``cost_usd``, token ids, logprobs, ``extra``.
+
+Unknown fields are errors (the specification forbids them); custom data goes
+into the ``extra`` objects.  :func:`validate_trajectory` turns every problem into
+a :class:`TrajectoryError` naming the file and the field path.
+
+Besides the models, :func:`exchanges` pairs each tool call with its result in
+trajectory order; it reads plain dicts leniently so the metric extractors also
+work on a trajectory that would not validate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.config import format_validation_error
+
+#: The version the harness writes.
+SCHEMA_VERSION = "ATIF-v1.6"
+#: Versions the harness reads.
+SUPPORTED_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(8))
+
+
+class TrajectoryError(ValueError):
+    """A trajectory is malformed.  ``str()`` names the file and each field path."""
+
+    def __init__(self, file: Path | str | None, problems: list[str]):
+        self.file = str(file) if file is not None else "<trajectory>"
+        self.problems = problems
+        super().__init__(f"{self.file}: " + "; ".join(problems))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ImageSource(_Model):
+    """Where an image of a content part is stored (file path or URL)."""
+
+    media_type: str
+    path: str
+
+
+class ContentPart(_Model):
+    """One part of a multimodal message or observation (ATIF v1.6): text or image."""
+
+    type: Literal["text", "image"]
+    text: str | None = None
+    source: ImageSource | None = None
+
+    @model_validator(mode="after")
+    def _fields_match_type(self) -> "ContentPart":
+        if self.type == "text" and (self.text is None or self.source is not None):
+            raise ValueError("a text part needs 'text' and no 'source'")
+        if self.type == "image" and (self.source is None or self.text is not None):
+            raise ValueError("an image part needs 'source' and no 'text'")
+        return self
+
+
+Content = str | list[ContentPart]
+
+
+class ToolCall(_Model):
+    """One structured tool invocation of an agent step."""
+
+    tool_call_id: str
+    function_name: str = Field(min_length=1)
+    arguments: dict[str, Any]
+
+
+class SubagentTrajectoryRef(_Model):
+    session_id: str
+    trajectory_path: str | None = None
+    extra: dict[str, Any] | None = None
+
+
+class ObservationResult(_Model):
+    """The result of one tool call (``source_call_id``) or of an action without one."""
+
+    source_call_id: str | None = None
+    content: Content | None = None
+    subagent_trajectory_ref: list[SubagentTrajectoryRef] | None = None
+    extra: dict[str, Any] | None = None
+
+
+class Observation(_Model):
+    results: list[ObservationResult]
+
+
+class Metrics(_Model):
+    """Per-step LLM usage: ``prompt_tokens`` includes ``cached_tokens``; ``cost_usd`` in USD."""
+
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+    cached_tokens: int | None = Field(None, ge=0)
+    cost_usd: float | None = Field(None, ge=0)
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    extra: dict[str, Any] | None = None
+
+
+class FinalMetrics(_Model):
+    total_prompt_tokens: int | None = Field(None, ge=0)
+    total_completion_tokens: int | None = Field(None, ge=0)
+    total_cached_tokens: int | None = Field(None, ge=0)
+    total_cost_usd: float | None = Field(None, ge=0)
+    total_steps: int | None = Field(None, ge=0)
+    extra: dict[str, Any] | None = None
+
+
+class AgentInfo(_Model):
+    name: str
+    version: str
+    model_name: str | None = None
+    tool_definitions: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] | None = None
+
+
+_AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
+
+
+class Step(_Model):
+    """One turn: a system prompt, a user message, or an agent turn (LLM call + tools + results)."""
+
+    step_id: int = Field(ge=1)
+    timestamp: str | None = None
+    source: Literal["system", "user", "agent"]
+    model_name: str | None = None
+    reasoning_effort: str | float | None = None
+    message: Content
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    observation: Observation | None = None
+    metrics: Metrics | None = None
+    is_copied_context: bool | None = None
+    llm_call_count: int | None = Field(None, ge=0)
+    extra: dict[str, Any] | None = None
+
+    @field_validator("timestamp")
+    @classmethod
+    def _iso8601(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_timestamp(value)
+        return value
+
+    @model_validator(mode="after")
+    def _agent_only_fields(self) -> "Step":
+        if self.source != "agent":
+            for name in _AGENT_ONLY:
+                if getattr(self, name) is not None:
+                    raise ValueError(f"'{name}' is only allowed on agent steps (source is {self.source!r})")
+        return self
+
+
+class Trajectory(_Model):
+    """A whole episode's interaction history."""
+
+    schema_version: str
+    session_id: str
+    agent: AgentInfo
+    steps: list[Step]
+    notes: str | None = None
+    final_metrics: FinalMetrics | None = None
+    extra: dict[str, Any] | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value not in SUPPORTED_VERSIONS:
+            raise ValueError(f"unsupported ATIF version {value!r} (supported: {', '.join(SUPPORTED_VERSIONS)})")
+        return value
+
+    @model_validator(mode="after")
+    def _sequential_ids(self) -> "Trajectory":
+        for index, step in enumerate(self.steps, 1):
+            if step.step_id != index:
+                raise ValueError(f"steps[{index - 1}].step_id is {step.step_id}; step ids must be 1, 2, 3, ...")
+        calls: set[str] = set()
+        for step in self.steps:
+            for call in step.tool_calls or []:
+                if call.tool_call_id in calls:
+                    raise ValueError(f"duplicate tool_call_id {call.tool_call_id!r} (step {step.step_id})")
+                calls.add(call.tool_call_id)
+        return self
+
+
+def parse_timestamp(value: str) -> datetime:
+    """An ISO 8601 timestamp (``Z`` accepted) as a datetime; ValueError when malformed."""
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from None
+
+
+def validate_trajectory(data: Any, file: Path | str | None = None) -> Trajectory:
+    """Validate an ATIF document; :class:`TrajectoryError` names ``file`` and every bad field."""
+    if not isinstance(data, dict):
+        raise TrajectoryError(file, [f"<root>: expected a JSON object, got {type(data).__name__}"])
+    try:
+        return Trajectory.model_validate(data)
+    except ValidationError as exc:
+        raise TrajectoryError(file, format_validation_error(exc)) from None
+
+
+def load_trajectory(path: Path | str) -> Trajectory:
+    """Read and validate ``trajectory.json``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TrajectoryError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    except ValueError as exc:
+        raise TrajectoryError(path, [f"not valid JSON: {exc}"]) from None
+    return validate_trajectory(data, path)
+
+
+def to_dict(trajectory: Trajectory) -> dict[str, Any]:
+    """The JSON form (fields left unset are omitted)."""
+    return trajectory.model_dump(mode="json", exclude_none=True)
+
+
+def save_trajectory(trajectory: Trajectory | dict, path: Path | str) -> Path:
+    """Validate (when given a dict) and write atomically; returns the path."""
+    path = Path(path)
+    model = trajectory if isinstance(trajectory, Trajectory) else validate_trajectory(trajectory, path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(to_dict(model), indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+# -- lenient readers used by the metric extractors ----------------------------------------
+
+
+def content_text(content: Any) -> str:
+    """The text of a message or observation content: a string, or the text parts joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content
+                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
+    return ""
+
+
+def content_images(content: Any) -> list[str]:
+    """Paths (or URLs) of the image parts of a content value."""
+    if not isinstance(content, list):
+        return []
+    return [p["source"]["path"] for p in content
+            if isinstance(p, dict) and p.get("type") == "image" and isinstance(p.get("source"), dict)
+            and isinstance(p["source"].get("path"), str)]
+
+
+@dataclass
+class Exchange:
+    """One tool call and its result, in trajectory order.
+
+    ``arguments`` is the call's JSON object (or ``None`` when it is not one:
+    a malformed call); ``result`` is the observation result dict (``None`` when
+    the trajectory has no result for the call); ``step_index`` is the 0-based
+    position of the agent step that made the call.
+    """
+
+    step_index: int
+    timestamp: str | None
+    call_id: str | None
+    function_name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: Any
+    result: dict[str, Any] | None
+
+    @property
+    def output(self) -> str:
+        """The result's text (empty when there is none)."""
+        return content_text(self.result.get("content")) if self.result else ""
+
+    @property
+    def output_images(self) -> list[str]:
+        return content_images(self.result.get("content")) if self.result else []
+
+
+def _arguments(raw: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def steps(trajectory: dict | None) -> list[dict]:
+    """The step dicts of a trajectory dict (empty when absent or malformed)."""
+    if not isinstance(trajectory, dict) or not isinstance(trajectory.get("steps"), list):
+        return []
+    return [s for s in trajectory["steps"] if isinstance(s, dict)]
+
+
+def exchanges(trajectory: dict | None) -> Iterator[Exchange]:
+    """Every tool call of the agent steps, paired with its result, in trajectory order.
+
+    A result is matched by ``source_call_id`` anywhere in the trajectory; a
+    result without one is paired with the unanswered call of the same step
+    at the same position.  Results that answer no call are yielded as an
+    exchange with ``function_name`` ``""`` (output of an action without a
+    tool call), so their text still counts as tool output.
+    """
+    all_steps = steps(trajectory)
+    by_id: dict[str, dict] = {}
+    for step in all_steps:
+        for result in _results(step):
+            cid = result.get("source_call_id")
+            if isinstance(cid, str) and cid not in by_id:
+                by_id[cid] = result
+    call_ids = {c.get("tool_call_id") for s in all_steps if isinstance(s.get("tool_calls"), list)
+                for c in s["tool_calls"] if isinstance(c, dict)}
+    used: set[int] = set()
+    for index, step in enumerate(all_steps):
+        calls = step.get("tool_calls") if step.get("source") == "agent" else None
+        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        unmatched = [r for r in _results(step) if not isinstance(r.get("source_call_id"), str)]
+        for call in calls:
+            cid = call.get("tool_call_id")
+            result = by_id.get(cid) if isinstance(cid, str) else None
+            if result is None and unmatched:
+                result = unmatched.pop(0)
+            if result is not None:
+                used.add(id(result))
+            raw = call.get("arguments")
+            name = call.get("function_name")
+            yield Exchange(index, step.get("timestamp"), cid if isinstance(cid, str) else None,
+                           name if isinstance(name, str) else "", _arguments(raw), raw, result)
+        for result in _results(step):
+            if id(result) in used:
+                continue
+            cid = result.get("source_call_id")
+            if isinstance(cid, str) and by_id.get(cid) is result and cid in call_ids:
+                continue  # yielded with its call (which may come later in the list)
+            used.add(id(result))
+            yield Exchange(index, step.get("timestamp"), None, "", {}, {}, result)
+
+
+def _results(step: dict) -> list[dict]:
+    obs = step.get("observation")
+    if not isinstance(obs, dict) or not isinstance(obs.get("results"), list):
+        return []
+    return [r for r in obs["results"] if isinstance(r, dict)]

@@ -1,0 +1,285 @@
+"""What the four terminal agents share: install pins, the headless command, failures, the trajectory.
+
+TraceBench (Section 4.3, Appendix C) runs each model on its vendor's terminal
+agent.  Every agent here runs the real pinned CLI inside the sandbox, headless
+and unattended, against the harness model proxy (``AgentContext.model_base_url``)
+with the dummy key :data:`harness.proxy.DUMMY_API_KEY`; real keys never enter
+the sandbox.
+
+The command is ``sh -c SCRIPT``: the script writes the CLI's configuration
+files into the fresh per-episode home (``AgentContext.home``, copied out as the
+episode's ``home/`` so the native session logs are kept) and then ``exec``\\s
+the CLI, so the CLI is the process the sandbox's wall-clock limit kills
+(nothing is started in the background).  The file contents travel as
+positional parameters of ``sh``, not as environment variables, so the agent's
+own shell commands never see them.
+
+Profile ``options`` understood by every terminal agent (all optional):
+
+``env``
+    extra environment variables for the CLI (name -> string);
+``args``
+    extra command-line arguments (list of strings), added before the prompt;
+``config``
+    a mapping merged (recursively) into the CLI's generated configuration
+    (``config.toml`` for Codex, ``settings.json`` for Gemini CLI and Claude
+    Code, the ``opencode.json`` content for OpenCode).
+
+When the host variable ``HARNESS_AGENT_PREFIX`` names an npm prefix holding the
+CLIs (``bin/claude`` ...), it is bound read-only into local sandboxes and put
+first on ``PATH`` (for running without the agent image).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from harness.config import AgentProfile
+from harness.contracts import Agent, AgentContext, AgentInvocation, ImageRecipe
+from harness.errors import ErrorKind, HarnessError
+from harness.proxy import DUMMY_API_KEY
+from plugins.agents.terminal.atif import TrajectoryBuilder
+from plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
+
+PREFIX_ENV = "HARNESS_AGENT_PREFIX"
+
+
+class ProfileError(HarnessError):
+    """An agent profile does not fit the agent; the message names the profile and the field."""
+
+
+def merge(base: dict, extra: dict) -> dict:
+    """``base`` updated recursively with ``extra`` (new dicts; neither argument is changed)."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def profile_options(profile: AgentProfile, agent: str) -> tuple[dict[str, str], list[str], dict[str, Any]]:
+    """``(env, args, config)`` from ``profile.options``; :class:`ProfileError` naming the bad field."""
+    opts = dict(getattr(profile, "options", None) or {})
+    where = f"agent profile {profile.name!r} (agent {agent})"
+    unknown = sorted(set(opts) - {"env", "args", "config"})
+    if unknown:
+        raise ProfileError(f"{where}: options.{unknown[0]} is not understood (known: env, args, config)")
+    env = opts.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k)
+                                            and isinstance(v, str) for k, v in env.items()):
+        raise ProfileError(f"{where}: options.env must map variable names to strings")
+    args = opts.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ProfileError(f"{where}: options.args must be a list of strings")
+    config = opts.get("config") or {}
+    if not isinstance(config, dict):
+        raise ProfileError(f"{where}: options.config must be a mapping")
+    return dict(env), list(args), dict(config)
+
+
+def launch_script(files: list[str], stdin_null: bool) -> str:
+    """The ``sh`` script: write ``$1..$k`` to ``files``, then ``exec`` the remaining arguments.
+
+    Folders are created with mode 0700 and files written with mode 0600.
+    """
+    lines = ["set -e", "umask 077"]
+    prefix = os.environ.get(PREFIX_ENV)
+    if prefix:
+        lines.append(f"PATH={shlex.quote(str(Path(prefix) / 'bin'))}:\"$PATH\"; export PATH")
+    # Login shells (Codex runs ``bash -lc``) reset PATH from /etc/profile: keep the CLI's PATH for them.
+    lines.append(f"[ -e \"$HOME/.profile\" ] || printf \"export PATH='%s'\\n\" \"$PATH\" > \"$HOME/.profile\"")
+    for path in files:
+        folder = shlex.quote(str(Path(path).parent))
+        lines += [f"mkdir -p {folder}", f"printf '%s' \"$1\" > {shlex.quote(path)}", "shift"]
+    lines.append('exec "$@"' + (" < /dev/null" if stdin_null else ""))
+    return "\n".join(lines)
+
+
+class TerminalAgent(Agent):
+    """Base of the four CLI agents.  Subclasses set the class attributes and implement the hooks.
+
+    ``package``: the npm package (pinned at ``version``).  ``binary``: the
+    command it installs.  ``key_env``/``url_env``: where the CLI reads its key
+    and base URL (empty when it reads them from a config file).
+    """
+
+    name = "terminal"
+    package = ""
+    version = "0"
+    binary = ""
+    needs_model = True
+    #: Run the CLI with the prompt on standard input (else standard input is /dev/null).
+    prompt_on_stdin = False
+
+    # -- image -----------------------------------------------------------------
+    def install(self, recipe: ImageRecipe) -> None:
+        """Add the pinned npm package (TraceBench Appendix C.3, Table 18)."""
+        spec = f"{self.package}@{self.version}"
+        if spec not in recipe.npm:
+            recipe.npm.append(spec)
+
+    # -- command -----------------------------------------------------------------
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        """``sh -c`` writing the config into ``ctx.home`` then ``exec``-ing the CLI headless.
+
+        Raises :class:`ProfileError` when the profile has no model, or
+        :class:`ValueError` when the context has no model URL.
+        """
+        profile = ctx.profile
+        if not getattr(profile, "model", None):
+            raise ProfileError(f"agent profile {profile.name!r}: 'model' is required for agent {self.name}")
+        if not ctx.model_base_url:
+            raise ValueError(f"agent {self.name} needs the model proxy URL (AgentContext.model_base_url)")
+        env_extra, args_extra, config_extra = profile_options(profile, self.name)
+        files = self.config_files(ctx, config_extra)
+        argv = self.cli_argv(ctx, args_extra)
+        env = {**self.environment(ctx), **self.config_env(ctx, config_extra), **env_extra}
+        script = launch_script(list(files), stdin_null=not self.prompt_on_stdin)
+        ro_binds = []
+        prefix = os.environ.get(PREFIX_ENV)
+        if prefix:
+            ro_binds.append(Path(prefix).resolve())
+        return AgentInvocation(
+            argv=["sh", "-c", script, f"harness-{self.name}", *files.values(), *argv],
+            env=env,
+            cwd=ctx.workspace,
+            stdin=ctx.prompt if self.prompt_on_stdin else None,
+            ro_binds=ro_binds,
+        )
+
+    def environment(self, ctx: AgentContext) -> dict[str, str]:
+        """Environment variables of the CLI (model URL, dummy key, telemetry off ...)."""
+        return {}
+
+    def config_files(self, ctx: AgentContext, extra: dict[str, Any]) -> dict[str, str]:
+        """Files to write before the CLI starts: sandbox path -> content (``extra``: ``options.config``)."""
+        return {}
+
+    def config_env(self, ctx: AgentContext, extra: dict[str, Any]) -> dict[str, str]:
+        """Configuration passed in environment variables instead of files (``extra``: ``options.config``)."""
+        return {}
+
+    def cli_argv(self, ctx: AgentContext, extra_args: list[str]) -> list[str]:
+        """The CLI's argv (headless, unattended, structured output)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def dummy_key() -> str:
+        return DUMMY_API_KEY
+
+    # -- failures ------------------------------------------------------------------
+    def classify_failure(self, stdout: str, stderr: str, exit_code: int | None) -> str | None:
+        """The :class:`harness.errors.ErrorKind` value this run's own output shows, or None.
+
+        Reads the CLI's structured output for a failed model call: HTTP 429 is
+        ``provider_rate_limited``, 5xx (and 529) ``provider_unavailable``, a
+        connection that never reached the proxy ``proxy_error``; any other
+        reported failure (e.g. a 400) is ``agent_crashed`` — also when the CLI
+        exits 0 anyway (OpenCode does).  None when the output shows no failure
+        (a non-zero exit without a signature is left to the caller).
+        """
+        errors = self.failure_messages(stdout, stderr, exit_code)
+        if not errors:
+            return None
+        kinds = [classify_message(status, message) for status, message in errors]
+        for kind in (ErrorKind.RATE_LIMIT, ErrorKind.UPSTREAM, ErrorKind.PROXY):
+            if kind in kinds:
+                return kind.value
+        return ErrorKind.CRASH.value
+
+    def failure_messages(self, stdout: str, stderr: str, exit_code: int | None) -> list[tuple[int | None, str]]:
+        """``(HTTP status or None, message)`` of each failure the CLI reported."""
+        return []
+
+    # -- logs and trajectory ---------------------------------------------------------
+    def native_logs(self, home: Path) -> list[Path]:
+        return []
+
+    def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
+        """Read the native log under ``home`` (and ``stdout``) into a builder.  Raises when there is none."""
+        raise NotImplementedError
+
+    def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
+        """The ATIF trajectory: the native log converted, cross-checked against ``proxy_log``.
+
+        When the native log is missing or unreadable (the CLI died early), a
+        trajectory is still built from the proxy log (prompt and per-call
+        token counts), with a note saying why.
+        """
+        calls = None
+        notes = []
+        if proxy_log is not None and Path(proxy_log).exists():
+            try:
+                calls = read_calls(proxy_log)
+            except (OSError, ValueError) as exc:
+                notes.append(f"proxy log unreadable: {exc}")
+        try:
+            builder = self.convert(Path(home), stdout or "", calls)
+        except Exception as exc:  # noqa: BLE001 - a broken native log must not lose the episode
+            builder = self.fallback(calls, f"native log not converted ({type(exc).__name__}: {exc})")
+            if builder is None:
+                return None
+        builder.extra.setdefault("native_logs", [str(p.relative_to(home)) for p in self.native_logs(Path(home))
+                                                 if p.is_relative_to(home)])
+        for note in notes:
+            builder.note(note)
+        return builder.build(calls)
+
+    def fallback(self, calls: list[ProxyCall] | None, why: str) -> TrajectoryBuilder | None:
+        """A trajectory from the proxy log alone: the prompt, then one agent step per model call."""
+        if not calls:
+            return None
+        builder = TrajectoryBuilder(self.name, self.version, next((c.model for c in calls if c.model), None))
+        builder.note(why + "; the steps below come from the proxy log (no tool calls or texts)")
+        prompt = first_prompt(calls)
+        if prompt is not None:
+            builder.user(prompt, calls[0].ts)
+        for call in calls:
+            if call.conversational:
+                builder.agent("", call.ts, model_name=call.model)
+        return builder
+
+
+def classify_message(status: int | None, message: str) -> ErrorKind:
+    """The error kind of one reported failure (see :meth:`TerminalAgent.classify_failure`)."""
+    if status == 429 or re.search(r"\b429\b|rate.?limit|too many requests", message, re.I):
+        return ErrorKind.RATE_LIMIT
+    if (status is not None and (status >= 500 or status == 529)) or re.search(
+            r"\b5\d\d\b[^0-9]{0,3}(internal|bad gateway|service unavailable|gateway timeout|overloaded)"
+            r"|overloaded_error|\bstatus:? 5\d\d\b", message, re.I):
+        return ErrorKind.UPSTREAM
+    if status is None and re.search(r"ECONNREFUSED|connection (error|refused)|fetch failed|error sending request"
+                                    r"|stream disconnected|socket hang up|ENOTFOUND|EAI_AGAIN", message, re.I):
+        return ErrorKind.PROXY
+    return ErrorKind.CRASH
+
+
+def json_lines(text: str) -> list[dict]:
+    """The JSON objects of a JSON-lines text (other lines are skipped)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def status_in(text: str) -> int | None:
+    """An HTTP error status mentioned in ``text`` (``API Error: 429``, ``"code": 500`` ...), or None."""
+    m = re.search(r"(?:API Error:?|status(?:Code)?\"?:?|\"code\":|last status:?|HTTP)\s*(\d{3})\b", text, re.I)
+    if m and 400 <= int(m.group(1)) < 600:
+        return int(m.group(1))
+    return None

@@ -1,0 +1,176 @@
+"""The model proxy's ``proxy.jsonl`` seen as a list of model calls (the trajectory's second source).
+
+Each request record is paired with its response record (same ``seq``) into a
+:class:`ProxyCall` carrying the normalised usage and cost the proxy measured
+(:mod:`harness.proxy.usage`, TraceBench Appendix G.3).  The converters use
+these calls to cross-check the token totals a CLI reports about itself, to
+fill per-step metrics a native log lacks, and to recover what a native log
+omits (e.g. the task prompt, absent from OpenCode's JSON events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.proxy import read_log
+from harness.proxy.usage import Usage
+from harness.proxy.wire import gemini_target
+
+
+@dataclass
+class ProxyCall:
+    """One request forwarded by the proxy and what came back.
+
+    ``ts``/``end_ts``: Unix seconds of the request and of the response's last
+    byte.  ``usage``: normalised counts (prompt includes cached, completion
+    includes reasoning) or None when the response carried none.  ``cost_usd``:
+    equation (1) at the profile's prices.  ``has_tools``: the request offered
+    tools (the agent's conversation, as opposed to side calls such as session
+    titles or routing).  ``error``: the recorded upstream error, if any.
+    """
+
+    seq: int
+    ts: float
+    method: str
+    path: str
+    wire: str
+    model: str | None
+    has_tools: bool
+    body: Any
+    status: int | None = None
+    end_ts: float | None = None
+    usage: Usage | None = None
+    cost_usd: float = 0.0
+    error: dict | None = None
+    refused: str | None = None
+    assertion_failure: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def conversational(self) -> bool:
+        """A successful model call of the agent's own conversation (tools offered)."""
+        return self.method == "POST" and self.has_tools and self.ok
+
+
+def _model(record: dict) -> str | None:
+    body = record.get("body")
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        return body["model"]
+    target = gemini_target(str(record.get("path") or ""))
+    return target[0] if target else None
+
+
+def _has_tools(body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    tools = body.get("tools")
+    return isinstance(tools, list) and len(tools) > 0
+
+
+def _usage(value: Any) -> Usage | None:
+    if not isinstance(value, dict):
+        return None
+    return Usage(int(value.get("prompt_tokens") or 0), int(value.get("cached_tokens") or 0),
+                 int(value.get("completion_tokens") or 0), int(value.get("reasoning_tokens") or 0))
+
+
+def read_calls(path: Path | str) -> list[ProxyCall]:
+    """The calls of a ``proxy.jsonl`` in request order.
+
+    Raises ``ValueError`` naming the file and line when a line is not JSON
+    (see :func:`harness.proxy.read_log`).
+    """
+    calls: dict[int, ProxyCall] = {}
+    for record in read_log(path):
+        seq = record.get("seq")
+        if not isinstance(seq, int):
+            continue
+        if record.get("type") == "request":
+            calls[seq] = ProxyCall(
+                seq=seq, ts=float(record.get("ts") or 0.0), method=str(record.get("method") or ""),
+                path=str(record.get("path") or ""), wire=str(record.get("wire") or "unknown"),
+                model=_model(record), has_tools=_has_tools(record.get("body")), body=record.get("body"),
+            )
+        elif record.get("type") == "response" and seq in calls:
+            call = calls[seq]
+            call.status = record.get("status")
+            call.end_ts = record.get("last_byte_ts") or record.get("ts")
+            call.usage = _usage(record.get("usage"))
+            call.cost_usd = float(record.get("cost_usd") or 0.0)
+            call.error = record.get("error") if isinstance(record.get("error"), dict) else None
+            call.refused = record.get("refused")
+            call.assertion_failure = record.get("assertion_failure")
+    return [calls[k] for k in sorted(calls)]
+
+
+def total_usage(calls: list[ProxyCall]) -> tuple[Usage, float]:
+    """Sum of the usage and cost of every call (side calls included: all were billed)."""
+    total, cost = Usage(), 0.0
+    for call in calls:
+        if call.usage is not None:
+            total = total + call.usage
+        cost += call.cost_usd
+    return total, cost
+
+
+def _text_of(content: Any, part_types: tuple[str, ...] = ("text", "input_text")) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") in part_types and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return ""
+
+
+def user_messages(call: ProxyCall) -> list[str]:
+    """The texts of the user messages of a request, in order (any wire format)."""
+    body = call.body if isinstance(call.body, dict) else {}
+    out: list[str] = []
+    if call.wire in ("anthropic", "openai-chat"):
+        for message in body.get("messages") or []:
+            if isinstance(message, dict) and message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "tool_result"
+                                                     for p in content):
+                    continue
+                text = _text_of(content)
+                if text:
+                    out.append(text)
+    elif call.wire == "openai-responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            return [items]
+        for item in items or []:
+            if isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message":
+                text = _text_of(item.get("content"))
+                if text:
+                    out.append(text)
+    elif call.wire == "gemini":
+        for content in body.get("contents") or []:
+            if isinstance(content, dict) and content.get("role") == "user":
+                parts = content.get("parts") or []
+                text = "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+                if text:
+                    out.append(text)
+    return out
+
+
+def first_prompt(calls: list[ProxyCall]) -> str | None:
+    """The first user message of the first conversational request, or None."""
+    for call in calls:
+        if call.method == "POST" and call.has_tools:
+            messages = user_messages(call)
+            if messages:
+                return messages[0]
+    return None
