@@ -159,7 +159,8 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
     except json.JSONDecodeError as exc:
         return {}, f"{RESULTS_FILE} is not valid JSON: {exc}", []
     if not isinstance(data, _Pairs):
-        return {}, f"{RESULTS_FILE} holds {_type_name(_plain(data))}, expected an object mapping file names to label lists", []
+        kind = _type_name(_plain(data))
+        return {}, f"{RESULTS_FILE} holds {kind}, expected an object mapping file names to label lists", []
 
     by_stem = {file_key(f): f for f in files}
     given: dict[str, list[tuple[str, Any]]] = {}

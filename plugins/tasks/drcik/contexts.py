@@ -1,0 +1,197 @@
+"""Context conditions as data (paper Section 5.4, Appendix F; Appendix G "Context conditions").
+
+Each :class:`ContextCondition` turns a task (and, for the DR conditions, a DR
+agent's synthesized evidence) into the text a forecaster is given:
+
+- ``no-context``: nothing;
+- ``background``: the task's ``target_description``.  This is a stand-in: the
+  public release omits the original context fields (``background``,
+  ``instruction``, ``constraints``, ``full_text``), so the paper's Background,
+  Original Context and Rewritten Context conditions cannot be reproduced; the
+  last two are listed in :data:`UNAVAILABLE` and the first is flagged
+  ``reproduces_paper = False`` so reports can say so;
+- ``supporting-evidence``: the ground-truth evidence items;
+- ``supporting-documents``: the raw text of the task's supporting documents;
+- ``dr-evidence``: every item of a DR agent's ``evidence.json``;
+- ``verified-dr``: the DR items citing at least one document and only
+  supporting documents of the task; none left gives status ``verified_empty``.
+
+Statistical forecasters ignore text (``Forecaster.uses_context`` is False);
+results rows record that with :func:`context_used`.
+
+A DR agent's ``evidence.json`` is a list (or ``{"evidence": [...]}``) of items
+``{"claim": str, "cited_document_ids": [str, ...]}``, the ids being release
+ids (map sandbox ids back with :meth:`SandboxCorpus.export_ids` first).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness.config import ConfigError
+from plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
+
+OK = "ok"
+EMPTY = "empty"
+VERIFIED_EMPTY = "verified_empty"
+LABELS_HIDDEN = "labels_hidden"
+
+#: Paper conditions that the public release cannot reproduce, and why.
+UNAVAILABLE: dict[str, str] = {
+    "original-context": "the release omits the original CAF context (background, instruction, "
+                        "constraints, full_text)",
+    "rewritten-context": "the release omits the rewritten context (task-generation step 3 output)",
+}
+
+
+@dataclass(frozen=True)
+class EvidenceClaim:
+    """One DR-synthesized evidence item: a free-form claim and the release ids it cites."""
+
+    claim: str
+    cited_document_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextText:
+    """The text given to the forecaster (None: no context) and a status
+    (``ok``, ``empty``, ``verified_empty``, ``labels_hidden``)."""
+
+    text: str | None
+    status: str = OK
+    items: int = 0
+
+
+@dataclass(frozen=True)
+class ContextCondition:
+    """A named context condition.  ``needs_dr``: needs a DR agent's evidence.
+    ``reproduces_paper``: False when it only stands in for the paper's condition."""
+
+    name: str
+    description: str
+    build: Callable[[DrcikTask, list[EvidenceClaim] | None], ContextText] = field(repr=False)
+    needs_dr: bool = False
+    reproduces_paper: bool = True
+
+    def text_for(self, task: DrcikTask, dr_evidence: list[EvidenceClaim] | None = None) -> ContextText:
+        """The context for ``task``; ValueError if a DR condition gets no DR evidence."""
+        if self.needs_dr and dr_evidence is None:
+            raise ValueError(f"context condition {self.name!r} needs a DR agent's evidence for "
+                             f"task {task.benchmark_id}")
+        return self.build(task, dr_evidence)
+
+
+def _bullets(items: list[str]) -> str:
+    """One ``- `` bullet per item; continuation lines of multi-line items indented by two spaces."""
+    return "\n".join("- " + item.strip().replace("\n", "\n  ") for item in items)
+
+
+def _no_context(task, _dr):
+    return ContextText(None, OK, 0)
+
+
+def _background(task, _dr):
+    text = task.target_description.strip()
+    return ContextText(text or None, OK if text else EMPTY, int(bool(text)))
+
+
+def _supporting_evidence(task, _dr):
+    if not task.evidence:
+        status = LABELS_HIDDEN if not task.labels_public else EMPTY
+        return ContextText(None, status, 0)
+    return ContextText(_bullets([e.text for e in task.evidence]), OK, len(task.evidence))
+
+
+def _supporting_documents(task, _dr):
+    docs = [d for d in task.documents if d.role == SUPPORTING]
+    if not docs:
+        return ContextText(None, EMPTY, 0)
+    parts = [f"--- document {i} ---\n{d.content.strip()}" for i, d in enumerate(docs, 1)]
+    return ContextText("\n\n".join(parts), OK, len(docs))
+
+
+def _dr_evidence(task, dr):
+    if not dr:
+        return ContextText(None, EMPTY, 0)
+    return ContextText(_bullets([c.claim for c in dr]), OK, len(dr))
+
+
+def verified(task: DrcikTask, dr: list[EvidenceClaim]) -> list[EvidenceClaim]:
+    """The DR items that cite at least one document and only supporting documents of ``task``."""
+    supporting = set(task.supporting_ids)
+    return [c for c in dr if c.cited_document_ids and all(d in supporting for d in c.cited_document_ids)]
+
+
+def _verified_dr(task, dr):
+    kept = verified(task, dr or [])
+    if not kept:
+        return ContextText(None, VERIFIED_EMPTY, 0)
+    return ContextText(_bullets([c.claim for c in kept]), OK, len(kept))
+
+
+CONDITIONS: dict[str, ContextCondition] = {
+    c.name: c
+    for c in (
+        ContextCondition("no-context", "No Context: history only", _no_context),
+        ContextCondition("background", "Background stand-in: the task's target description "
+                         "(the release omits the original background)", _background, reproduces_paper=False),
+        ContextCondition("supporting-evidence", "Supporting Evidence: the ground-truth evidence items",
+                         _supporting_evidence),
+        ContextCondition("supporting-documents", "Supp. docs: raw text of the supporting documents",
+                         _supporting_documents),
+        ContextCondition("dr-evidence", "DR-synthesized Evidence: every item of the DR agent's evidence",
+                         _dr_evidence, needs_dr=True),
+        ContextCondition("verified-dr", "Verified DR: DR items citing only supporting documents",
+                         _verified_dr, needs_dr=True),
+    )
+}
+
+
+def get(name: str) -> ContextCondition:
+    """The condition named ``name``; ValueError naming the known ones (or why it is unavailable)."""
+    if name in UNAVAILABLE:
+        raise ValueError(f"context condition {name!r} cannot be reproduced: {UNAVAILABLE[name]}")
+    try:
+        return CONDITIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown context condition {name!r} (known: {', '.join(CONDITIONS)})") from None
+
+
+def context_used(condition: ContextCondition, uses_context: bool) -> bool:
+    """Whether the forecaster actually read the condition's text (False for statistical ones)."""
+    return uses_context and condition.name != "no-context"
+
+
+def parse_dr_evidence(data: object, file: str = "<memory>") -> list[EvidenceClaim]:
+    """Validate a DR agent's evidence (see module docstring); ConfigError naming file and field."""
+    items = data.get("evidence") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ConfigError(file, ["<root>: expected a list of evidence items or {\"evidence\": [...]}"])
+    out = []
+    for i, item in enumerate(items):
+        where = f"evidence[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(file, [f"{where}: expected an object, got {type(item).__name__}"])
+        claim = item.get("claim")
+        if not isinstance(claim, str) or not claim.strip():
+            raise ConfigError(file, [f"{where}.claim: expected a non-empty string"])
+        cited = item.get("cited_document_ids", [])
+        if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
+            raise ConfigError(file, [f"{where}.cited_document_ids: expected a list of document ids"])
+        out.append(EvidenceClaim(claim.strip(), tuple(cited)))
+    return out
+
+
+def load_dr_evidence(path: Path | str) -> list[EvidenceClaim]:
+    """Read a DR agent's ``evidence.json``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(path, [f"line {exc.lineno}: invalid JSON: {exc.msg}"]) from None
+    return parse_dr_evidence(data, str(path))

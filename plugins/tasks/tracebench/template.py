@@ -1,0 +1,259 @@
+"""The ``tracebench`` task template (TraceBench Sections 3.1-3.2, 4.2, 4.5; Appendix H).
+
+One TaskSpec picks a setting on each of the four task axes: domain context,
+observation noise (``kappa_ref`` or ``kappa_high = 4 kappa_ref``), labeled
+examples per class (the support batch) and submission mode.  Each spec with
+a repetition ``seed`` is one episode: a test batch of ``n_test`` samples (class
+counts differ by at most one), an optional labeled support batch, and for
+programmatic submission a held-out batch (``heldout_per_class`` per class,
+142 in the paper) that only the scorer sees.
+
+Workspace (mounted into the agent's sandbox)::
+
+    test_samples/<12 hex>.parquet     unlabeled test batch
+    train_samples/<12 hex>.parquet    support batch (examples_per_class > 0)
+    train_labels.json                 {file name: label as shown}
+
+Answer key (``key_dir``, never mounted)::
+
+    key.json              settings, labels as shown, label mapping, and per file
+                          (test / support / heldout): sample id, label, noise seed
+    recipes.json          the pool recipes of every sample of the episode
+    test_samples/         pristine copies of the test files (rule.py is run on these)
+    heldout_samples/      noisy held-out files (programmatic submission only)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.contracts import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from plugins.tasks.tracebench import files as sample_files
+from plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
+from plugins.tasks.tracebench.scoring import score_episode
+
+#: Pool size per class (Appendix C.1: 142 held-out per class plus test and support).
+DEFAULT_POOL_PER_CLASS = 160
+KEY_FILE = "key.json"
+RECIPES_FILE = "recipes.json"
+
+Progress = Callable[[int, int], None]
+PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
+"""``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``plugins.tasks.tracebench.pool``)."""
+
+
+class TracebenchParams(BaseModel):
+    """The ``params`` block of a ``template: tracebench`` TaskSpec.
+
+    ``simulator``: a registered simulator name.  ``noise``: ``low`` (kappa_ref)
+    or ``high`` (kappa_high).  ``context``: domain context in the prompt.
+    ``examples_per_class``: labeled support samples per class (the paper uses
+    3, or 0 in the no-examples ablation).  ``submission``: ``direct``
+    (results.json) or ``programmatic`` (rule.py).  ``n_test``: test batch size
+    (10 in the paper).  ``seed``: repetition seed (test, support and held-out
+    selection, file names and noise).  ``pool_seed``: which generated sample
+    pool.  ``heldout_per_class``: held-out samples per class for programmatic
+    submission (142 in the paper, Appendix C.1).  ``pool_per_class``: samples
+    per class in the generated pool (default 160, raised when the batches
+    need more; a smaller pool makes quick demos and tests cheap).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    simulator: str
+    noise: Literal["low", "high"]
+    context: bool = True
+    examples_per_class: int = Field(3, ge=0)
+    submission: Literal["direct", "programmatic"]
+    n_test: int = Field(10, ge=1)
+    seed: int = Field(0, ge=0)
+    pool_seed: int = Field(0, ge=0)
+    heldout_per_class: int = Field(142, ge=0)
+    pool_per_class: int | None = Field(None, ge=1)
+
+    @field_validator("simulator")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        from harness.plugins import plugins
+
+        known = plugins().registry("simulator")
+        if name not in known:
+            raise ValueError(f"no registered simulator named {name!r} (known: {', '.join(sorted(known)) or 'none'})")
+        return name
+
+    @model_validator(mode="after")
+    def _paper_condition(self) -> "TracebenchParams":
+        if not self.context and self.examples_per_class == 0:
+            raise ValueError(
+                "context: false with examples_per_class: 0 is not a TraceBench condition (the no-context "
+                "ablation keeps the labeled examples); set context: true or examples_per_class > 0"
+            )
+        return self
+
+
+_pool_cache: dict[tuple, Any] = {}
+
+
+def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, progress: Progress | None = None) -> Any:
+    """Load (generating and caching on disk on first use) the filtered sample pool; memoised per process.
+
+    ``progress(done, total)`` is called while a pool is generated.
+    """
+    from plugins.tasks.tracebench.pool import load_pool
+
+    key = (simulator.name, getattr(simulator, "version", ""), pool_seed, per_class)
+    if key not in _pool_cache:
+        _pool_cache[key] = load_pool(simulator, pool_seed=pool_seed, per_class=per_class, progress=progress)
+    return _pool_cache[key]
+
+
+def default_simulator(name: str) -> Simulator:
+    from harness.plugins import get
+
+    return get("simulator", name)
+
+
+class TracebenchTemplate(TaskTemplate):
+    """TraceBench root-cause attribution episodes over a simulator's sample pool.
+
+    ``pool_loader`` and ``simulator_lookup`` default to the pool module and the
+    plugin registry; tests pass small fakes.
+    """
+
+    name = "tracebench"
+    params_model = TracebenchParams
+
+    def __init__(self, pool_loader: PoolLoader | None = None,
+                 simulator_lookup: Callable[[str], Simulator] | None = None):
+        self._load_pool = pool_loader or default_pool_loader
+        self._simulator = simulator_lookup or default_simulator
+
+    def episodes(self, params: TracebenchParams) -> list[str]:
+        """One episode per params (``"0"``); repetitions vary ``params.seed``."""
+        return ["0"]
+
+    def prepare(self, params: TracebenchParams, progress: Callable[[int, int, str], None]) -> None:
+        """Build (or load) the sample pool and check it can serve this episode's batches.
+
+        Raises the pool's ValueError when it is too small for the requested batches.
+        """
+        sim = self._simulator(params.simulator)
+        text = f"{sim.name} sample pool (pool seed {params.pool_seed})"
+        pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)),
+                               lambda done, total: progress(done, total, text))
+        pool.split(params.seed, params.n_test, params.examples_per_class, params.heldout_per_class)
+
+    def pool_per_class(self, params: TracebenchParams, n_classes: int) -> int:
+        """Pool size per class: ``params.pool_per_class`` (default 160), or more when the batches need it."""
+        need = params.heldout_per_class + params.examples_per_class + math.ceil(params.n_test / n_classes)
+        return max(params.pool_per_class or DEFAULT_POOL_PER_CLASS, need)
+
+    def materialize(self, params: TracebenchParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
+        """Write the test (and support) batch to ``workspace`` and the answer key to ``key_dir``.
+
+        Returns the Appendix H prompt and ``task_info`` = ``{"submission",
+        "labels" (as shown), "examples_per_class", "columns" (Parquet column
+        names, time last), "impulse_columns" (impulse channels' columns; empty
+        without domain context)}``.  Raises ValueError for an
+        episode id not from :meth:`episodes`, FileExistsError when the workspace
+        already holds a test batch, and the pool's ValueError when it is too small.
+        """
+        if episode not in self.episodes(params):
+            raise ValueError(f"unknown episode {episode!r} for these params (expected {self.episodes(params)})")
+        workspace, key_dir = Path(workspace), Path(key_dir)
+        if (workspace / "test_samples").exists():
+            raise FileExistsError(f"{workspace / 'test_samples'} already exists: materialize into a fresh workspace")
+        sim = self._simulator(params.simulator)
+        labels = shown_labels(sim, params.context)
+        as_shown = dict(zip(sim.labels, labels))
+        pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(labels)), None)
+        split = pool.split(params.seed, params.n_test, params.examples_per_class, params.heldout_per_class)
+        kappa = sim.kappa_ref if params.noise == "low" else sim.kappa_high
+
+        names_seed = sample_files.derive_seed("tracebench-names", sim.name, params.pool_seed, params.seed)
+        rng = np.random.default_rng(names_seed)
+        taken: set[str] = set()
+        heldout_ids = list(split.heldout) if params.submission == "programmatic" else []
+        groups = {
+            "test": (list(split.test), [workspace / "test_samples", key_dir / "test_samples"]),
+            "support": (list(split.support) if params.examples_per_class > 0 else [], [workspace / "train_samples"]),
+            "heldout": (heldout_ids, [key_dir / "heldout_samples"]),
+        }
+        key: dict[str, Any] = {
+            "simulator": sim.name, "simulator_version": getattr(sim, "version", ""),
+            "noise": params.noise, "kappa": float(kappa), "context": params.context,
+            "examples_per_class": params.examples_per_class, "submission": params.submission,
+            "seed": params.seed, "pool_seed": params.pool_seed,
+            "labels": labels, "label_mapping": {shown: cls for cls, shown in as_shown.items()},
+        }
+        for group, (ids, folders) in groups.items():
+            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown)
+
+        if key["support"]:
+            (workspace / "train_labels.json").write_text(
+                json.dumps({f: v["label"] for f, v in sorted(key["support"].items())}, indent=2))
+        key_dir.mkdir(parents=True, exist_ok=True)
+        (key_dir / KEY_FILE).write_text(json.dumps(key, indent=2))
+        self._write_recipes(pool, key, key_dir / RECIPES_FILE)
+
+        prompt = build_prompt(sim, context=params.context, submission=params.submission,
+                              examples=params.examples_per_class > 0)
+        columns = column_names(len(sim.channels))
+        impulse = [col for col, ch in zip(columns, sim.channels) if ch.impulse] if params.context else []
+        info = {"submission": params.submission, "labels": labels, "examples_per_class": params.examples_per_class,
+                "columns": columns, "impulse_columns": impulse}
+        return Materialized(prompt=prompt, task_info=info)
+
+    @staticmethod
+    def _write_group(pool, sim: Simulator, params: TracebenchParams, ids: list[str], folders: list[Path],
+                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str]) -> dict:
+        """Write one batch under opaque names, in shuffled order; returns {file: truth}."""
+        names = sample_files.opaque_names(rng, len(ids), taken)
+        order = rng.permutation(len(ids))
+        entries: dict[str, dict] = {}
+        for folder in folders if ids else []:
+            folder.mkdir(parents=True, exist_ok=True)
+        for i in order:
+            sample_id, name = ids[i], names[i]
+            class_label = str(pool.recipes.loc[sample_id, "label"])
+            if class_label not in as_shown:
+                raise ValueError(f"pool sample {sample_id!r} has label {class_label!r}, not one of {list(as_shown)}")
+            seed = sample_files.noise_seed(params.pool_seed, sample_id, params.seed)
+            clean = pool.clean(sample_id)
+            noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
+            if noisy.shape != np.shape(clean.values):
+                raise ValueError(f"{sim.name}.observe returned shape {noisy.shape}, expected {np.shape(clean.values)}")
+            sample_files.write_sample(folders[0] / name, clean.time, noisy)
+            for copy in folders[1:]:
+                shutil.copyfile(folders[0] / name, copy / name)
+            entries[name] = {"sample_id": str(sample_id), "label": as_shown[class_label],
+                             "class_label": class_label, "noise_seed": seed}
+        return dict(sorted(entries.items()))
+
+    @staticmethod
+    def _write_recipes(pool, key: dict, path: Path) -> None:
+        rows = []
+        for group in ("test", "support", "heldout"):
+            for file, truth in key[group].items():
+                recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
+                rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
+        path.write_text(json.dumps(rows, indent=2))
+
+    def score(self, params: TracebenchParams, episode: str, workspace: Path, key_dir: Path,
+              run_submission: SubmissionRunner) -> EpisodeScore:
+        """Top-1 accuracy and shortlist score of the episode (see :mod:`.scoring`).
+
+        Metrics: ``accuracy``, ``shortlist``, ``n_test``, ``n_invalid``; for
+        programmatic submission also ``heldout_accuracy``, ``heldout_shortlist``,
+        ``heldout_n``, ``heldout_n_invalid``.  Raises only when the answer key is
+        missing (an infrastructure fault, not the agent's).
+        """
+        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        return score_episode(Path(workspace), Path(key_dir), key, run_submission)

@@ -1,0 +1,105 @@
+"""Context conditions as data (paper Section 5.4 / Appendix F)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.config import ConfigError
+from plugins.tasks.drcik import contexts
+from plugins.tasks.drcik.contexts import (CONDITIONS, UNAVAILABLE, VERIFIED_EMPTY, EvidenceClaim, context_used,
+                                          load_dr_evidence, parse_dr_evidence, verified)
+from plugins.tasks.drcik.loader import load_tasks
+
+
+@pytest.fixture(scope="module")
+def task():
+    return {t.benchmark_id: t for t in load_tasks()}["task_163"]
+
+
+def test_registry_names():
+    assert list(CONDITIONS) == ["no-context", "background", "supporting-evidence", "supporting-documents",
+                                "dr-evidence", "verified-dr"]
+    assert set(UNAVAILABLE) == {"original-context", "rewritten-context"}
+    assert not CONDITIONS["background"].reproduces_paper
+    assert all(c.reproduces_paper for n, c in CONDITIONS.items() if n != "background")
+    with pytest.raises(ValueError, match="cannot be reproduced: the release omits the original"):
+        contexts.get("original-context")
+    with pytest.raises(ValueError, match="unknown context condition 'oracle'"):
+        contexts.get("oracle")
+
+
+def test_no_context_and_background(task):
+    assert contexts.get("no-context").text_for(task).text is None
+    bg = contexts.get("background").text_for(task)
+    assert bg.text == task.target_description and bg.text.startswith("The Global Horizontal Irradiance")
+
+
+def test_supporting_evidence(task):
+    out = contexts.get("supporting-evidence").text_for(task)
+    assert out.items == 3
+    lines = out.text.splitlines()
+    assert sum(line.startswith("- ") for line in lines) == 3     # one bullet per item
+    assert all(line.startswith(("- ", "  ")) for line in lines)  # multi-line items stay inside
+    assert out.text.startswith(f"- {task.evidence[0].text.splitlines()[0]}")
+
+
+def test_supporting_documents_only_supporting(task):
+    out = contexts.get("supporting-documents").text_for(task)
+    assert out.items == 12
+    for d in task.documents:
+        assert (d.content.strip() in out.text) == (d.role == "supporting")
+    for word in ("supporting", "distractor"):
+        assert f"role: {word}" not in out.text
+
+
+def _claims(task):
+    sup, dis = task.supporting_ids, task.distractor_ids
+    return [
+        EvidenceClaim("A: only supporting", (sup[0], sup[1])),
+        EvidenceClaim("B: cites a distractor", (sup[0], dis[0])),
+        EvidenceClaim("C: cites nothing", ()),
+        EvidenceClaim("D: another supporting", (sup[2],)),
+        EvidenceClaim("E: another task's document", ("doc_1548",)),
+    ]
+
+
+def test_dr_evidence_and_verified(task):
+    claims = _claims(task)
+    raw = contexts.get("dr-evidence").text_for(task, claims)
+    assert raw.items == 5 and "B: cites a distractor" in raw.text
+    assert [c.claim for c in verified(task, claims)] == ["A: only supporting", "D: another supporting"]
+    ver = contexts.get("verified-dr").text_for(task, claims)
+    assert ver.items == 2 and ver.text == "- A: only supporting\n- D: another supporting"
+
+
+def test_verified_empty(task):
+    out = contexts.get("verified-dr").text_for(task, _claims(task)[1:3])
+    assert out.text is None and out.status == VERIFIED_EMPTY
+
+
+def test_dr_condition_needs_dr(task):
+    with pytest.raises(ValueError, match="needs a DR agent's evidence"):
+        contexts.get("verified-dr").text_for(task)
+
+
+def test_statistical_forecasters_do_not_use_context():
+    assert not context_used(CONDITIONS["supporting-evidence"], uses_context=False)
+    assert context_used(CONDITIONS["supporting-evidence"], uses_context=True)
+    assert not context_used(CONDITIONS["no-context"], uses_context=True)
+
+
+def test_parse_dr_evidence(tmp_path):
+    good = {"evidence": [{"claim": " Sales rise. ", "cited_document_ids": ["doc_1"]}, {"claim": "x"}]}
+    (tmp_path / "evidence.json").write_text(json.dumps(good))
+    assert load_dr_evidence(tmp_path / "evidence.json") == [EvidenceClaim("Sales rise.", ("doc_1",)),
+                                                           EvidenceClaim("x", ())]
+    assert parse_dr_evidence(good["evidence"]) == parse_dr_evidence(good)
+    for bad, field in (([{"claim": ""}], "evidence[0].claim"),
+                       ([{"claim": "a", "cited_document_ids": "doc_1"}], "evidence[0].cited_document_ids"),
+                       ({"items": []}, "<root>"), (["text"], "evidence[0]")):
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ConfigError) as err:
+            load_dr_evidence(tmp_path / "bad.json")
+        assert "bad.json" in str(err.value) and field in str(err.value)

@@ -1,0 +1,26 @@
+"""Claude Code 2.1.96 (TraceBench: claude-opus-4.6, reasoning effort high) end to end: the real pinned CLI in the Docker sandbox, offline.
+
+The scripted model makes the CLI run Python through its shell tool (writing
+``results.json``, or ``rule.py`` in the programmatic case), checks every
+request it receives (dummy key, wire, model, reasoning effort, the tool result
+carrying the Python output) and ends the run.  The harness scores the episode
+and the ATIF trajectory is checked step by step (see ``_terminal_e2e.check_success``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from _terminal_e2e import SCRIPTS, check_success, e2e_marks, run_episode
+
+pytestmark = e2e_marks
+
+PROFILE = "claude-opus-4.6"
+
+
+@pytest.mark.parametrize("submission,script", [
+    ("direct", "claude-balldrop.yaml"),
+    ("programmatic", "claude-balldrop-rule.yaml"),
+])
+def test_episode(tmp_path, submission, script):
+    episode = run_episode(PROFILE, SCRIPTS / script, tmp_path, submission)
+    check_success(episode, PROFILE, submission)

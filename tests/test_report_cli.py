@@ -1,0 +1,53 @@
+"""``harness report`` end to end on synthetic run directories, in every format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from _report_runs import make_flagged_run, make_main_run
+from harness.cli.report import report
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    return make_main_run(root), make_flagged_run(root)
+
+
+@pytest.mark.parametrize("fmt,name", [("table", "report.txt"), ("markdown", "report.md"), ("html", "index.html"),
+                                      ("json", "report.json")])
+def test_every_format(runs, tmp_path, fmt, name):
+    out = tmp_path / fmt
+    result = CliRunner().invoke(report, [str(runs[0]), "--format", fmt, "--out", str(out), "--no-figures"])
+    assert result.exit_code == 0, result.output
+    document = (out / name).read_text()
+    assert "Table 1" in document and "Table 23" in document and "0.833 ± 0.089" in document
+    assert "unbounded" in document
+    if fmt == "json":
+        data = json.loads(document)
+        assert {t["key"] for t in data["tables"]} >= {"table1", "table2-high", "table23"}
+    if fmt == "html":
+        assert document.startswith("<!doctype html>") and "<table id='table1'>" in document
+
+
+def test_figures_and_refusal_message(runs, tmp_path):
+    out = tmp_path / "full"
+    result = CliRunner().invoke(report, [*map(str, runs), "--format", "markdown", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "refused 2 row(s) flagged flag_untrained" in result.output
+    assert len(list((out / "figures").glob("*.png"))) == 7
+
+
+def test_default_out_is_inside_the_first_run(runs):
+    result = CliRunner().invoke(report, [str(runs[0]), "--no-figures", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert (runs[0] / "report" / "report.json").is_file()
+
+
+def test_missing_run_dir_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(report, [str(tmp_path / "nope")])
+    assert result.exit_code != 0
+    assert "nope: not a run directory" in str(result.exception)
