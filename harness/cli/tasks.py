@@ -24,17 +24,19 @@ def tasks_group() -> None:
 @tasks_group.command("list")
 @click.option("--dir", "root", type=click.Path(path_type=Path), default=None,
               help="Folder of task specs (default: ./tasks, else the shipped tasks/).")
-def list_tasks(root: Path | None) -> None:
-    """List task specs: file, name, template and description."""
+@click.option("--long", "long_", is_flag=True, help="Show each spec's description.")
+def list_tasks(root: Path | None, long_: bool) -> None:
+    """List task specs: file, name, template and parameters."""
     root = root or (Path("tasks") if Path("tasks").is_dir() else REPO_ROOT / "tasks")
     table = Table(title=f"Task specs in {root}")
-    for col in ("file", "name", "template", "description"):
+    for col in ("file", "template", "params") + (("description",) if long_ else ()):
         table.add_column(col, overflow="fold")
-    console = Console()
     for path in task_files(root):
         try:
             spec = load_task_spec(path)
-            table.add_row(str(path), spec.name, spec.template, spec.description)
         except ConfigError as exc:
-            table.add_row(str(path), "[red]invalid[/]", "", "; ".join(exc.problems))
-    console.print(table)
+            table.add_row(str(path.relative_to(root)), "[red]invalid[/]", "; ".join(exc.problems))
+            continue
+        params = " ".join(f"{k}={v}" for k, v in spec.params.items())
+        table.add_row(str(path.relative_to(root)), spec.template, params, *((spec.description,) if long_ else ()))
+    Console().print(table)
