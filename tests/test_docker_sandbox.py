@@ -138,6 +138,13 @@ def test_bad_proxy_socket_leaves_nothing_behind(test_image, dirs, client, run_id
     assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}) == []
 
 
+def test_engine_refusal_is_a_sandbox_error_and_leaves_nothing(test_image, dirs, client, run_id):
+    with pytest.raises(DockerSandboxError, match="the container did not start: .*"):
+        DockerBackend(image=test_image).create(SandboxSpec(workspace=dirs[0], limits=Limits(memory_mb=1),
+                                                           labels={LABEL_RUN: run_id}))
+    assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}) == []
+
+
 # -- cleanup after a killed run ---------------------------------------------------------------
 def test_cleanup_after_sigkill_removes_labelled_containers_and_volumes(test_image, client, tmp_path, run_id):
     from click.testing import CliRunner

@@ -1,4 +1,4 @@
-"""Docker sandbox backend (TraceBench Section 4.1 / Appendix C.5: one isolated container per episode).
+"""Docker sandbox backend (TraceBench Section 4.4 and Appendix C.5: one isolated container per episode).
 
 Each sandbox is one container of the agent runtime image, created with
 ``network_mode="none"`` (loopback only), CPU / memory / pids limits from
@@ -240,9 +240,14 @@ class DockerBackend(SandboxBackend):
         elif not _image_exists(client, image):
             client.close()
             raise DockerSandboxError(f"the image {image} is not present in the Docker engine: build or load it first")
+        import docker.errors
+
         sandbox = DockerSandbox(client, spec, image)
         try:
             sandbox._start()
+        except docker.errors.APIError as exc:
+            sandbox.destroy()
+            raise DockerSandboxError(f"the container did not start: {exc.explanation or exc}") from None
         except BaseException:
             sandbox.destroy()
             raise

@@ -247,16 +247,28 @@ class TerminalAgent(Agent):
         return builder
 
 
+#: Messages of failed model calls, by kind (matched case-insensitively).
+RATE_LIMITED = re.compile(r"\b429\b|rate.?limit|too many requests|RESOURCE_EXHAUSTED|quota", re.I)
+UNAVAILABLE = re.compile(r"\b5\d\d\b[^0-9]{0,3}(internal|bad gateway|service unavailable|gateway timeout|overloaded)"
+                         r"|overloaded|high demand|temporar(y|ily) (errors?|unavailable)|server_error"
+                         r"|\"status\": ?\"(INTERNAL|UNAVAILABLE)\"", re.I)
+UNREACHABLE = re.compile(r"ECONNREFUSED|ECONNRESET|connection (error|refused|reset)|unable to connect|fetch failed"
+                         r"|error sending request|socket hang up|ENOTFOUND|EAI_AGAIN", re.I)
+
+
 def classify_message(status: int | None, message: str) -> ErrorKind:
-    """The error kind of one reported failure (see :meth:`TerminalAgent.classify_failure`)."""
-    if status == 429 or re.search(r"\b429\b|rate.?limit|too many requests", message, re.I):
+    """The error kind of one reported failure (see :meth:`TerminalAgent.classify_failure`).
+
+    429 or a rate-limit/quota message: ``provider_rate_limited``; 5xx (529
+    included) or an overload message: ``provider_unavailable``; no HTTP status
+    and a connection failure: ``proxy_error`` (the CLI never reached the
+    proxy); anything else: ``agent_crashed``.
+    """
+    if status == 429 or (status is None and RATE_LIMITED.search(message)):
         return ErrorKind.RATE_LIMIT
-    if (status is not None and (status >= 500 or status == 529)) or re.search(
-            r"\b5\d\d\b[^0-9]{0,3}(internal|bad gateway|service unavailable|gateway timeout|overloaded)"
-            r"|overloaded_error|\bstatus:? 5\d\d\b", message, re.I):
+    if (status is not None and status >= 500) or (status is None and UNAVAILABLE.search(message)):
         return ErrorKind.UPSTREAM
-    if status is None and re.search(r"ECONNREFUSED|connection (error|refused)|fetch failed|error sending request"
-                                    r"|stream disconnected|socket hang up|ENOTFOUND|EAI_AGAIN", message, re.I):
+    if status is None and UNREACHABLE.search(message):
         return ErrorKind.PROXY
     return ErrorKind.CRASH
 

@@ -27,7 +27,7 @@ from typing import Any
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
 from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, merge
+from plugins.agents.terminal.base import TerminalAgent, merge, status_in
 from plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> Gemini ``ThinkingLevel``.
@@ -95,6 +95,17 @@ def _tool_output(result: Any) -> tuple[str, bool]:
     return "\n".join(texts), error
 
 
+def streamed_thoughts(call: ProxyCall) -> str:
+    """The thought text of a Gemini response as streamed (fragments joined exactly), from the proxy log."""
+    out = []
+    for event in call.events():
+        for candidate in (event.get("candidates") or []) if isinstance(event, dict) else []:
+            for part in ((candidate or {}).get("content") or {}).get("parts") or []:
+                if isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+                    out.append(part["text"])
+    return "".join(out)
+
+
 class GeminiCli(TerminalAgent):
     """Google's Gemini CLI (npm ``@google/gemini-cli``)."""
 
@@ -137,14 +148,42 @@ class GeminiCli(TerminalAgent):
         return [self.binary, "--yolo", "-m", ctx.profile.model, "--output-format", "json", *extra_args,
                 "-p", ctx.prompt]
 
+    @staticmethod
+    def _thoughts_from_proxy(builder: TrajectoryBuilder, calls: list[ProxyCall] | None) -> None:
+        """Replace the session file's thought summaries by the streamed text when steps and calls pair up.
+
+        The session file stores each streamed thought fragment trimmed, so
+        joining them loses the spaces between fragments; the proxy log has
+        the text as the model sent it.
+        """
+        steps = builder.agent_steps()
+        conversation = [c for c in calls or [] if c.conversational]
+        if not steps or len(steps) != len(conversation):
+            return
+        replaced = 0
+        for step, call in zip(steps, conversation):
+            text = streamed_thoughts(call)
+            if text and text != step.get("reasoning_content"):
+                step["reasoning_content"] = text
+                replaced += 1
+        if replaced:
+            builder.note(f"reasoning text of {replaced} step(s) taken from the proxy log: the session file keeps "
+                         "streamed thought fragments trimmed")
+
     # -- failures ------------------------------------------------------------------
     def failure_messages(self, stdout: str, stderr: str, exit_code: int | None) -> list[tuple[int | None, str]]:
-        data = final_json(stdout) or {}
-        error = data.get("error")
-        if isinstance(error, dict):
-            code = error.get("code")
-            return [(code if isinstance(code, int) and 400 <= code < 600 else None, str(error.get("message") or ""))]
-        return []
+        out = []
+        for text in (stdout, stderr):  # the final JSON goes to stderr when the run failed
+            error = (final_json(text) or {}).get("error")
+            if isinstance(error, dict):
+                code = error.get("code")
+                out.append((code if isinstance(code, int) and 400 <= code < 600 else None,
+                            str(error.get("message") or "")))
+        if out:
+            for line in stderr.splitlines():
+                if line.startswith("Error when talking to Gemini API"):
+                    out.append((status_in(line), line.strip()))
+        return out
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
@@ -181,6 +220,7 @@ class GeminiCli(TerminalAgent):
                                         extra={"status": call.get("status")})
             elif kind in ("error", "warning", "info"):
                 builder.system(_text(message.get("content")), ts, extra={"kind": kind})
+        self._thoughts_from_proxy(builder, calls)
         stats = final.get("stats") if isinstance(final.get("stats"), dict) else {}
         models = stats.get("models") if isinstance(stats.get("models"), dict) else {}
         if models:

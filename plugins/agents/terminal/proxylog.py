@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.proxy import read_log
+from harness.proxy import parse_sse, read_log
 from harness.proxy.usage import Usage
 from harness.proxy.wire import gemini_target
 
@@ -46,7 +46,16 @@ class ProxyCall:
     error: dict | None = None
     refused: str | None = None
     assertion_failure: str | None = None
+    response: Any = None
     extra: dict = field(default_factory=dict)
+
+    def events(self) -> list[Any]:
+        """The response's payload objects: each SSE event's JSON, or the JSON body (a list's items)."""
+        if isinstance(self.response, str):
+            return [obj for obj in (e.json() for e in parse_sse(self.response)) if obj is not None]
+        if isinstance(self.response, list):
+            return list(self.response)
+        return [self.response] if self.response is not None else []
 
     @property
     def ok(self) -> bool:
@@ -106,6 +115,7 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
             call.error = record.get("error") if isinstance(record.get("error"), dict) else None
             call.refused = record.get("refused")
             call.assertion_failure = record.get("assertion_failure")
+            call.response = record.get("body")
     return [calls[k] for k in sorted(calls)]
 
 
