@@ -70,7 +70,8 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
     table = Table(title=f"{task.spec.name} · {profile.name}")
     shown = [c for c in SUMMARY_COLUMNS if any(c in r and r[c] is not None for r in rows)]
     for col in shown:
-        table.add_column(col, justify="left" if col in ("episode", "status") else "right")
+        table.add_column(col, justify="left" if col in ("episode", "status") else "right",
+                         overflow="fold" if col == "episode" else "ellipsis")
     for row in rows:
         table.add_row(*(_fmt(row.get(c)) for c in shown))
     Console().print(table)
