@@ -106,7 +106,8 @@ def run_episode(
     (paths.root / "agent.stderr").write_text(result.stderr)
 
     usage = channel.close() if channel is not None else None
-    status, error_kind, error = _status(result, usage)
+    signature = plan.agent.classify_failure(result.stdout, result.stderr, result.returncode)
+    status, error_kind, error = _status(result, usage, signature, paths.root / "proxy.jsonl")
 
     score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
@@ -154,16 +155,48 @@ def _usage_columns(usage) -> dict[str, Any]:
     return data
 
 
-def _status(result, usage) -> tuple[str, str | None, str | None]:
+PROXY_ERROR_KINDS = {"rate_limited": ErrorKind.RATE_LIMIT, "upstream_error": ErrorKind.UPSTREAM,
+                     "upstream_unreachable": ErrorKind.UPSTREAM}
+
+
+def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str, str | None, str | None]:
+    """(status, error kind, message) of a finished agent run; raises EpisodeError for infra failures.
+
+    Order: a budget cap; an agent that failed right after the provider failed
+    (the last proxied request was an upstream error) is infrastructure; a
+    failure signature the agent plugin reports; a timeout; a non-zero exit.
+    """
     budget = getattr(usage, "budget_exceeded", None)
     if budget:
         return "failed", ErrorKind.BUDGET.value, f"budget exceeded: {budget}"
+    failed = result.timed_out or result.returncode != 0 or signature is not None
+    errors = list(getattr(usage, "errors", None) or [])
+    infra_signature = signature is None or ErrorKind(signature).infra
+    if failed and errors and infra_signature and errors[-1].seq == _last_request_seq(proxy_log):
+        last = errors[-1]
+        raise EpisodeError(PROXY_ERROR_KINDS.get(str(last.kind), ErrorKind.UPSTREAM), last.message)
+    if signature is not None and ErrorKind(signature).infra:
+        raise EpisodeError(ErrorKind(signature), "the agent reported a provider or proxy failure")
     if result.timed_out:
         return "failed", ErrorKind.TIMEOUT.value, f"agent killed after {result.duration:.0f} s wall-clock limit"
+    if signature is not None:
+        return "failed", signature, f"the agent's output shows a failure ({signature})"
     if result.returncode != 0:
         tail = result.stderr.strip().splitlines()[-1:] or [""]
         return "failed", ErrorKind.CRASH.value, f"agent exited with code {result.returncode}: {tail[0][:300]}"
     return "ok", None, None
+
+
+def _last_request_seq(proxy_log: Path) -> int | None:
+    """The ``seq`` of the last request line in ``proxy.jsonl`` (None when there is none)."""
+    if not proxy_log.exists():
+        return None
+    last = None
+    with proxy_log.open() as fh:
+        for line in fh:
+            if line.startswith('{"type": "request"'):
+                last = json.loads(line).get("seq", last)
+    return last
 
 
 def _flat_params(params: BaseModel) -> dict[str, Any]:

@@ -51,3 +51,11 @@ def register_model_backends(register):
 @hookspec
 def register_commands(cli):
     """Add commands to the ``harness`` click group: ``cli.add_command(cmd)`` or ``@cli.command()``."""
+
+
+@hookspec
+def register_report_sections(register):
+    """Add sections to ``harness report`` for a task template's rows:
+    ``register(template, build)``, where ``template`` is a value of the results'
+    ``template`` column and ``build(rows) -> harness.report.sections.Section``
+    receives that template's rows (rows flagged ``flag_*`` already refused)."""

@@ -86,7 +86,7 @@ def choose_backend(name: str, agent) -> SandboxBackend:
     """The sandbox backend for this agent (see :func:`harness.sandbox.choose_backend`)."""
     from harness.sandbox import choose_backend as choose
 
-    return choose(name)
+    return choose(name, prefer_image=getattr(agent, "needs_image", False))
 
 
 def execute(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,7 @@ def run_episode(profile_name: str, script: Path, tmp: Path, submission: str = "d
     if profile_options is not None:
         profile = profile.model_copy(update={"options": profile_options})
     settings = RunSettings(sandbox="docker", episode_timeout=timeout, infra_retries=0, rule_call_timeout=30)
-    store = RunStore.create(tmp / "run")
+    store = RunStore.create(tmp / f"run-{uuid.uuid4().hex[:10]}")  # the run id labels its containers
     rows = execute(task, profile, [None], store, settings, model_backend="scripted",
                    model_options={"script": str(script)})
     assert len(rows) == 1

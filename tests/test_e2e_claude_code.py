@@ -24,3 +24,11 @@ PROFILE = "claude-opus-4.6"
 def test_episode(tmp_path, submission, script):
     episode = run_episode(PROFILE, SCRIPTS / script, tmp_path, submission)
     check_success(episode, PROFILE, submission)
+
+
+def test_session_log_and_result_event(tmp_path):
+    episode = run_episode(PROFILE, SCRIPTS / "claude-balldrop.yaml", tmp_path, "direct", case="direct")
+    [log] = episode.home.glob(".claude/projects/-workspace/*.jsonl")
+    assert log.stem == episode.trajectory["session_id"]
+    assert episode.trajectory["extra"]["result"] == {"subtype": "success", "is_error": False, "num_turns": 2,
+                                                     "stop_reason": "end_turn", "terminal_reason": "completed"}

@@ -24,3 +24,12 @@ PROFILE = "gpt-5.5"
 def test_episode(tmp_path, submission, script):
     episode = run_episode(PROFILE, SCRIPTS / script, tmp_path, submission)
     check_success(episode, PROFILE, submission)
+
+
+def test_rollout_and_fresh_codex_home(tmp_path):
+    episode = run_episode(PROFILE, SCRIPTS / "codex-balldrop.yaml", tmp_path, "direct", case="direct")
+    [rollout] = episode.home.glob(".codex/sessions/*/*/*/rollout-*.jsonl")
+    assert episode.trajectory["session_id"] in rollout.name
+    # Codex appends a trust entry to its config: the per-episode CODEX_HOME keeps that out of other episodes
+    config = (episode.home / ".codex" / "config.toml").read_text()
+    assert 'model_provider = "harness"' in config

@@ -24,3 +24,11 @@ PROFILE = "gemini-3.1-pro"
 def test_episode(tmp_path, submission, script):
     episode = run_episode(PROFILE, SCRIPTS / script, tmp_path, submission)
     check_success(episode, PROFILE, submission)
+
+
+def test_session_file_and_thoughts(tmp_path):
+    episode = run_episode(PROFILE, SCRIPTS / "gemini-balldrop.yaml", tmp_path, "direct", case="direct")
+    [session] = episode.home.glob(".gemini/tmp/workspace/chats/session-*.json")
+    assert episode.trajectory["session_id"] in session.read_text()
+    # streamed thought fragments are stored trimmed: the text comes from the proxy log
+    assert episode.trajectory["steps"][1]["reasoning_content"] == episode.script.turns[0].reasoning

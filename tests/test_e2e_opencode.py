@@ -24,3 +24,11 @@ PROFILE = "minimax-m2.7"
 def test_episode(tmp_path, submission, script):
     episode = run_episode(PROFILE, SCRIPTS / script, tmp_path, submission)
     check_success(episode, PROFILE, submission)
+
+
+def test_user_message_is_filled_from_the_session_database(tmp_path):
+    episode = run_episode(PROFILE, SCRIPTS / "opencode-balldrop.yaml", tmp_path, "direct", case="direct")
+    user = episode.trajectory["steps"][0]
+    assert user["extra"] == {"filled_from": "opencode.db"}
+    assert "missing from OpenCode's JSON events" in episode.trajectory["notes"]
+    assert '"type":"user"' not in episode.read("agent.stdout")

@@ -68,11 +68,14 @@ class Agent(ABC):
     ``name``: registry key named by profiles (``agent:`` field).
     ``version``: the pinned version of the tool it runs.
     ``needs_model``: True for LLM agents (the harness starts the model proxy).
+    ``needs_image``: the agent is meant to run in the agent runtime image (its
+    tools are installed there); ``--sandbox auto`` then prefers an image backend.
     """
 
     name: str
     version: str = "0"
     needs_model: bool = True
+    needs_image: bool = False
 
     def install(self, recipe: ImageRecipe) -> None:
         """Add what the agent needs to the runtime image recipe (default: nothing)."""
@@ -84,6 +87,11 @@ class Agent(ABC):
     def native_logs(self, home: Path) -> list[Path]:
         """Paths of the native session logs under the copied-out ``home`` (default: none)."""
         return []
+
+    def classify_failure(self, stdout: str, stderr: str, exit_code: int | None) -> str | None:
+        """An :class:`harness.errors.ErrorKind` value when the output shows a failure the exit
+        code hides (e.g. a CLI that exits 0 after its model call failed), else None."""
+        return None
 
     def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
         """Convert the native log (and proxy log) into an ATIF trajectory dict, or None."""

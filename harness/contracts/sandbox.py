@@ -91,10 +91,16 @@ class Sandbox(ABC):
 
 
 class SandboxBackend(ABC):
-    """Contract every sandbox backend implements.  ``priority``: higher is preferred."""
+    """Contract every sandbox backend implements.
+
+    ``priority``: higher is preferred by ``auto``.  ``runs_images``: the backend
+    runs the agent runtime image (``auto`` prefers such a backend for agents
+    with ``needs_image``).
+    """
 
     name: str
     priority: int = 0
+    runs_images: bool = False
 
     @abstractmethod
     def available(self) -> tuple[bool, str]:

@@ -4,7 +4,8 @@
 (:mod:`harness.report.load`), builds the tables (:mod:`harness.report.tables`:
 Table 1, resource use, Table 2, Appendix I per-simulator tables, Table 23) and
 figures (:mod:`harness.report.figures`: Appendix F confusion matrices, Figure 4,
-Appendix D.2 accuracy against cost); :meth:`Report.write` saves them
+Appendix D.2 accuracy against cost), and the sections other task templates
+contribute (:mod:`harness.report.sections`); :meth:`Report.write` saves them
 (:mod:`harness.report.render`).  The results columns are documented in
 :mod:`harness.report.schema`.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from matplotlib.figure import Figure
 
@@ -21,8 +22,9 @@ from harness.report import figures as figs
 from harness.report import tables as tabs
 from harness.report.load import ReportError, Results, load_results
 from harness.report.render import FORMATS, render
+from harness.report.sections import Builder, Section, contribute
 
-__all__ = ["Report", "ReportError", "build_report", "FORMATS"]
+__all__ = ["Report", "ReportError", "Section", "build_report", "FORMATS"]
 
 
 @dataclass
@@ -59,13 +61,22 @@ class Report:
 
 
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),
-                 with_figures: bool = True, alpha: float = 0.05) -> Report:
-    """Load ``run_dirs`` and build every table and figure their rows support."""
+                 with_figures: bool = True, alpha: float = 0.05,
+                 sections: Mapping[str, Builder] | None = None) -> Report:
+    """Load ``run_dirs`` and build every table and figure their rows support.
+
+    Rows of other task templates go to the section builders registered for them
+    (:mod:`harness.report.sections`; ``sections`` replaces the registered ones).
+    """
     results = load_results(list(run_dirs))
     report = Report(results, messages=list(results.messages))
+    contributed = contribute(results.frame, sections)
+    report.messages += contributed.messages
     frame = tabs.tracebench_frame(results.frame)
     if frame.empty:
-        report.messages.append("no TraceBench rows: nothing to tabulate")
+        report.tables += contributed.tables
+        if not contributed.tables:
+            report.messages.append("no TraceBench rows: nothing to tabulate")
         return report
     others = sorted(set(frame["setting"]) - {"main", "no-examples", "no-context"})
     if others:
@@ -79,6 +90,7 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
     t23 = tabs.table23(frame, agents, exclude_from_conditions, alpha)
     if t23 is not None:
         report.tables.append(t23)
+    report.tables += contributed.tables
     if with_figures:
         report.figures.update(figs.confusion_figures(frame, agents))
         resource = figs.resource_figure(frame, agents)

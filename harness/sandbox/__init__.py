@@ -22,19 +22,23 @@ def _available(backend: SandboxBackend) -> tuple[bool, str]:
         return False, f"availability probe failed: {type(exc).__name__}: {exc}"
 
 
-def choose_backend(name: str = "auto") -> SandboxBackend:
+def choose_backend(name: str = "auto", prefer_image: bool = False) -> SandboxBackend:
     """The sandbox backend to use.
 
-    ``"auto"``: the available backend with the highest priority >= 0.  Any
-    other value: the backend of that name.  Raises :class:`SandboxUnavailable`
-    naming the backend(s) and why each cannot run here.
+    ``"auto"``: the available backend with the highest priority >= 0 (with
+    ``prefer_image``, backends that run the agent runtime image come first).
+    Any other value: the backend of that name.  Raises
+    :class:`SandboxUnavailable` naming the backend(s) and why each cannot run here.
     """
     from harness.plugins import plugins
 
     registry = plugins().registry("sandbox_backend")
     if name == "auto":
         reasons = []
-        for reg in sorted(registry.values(), key=lambda r: (-r.obj.priority, r.name)):
+        def rank(reg):
+            return (not (prefer_image and reg.obj.runs_images), -reg.obj.priority, reg.name)
+
+        for reg in sorted(registry.values(), key=rank):
             backend = reg.obj
             if backend.priority < 0:
                 continue

@@ -187,6 +187,7 @@ class DockerBackend(SandboxBackend):
     #: neither runs, since agents that run host programs (e.g. the classical baselines'
     #: ``sys.executable``) need the host's filesystem.  Name it to use it (``--sandbox docker``).
     priority = 5
+    runs_images = True
 
     def __init__(self, image: str | None = None):
         self.image = image

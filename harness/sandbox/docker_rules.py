@@ -73,7 +73,7 @@ class _ExecProcess:
     container (see :class:`_RuleContainer`).
     """
 
-    def __init__(self, owner: "_RuleContainer", argv: list[str], env: dict[str, str]):
+    def __init__(self, owner: _RuleContainer, argv: list[str], env: dict[str, str]):
         api = owner.client.api
         self.owner, self.api = owner, api
         self.exec_id = api.exec_create(owner.container_id, argv, stdin=True, stdout=True, stderr=True, tty=False,

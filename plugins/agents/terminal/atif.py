@@ -197,7 +197,7 @@ class TrajectoryBuilder:
     def _match(self, steps: list[dict], calls: list[ProxyCall]) -> dict[int, ProxyCall]:
         """Agent step -> the proxy call it was, matched in order."""
         if len(steps) == len(calls):
-            return {id(s): c for s, c in zip(steps, calls)}
+            return {id(s): c for s, c in zip(steps, calls, strict=True)}
         matched: dict[int, ProxyCall] = {}
         position = 0
         for step in steps:
@@ -276,7 +276,8 @@ class TrajectoryBuilder:
             totals, cost = proxy, proxy_cost
             if cli is None:
                 extra["token_source"] = "proxy"
-                extra["disagreement"] = {"reason": "the CLI's log has no token counts for every step"}
+                extra["disagreement"] = {"reason": f"the CLI's log lacks token counts ({len(steps)} model call(s) "
+                                                   f"in it, {len(conversation)} in the proxy log)"}
             elif _same(cli, proxy):
                 extra["token_source"] = "cli"
             else:

@@ -25,9 +25,13 @@ Profile ``options`` understood by every terminal agent (all optional):
     (``config.toml`` for Codex, ``settings.json`` for Gemini CLI and Claude
     Code, the ``opencode.json`` content for OpenCode).
 
-When the host variable ``HARNESS_AGENT_PREFIX`` names an npm prefix holding the
-CLIs (``bin/claude`` ...), it is bound read-only into local sandboxes and put
-first on ``PATH`` (for running without the agent image).
+Where the CLI comes from: in the agent image (Docker backend) it is on
+``PATH``.  For local sandboxes (bubblewrap, unshare), an npm prefix on the host
+holding the pinned package is bound read-only and used when the sandbox has no
+such command: ``$HARNESS_AGENT_PREFIX`` when set (then it is used even when
+the image has the command), else a prefix that ``harness image build``
+downloaded into its cache.  Without either, the command stops with exit 127
+and a message saying how to get the CLI.
 """
 
 from __future__ import annotations
@@ -84,17 +88,53 @@ def profile_options(profile: AgentProfile, agent: str) -> tuple[dict[str, str], 
     return dict(env), list(args), dict(config)
 
 
-def launch_script(files: list[str], stdin_null: bool) -> str:
+def installed_version(prefix: Path, package: str) -> str | None:
+    """Version of ``package`` installed in the npm ``prefix`` (``lib/node_modules/<package>/package.json``)."""
+    try:
+        data = json.loads((Path(prefix) / "lib" / "node_modules" / package / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("version") if isinstance(data, dict) else None
+
+
+def host_prefix(package: str, version: str, binary: str) -> tuple[Path | None, bool]:
+    """``(npm prefix on the host to bind, whether it was named explicitly)``.
+
+    ``$HARNESS_AGENT_PREFIX`` when set; else the first complete npm prefix of
+    the image-build cache (``<cache>/npm/*``) holding ``package@version`` and
+    ``bin/<binary>``; else ``(None, False)``.
+    """
+    explicit = os.environ.get(PREFIX_ENV)
+    if explicit:
+        return Path(explicit).resolve(), True
+    from harness.image.cache import cache_root
+
+    for folder in sorted((cache_root() / "npm").glob("*")):
+        if (folder / ".complete").exists() and (folder / "bin" / binary).exists() \
+                and installed_version(folder, package) == version:
+            return folder.resolve(), False
+    return None, False
+
+
+def launch_script(files: list[str], stdin_null: bool, binary: str = "", prefix: Path | None = None,
+                  explicit: bool = False, missing: str = "") -> str:
     """The ``sh`` script: write ``$1..$k`` to ``files``, then ``exec`` the remaining arguments.
 
-    Folders are created with mode 0700 and files written with mode 0600.
+    ``prefix``: an npm prefix whose ``bin`` goes first on ``PATH`` (``explicit``)
+    or only when ``binary`` is not found otherwise.  ``missing``: the message
+    printed (exit 127) when ``binary`` is still not found.  Folders are
+    created with mode 0700 and files written with mode 0600.
     """
     lines = ["set -e", "umask 077"]
-    prefix = os.environ.get(PREFIX_ENV)
-    if prefix:
-        lines.append(f"PATH={shlex.quote(str(Path(prefix) / 'bin'))}:\"$PATH\"; export PATH")
+    if prefix is not None:
+        bin_dir = shlex.quote(str(Path(prefix) / "bin"))
+        guard = "" if explicit else f"command -v {shlex.quote(binary)} >/dev/null 2>&1 || "
+        lines.append(f"{guard}{{ PATH={bin_dir}:\"$PATH\"; export PATH; }}")
+    if binary:
+        lines.append(f"command -v {shlex.quote(binary)} >/dev/null 2>&1 || "
+                     f"{{ echo {shlex.quote(missing or binary + ' not found')} >&2; exit 127; }}")
     # Login shells (Codex runs ``bash -lc``) reset PATH from /etc/profile: keep the CLI's PATH for them.
-    lines.append(f"[ -e \"$HOME/.profile\" ] || printf \"export PATH='%s'\\n\" \"$PATH\" > \"$HOME/.profile\"")
+    lines.append('[ -e "$HOME/.profile" ] || printf "export PATH=\'%s\'\\n" "$PATH" > "$HOME/.profile"')
     for path in files:
         folder = shlex.quote(str(Path(path).parent))
         lines += [f"mkdir -p {folder}", f"printf '%s' \"$1\" > {shlex.quote(path)}", "shift"]
@@ -106,8 +146,9 @@ class TerminalAgent(Agent):
     """Base of the four CLI agents.  Subclasses set the class attributes and implement the hooks.
 
     ``package``: the npm package (pinned at ``version``).  ``binary``: the
-    command it installs.  ``key_env``/``url_env``: where the CLI reads its key
-    and base URL (empty when it reads them from a config file).
+    command it installs.  Subclasses provide :meth:`environment`,
+    :meth:`config_files` / :meth:`config_env`, :meth:`cli_argv`,
+    :meth:`failure_messages`, :meth:`native_logs` and :meth:`convert`.
     """
 
     name = "terminal"
@@ -115,6 +156,7 @@ class TerminalAgent(Agent):
     version = "0"
     binary = ""
     needs_model = True
+    needs_image = True
     #: Run the CLI with the prompt on standard input (else standard input is /dev/null).
     prompt_on_stdin = False
 
@@ -141,11 +183,13 @@ class TerminalAgent(Agent):
         files = self.config_files(ctx, config_extra)
         argv = self.cli_argv(ctx, args_extra)
         env = {**self.environment(ctx), **self.config_env(ctx, config_extra), **env_extra}
-        script = launch_script(list(files), stdin_null=not self.prompt_on_stdin)
-        ro_binds = []
-        prefix = os.environ.get(PREFIX_ENV)
-        if prefix:
-            ro_binds.append(Path(prefix).resolve())
+        prefix, explicit = host_prefix(self.package, self.version, self.binary)
+        missing = (f"harness: {self.binary} ({self.package}@{self.version}) is not installed in this sandbox; "
+                   f"run with --sandbox docker and the agent image (harness image build --bootstrap), or set "
+                   f"{PREFIX_ENV} to an npm prefix holding it")
+        script = launch_script(list(files), stdin_null=not self.prompt_on_stdin, binary=self.binary, prefix=prefix,
+                               explicit=explicit, missing=missing)
+        ro_binds = [prefix] if prefix is not None else []
         return AgentInvocation(
             argv=["sh", "-c", script, f"harness-{self.name}", *files.values(), *argv],
             env=env,
@@ -213,6 +257,7 @@ class TerminalAgent(Agent):
         trajectory is still built from the proxy log (prompt and per-call
         token counts), with a note saying why.
         """
+        home = Path(home)
         calls = None
         notes = []
         if proxy_log is not None and Path(proxy_log).exists():
@@ -221,12 +266,12 @@ class TerminalAgent(Agent):
             except (OSError, ValueError) as exc:
                 notes.append(f"proxy log unreadable: {exc}")
         try:
-            builder = self.convert(Path(home), stdout or "", calls)
+            builder = self.convert(home, stdout or "", calls)
         except Exception as exc:  # noqa: BLE001 - a broken native log must not lose the episode
             builder = self.fallback(calls, f"native log not converted ({type(exc).__name__}: {exc})")
             if builder is None:
                 return None
-        builder.extra.setdefault("native_logs", [str(p.relative_to(home)) for p in self.native_logs(Path(home))
+        builder.extra.setdefault("native_logs", [str(p.relative_to(home)) for p in self.native_logs(home)
                                                  if p.is_relative_to(home)])
         for note in notes:
             builder.note(note)

@@ -148,10 +148,12 @@ class ClaudeCode(TerminalAgent):
                     builder.set_usage(step, from_anthropic(usage_acc))
             step, step_id, usage_acc, texts, thoughts = None, None, {}, [], []
 
+        sidechain = 0
         for entry in entries:
             kind = entry.get("type")
             message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
             if entry.get("isSidechain"):
+                sidechain += 1
                 continue
             if kind == "assistant":
                 if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage") or entry.get("error"):
@@ -188,6 +190,10 @@ class ClaudeCode(TerminalAgent):
                 if plain:
                     builder.user("\n".join(plain), entry.get("timestamp"))
         close()
+        subagents = sorted(path.parent.glob(f"{path.stem}/subagents/*.jsonl"))
+        if sidechain or subagents:
+            builder.note(f"subagent (Task tool) conversations are not inlined: {sidechain} sidechain entries, "
+                         f"{len(subagents)} subagent log(s) kept under home/")
 
         result = next((e for e in reversed(events) if e.get("type") == "result"), None)
         if result is not None:

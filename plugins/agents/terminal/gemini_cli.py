@@ -161,7 +161,7 @@ class GeminiCli(TerminalAgent):
         if not steps or len(steps) != len(conversation):
             return
         replaced = 0
-        for step, call in zip(steps, conversation):
+        for step, call in zip(steps, conversation, strict=True):
             text = streamed_thoughts(call)
             if text and text != step.get("reasoning_content"):
                 step["reasoning_content"] = text

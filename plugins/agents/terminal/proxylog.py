@@ -130,6 +130,7 @@ def total_usage(calls: list[ProxyCall]) -> tuple[Usage, float]:
 
 
 def _text_of(content: Any, part_types: tuple[str, ...] = ("text", "input_text")) -> str:
+    """The text parts of a message content, without the CLI's own ``<system-reminder>`` blocks."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -137,7 +138,8 @@ def _text_of(content: Any, part_types: tuple[str, ...] = ("text", "input_text"))
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and part.get("type", "text") in part_types and isinstance(part.get("text"), str):
+            elif (isinstance(part, dict) and part.get("type", "text") in part_types
+                  and isinstance(part.get("text"), str) and not part["text"].lstrip().startswith("<system-reminder>")):
                 parts.append(part["text"])
         return "\n".join(parts)
     return ""
@@ -177,10 +179,14 @@ def user_messages(call: ProxyCall) -> list[str]:
 
 
 def first_prompt(calls: list[ProxyCall]) -> str | None:
-    """The first user message of the first conversational request, or None."""
+    """The task prompt: the last user message of the first conversational request, or None.
+
+    (CLIs put context of their own, e.g. an environment description, in
+    user messages before the task.)
+    """
     for call in calls:
         if call.method == "POST" and call.has_tools:
             messages = user_messages(call)
             if messages:
-                return messages[0]
+                return messages[-1]
     return None

@@ -5,6 +5,11 @@ task) with the metrics of :mod:`plugins.tasks.drcik.metrics` and keeps the
 sample paths for export.  A forecaster that ignores text
 (``uses_context = False``) is run once per task and its forecast reused for
 every condition (``context_used`` is False in those rows: the results say so).
+From the forecast's ``info`` (or the ``info`` attribute of a raised
+ForecastError) rows take ``flag_untrained`` (always present; True for
+forecasts from untrained weights, which reports refuse), ``weights``, the
+proxy's token usage and cost (``prompt_tokens`` ... ``cost_usd``,
+``n_requests``: model-backed forecasters) and ``invalid_samples``.
 
 Submission files follow the release's leaderboard rules (``SUBMISSION.md``):
 ``forecasts.jsonl`` with one ``{"benchmark_id", "samples"}`` line per task
@@ -77,14 +82,15 @@ def run_experiment(
                 if cond.needs_dr and evidence is None:
                     rows.append({**row, **score_task(None, _future(task), "no DR evidence for this task").row(),
                                  "context_status": "missing", "context_items": 0, "fallback": None,
-                                 "seconds": 0.0})
+                                 "seconds": 0.0, **info_columns({})})
                     continue
                 text = cond.text_for(task, evidence)
                 row.update(context_status=text.status, context_items=text.items)
                 if forecaster.uses_context or reuse is None:
                     reuse = _forecast(forecaster, task, text.text, n_samples, seed, time_limit)
-                paths, failure, fallback, seconds = reuse
-                row.update(fallback=fallback, seconds=seconds, **score_task(paths, _future(task), failure).row())
+                paths, failure, fallback, seconds, info = reuse
+                row.update(fallback=fallback, seconds=seconds, **info_columns(info),
+                           **score_task(paths, _future(task), failure).row())
                 if paths is not None:
                     samples[(fname, cond.name, task.benchmark_id)] = paths
                 rows.append(row)
@@ -107,10 +113,30 @@ def _forecast(forecaster: Forecaster, task: DrcikTask, text: str | None, n_sampl
     try:
         out = forecaster.forecast(request)
     except ForecastError as exc:
-        return None, f"ForecastError: {exc}", None, round(time.monotonic() - start, 3)
+        info = getattr(exc, "info", None)
+        return (None, f"ForecastError: {exc}", None, round(time.monotonic() - start, 3),
+                info if isinstance(info, dict) else {})
     except Exception as exc:  # noqa: BLE001 - a crashing forecaster fails this task only
-        return None, f"{type(exc).__name__}: {exc}", None, round(time.monotonic() - start, 3)
-    return np.asarray(out.samples, dtype=float), None, out.fallback, round(time.monotonic() - start, 3)
+        return None, f"{type(exc).__name__}: {exc}", None, round(time.monotonic() - start, 3), {}
+    info = out.info if isinstance(out.info, dict) else {}
+    return np.asarray(out.samples, dtype=float), None, out.fallback, round(time.monotonic() - start, 3), info
+
+
+USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "total_tokens",
+                 "cost_usd", "n_requests")
+
+
+def info_columns(info: Mapping) -> dict:
+    """Results columns read from a forecast's ``info`` (see the module docstring)."""
+    out: dict = {"flag_untrained": bool(info.get("flag_untrained", False))}
+    if info.get("weights") is not None:
+        out["weights"] = str(info["weights"])
+    usage = info.get("usage")
+    if isinstance(usage, Mapping):
+        out.update({k: usage[k] for k in USAGE_COLUMNS if k in usage})
+    if "invalid" in info:
+        out["invalid_samples"] = int(info["invalid"])
+    return out
 
 
 def write_submission(folder: Path | str, result: ExperimentResult, forecaster: str, context: str,
@@ -205,4 +231,5 @@ def _samples_problem(samples: object, horizon: int) -> str | None:
     return None
 
 
-__all__ = ["ExperimentResult", "Validation", "run_experiment", "validate_submission", "write_submission", "FAILED"]
+__all__ = ["ExperimentResult", "Validation", "info_columns", "run_experiment", "validate_submission",
+           "write_submission", "FAILED"]

@@ -1,0 +1,233 @@
+"""``chronos``: Chronos sample paths (Ansari et al., 2024; Dr-CiK Appendix G "Forecasters").
+
+Uses the chronos-forecasting package's sample-path pipeline,
+``ChronosPipeline.from_pretrained(path_or_id, device_map="cpu")`` — the
+original T5-based Chronos models, which sample token paths autoregressively.
+Chronos-Bolt and Chronos-2 return quantiles, not paths, and are refused.
+Optional extra: ``pip install -e '.[chronos]'`` (torch CPU build); without it
+:meth:`ChronosForecaster.forecast` raises :class:`ForecastError` saying so.
+
+Per request: the last ``context_length`` history points (the model's, 512 for
+the released models) are the context; S = ``request.n_samples`` paths are drawn
+with the model's sampling settings (temperature, top-k, top-p); horizons past
+the model's ``prediction_length`` (64) are forecast in chunks, each chunk's
+median path appended to the context (as the package does), and the time limit
+is checked before each chunk: a forecast that cannot finish in time is a
+:class:`ForecastError` (no fallback).  Sampling is seeded by ``request.seed``
+inside ``torch.random.fork_rng`` (the global torch RNG is left as it was).
+
+The model: option ``model`` (a folder or a hub id), else ``$HARNESS_CHRONOS_MODEL``,
+else ``amazon/chronos-t5-small``.  A model whose ``config.json`` says
+``"harness_weights": "random-init"`` (see :func:`build_tiny_model`), or the
+option ``weights="random-init"``, is not pretrained: its forecasts carry
+``info["weights"] = "random-init"`` and ``info["flag_untrained"] = True``, the
+results rows a true ``flag_untrained`` column, and ``harness report`` refuses them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness.hookspecs import hookimpl
+from plugins.forecasters._common import Deadline, check_request
+
+DEFAULT_MODEL = "amazon/chronos-t5-small"
+MODEL_ENV = "HARNESS_CHRONOS_MODEL"
+RANDOM_INIT = "random-init"
+PRETRAINED = "pretrained"
+WEIGHTS_FIELD = "harness_weights"
+INSTALL_HINT = "pip install -e '.[chronos]' (with the CPU build of torch)"
+OPTIONS = ("model", "weights", "temperature", "top_k", "top_p")
+
+_PIPELINES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _import():
+    """(torch, ChronosPipeline); ForecastError naming the install line when missing."""
+    try:
+        import torch
+        from chronos import ChronosPipeline
+    except ImportError as exc:
+        raise ForecastError(f"chronos needs torch and chronos-forecasting ({exc}); install: {INSTALL_HINT}") from None
+    _quiet_transformers()
+    return torch, ChronosPipeline
+
+
+def _quiet_transformers() -> None:
+    """No progress bars or length advice from transformers/chronos in run output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - transformers comes with chronos-forecasting
+        pass
+    logging.getLogger("chronos").setLevel(logging.ERROR)
+
+
+def _pipeline_class(model: str) -> str:
+    """The pipeline a local model's config.json names (the original Chronos has none)."""
+    config = Path(model) / "config.json"
+    if not config.is_file():
+        return "ChronosPipeline"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ForecastError(f"{config}: unreadable model config ({exc})") from None
+    return str(data.get("chronos_pipeline_class") or "ChronosPipeline")
+
+
+def load_pipeline(model: str):
+    """``ChronosPipeline.from_pretrained(model, device_map="cpu")``, cached per model.
+
+    Raises :class:`ForecastError` when the packages are missing, the model cannot
+    be loaded (e.g. a hub id on an offline machine), or it is not a sample-path model.
+    """
+    with _LOCK:
+        if model in _PIPELINES:
+            return _PIPELINES[model]
+        _, ChronosPipeline = _import()
+        kind = _pipeline_class(model)
+        if kind != "ChronosPipeline":
+            raise ForecastError(f"{model}: a {kind} model returns quantiles, not sample paths; use an original "
+                                "Chronos (T5) model such as amazon/chronos-t5-small")
+        try:
+            pipeline = ChronosPipeline.from_pretrained(model, device_map="cpu")
+        except Exception as exc:  # noqa: BLE001 - hub, file and config errors alike
+            raise ForecastError(f"cannot load Chronos model {model!r}: {type(exc).__name__}: {exc}") from None
+        _PIPELINES[model] = pipeline
+        return pipeline
+
+
+class ChronosForecaster(Forecaster):
+    """Chronos (T5) sample paths; ignores the text context.  See the module docstring.
+
+    ``model``: folder or hub id (default: ``$HARNESS_CHRONOS_MODEL`` or
+    :data:`DEFAULT_MODEL`).  ``weights``: ``random-init`` to flag untrained
+    weights (default: read from the model's config).  ``temperature``, ``top_k``,
+    ``top_p``: sampling overrides (default: the model's).
+    """
+
+    name = "chronos"
+    uses_context = False
+    submission_type = "ts_model"
+
+    def __init__(self, model: str | os.PathLike | None = None, *, weights: str | None = None,
+                 temperature: float | None = None, top_k: int | None = None, top_p: float | None = None):
+        if weights not in (None, RANDOM_INIT, PRETRAINED):
+            raise ValueError(f"weights must be {RANDOM_INIT!r} or {PRETRAINED!r}, got {weights!r}")
+        self._model = str(model) if model is not None else None
+        self.weights = weights
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+
+    @property
+    def model(self) -> str:
+        return self._model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+    def configured(self, **options: Any) -> "ChronosForecaster":
+        """A copy with ``options`` (names in :data:`OPTIONS`) changed; ValueError for unknown ones."""
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
+        current = {"model": self._model, "weights": self.weights, "temperature": self.temperature,
+                   "top_k": self.top_k, "top_p": self.top_p}
+        return ChronosForecaster(**{**current, **options})
+
+    def weights_of(self, pipeline) -> str:
+        if self.weights:
+            return self.weights
+        value = getattr(pipeline.inner_model.config, WEIGHTS_FIELD, None)
+        return RANDOM_INIT if value == RANDOM_INIT else PRETRAINED
+
+    def forecast(self, request: ForecastRequest) -> Forecast:
+        y, horizon = check_request(request)
+        deadline = Deadline(request.time_limit)
+        torch, _ = _import()
+        pipeline = load_pipeline(self.model)
+        config = pipeline.model.config
+        weights = self.weights_of(pipeline)
+        info: dict[str, Any] = {"uses_context": False, "context_ignored": request.context is not None,
+                                "model": self.model, "weights": weights,
+                                "flag_untrained": weights == RANDOM_INIT,
+                                "context_length": config.context_length, "chunk": config.prediction_length,
+                                "n_history": len(y)}
+        context = torch.tensor(y[-config.context_length:], dtype=torch.float32).unsqueeze(0)
+        pieces = []
+        remaining = horizon
+        with torch.random.fork_rng(devices=[]), torch.inference_mode(), _threads(torch, 1):
+            torch.manual_seed(int(request.seed))
+            while remaining > 0:
+                if deadline.expired():
+                    done = horizon - remaining
+                    raise ForecastError(f"chronos: time limit of {request.time_limit:g} s reached after "
+                                        f"{done} of {horizon} steps")
+                step = min(remaining, config.prediction_length)
+                samples = pipeline.predict(context, prediction_length=step, num_samples=request.n_samples,
+                                           temperature=self.temperature, top_k=self.top_k, top_p=self.top_p,
+                                           limit_prediction_length=True)
+                pieces.append(samples[0])
+                remaining -= step
+                if remaining > 0:
+                    median = samples.median(dim=1).values
+                    context = torch.cat([context, median], dim=-1)[..., -config.context_length:]
+        paths = torch.cat(pieces, dim=-1).numpy().astype(float)
+        if paths.shape != (request.n_samples, horizon) or not np.isfinite(paths).all():
+            raise ForecastError(f"chronos returned {paths.shape} paths with non-finite values or a wrong shape")
+        info["time_s"] = round(deadline.elapsed(), 4)
+        return Forecast(samples=paths, info=info)
+
+
+@contextlib.contextmanager
+def _threads(torch, n: int):
+    """Run with ``n`` intra-op threads (small models on shared cores), restoring the setting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def build_tiny_model(folder: Path | str, *, seed: int = 0, context_length: int = 64, prediction_length: int = 16,
+                     n_tokens: int = 64, d_model: int = 16) -> Path:
+    """Save a tiny randomly initialised Chronos (T5) model under ``folder`` and return it.
+
+    For tests and offline smoke runs: the real loading code reads it like a
+    released model (``config.json`` with ``chronos_config``, safetensors weights),
+    and its config says ``"harness_weights": "random-init"`` so every forecast
+    from it is flagged untrained.  No download.
+    """
+    torch, _ = _import()
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    folder = Path(folder)
+    config = T5Config(vocab_size=n_tokens, d_model=d_model, d_kv=max(4, d_model // 2), d_ff=2 * d_model,
+                      num_layers=1, num_decoder_layers=1, num_heads=2, decoder_start_token_id=0,
+                      pad_token_id=0, eos_token_id=1)
+    config.chronos_config = {
+        "tokenizer_class": "MeanScaleUniformBins", "tokenizer_kwargs": {"low_limit": -15.0, "high_limit": 15.0},
+        "context_length": context_length, "prediction_length": prediction_length, "n_tokens": n_tokens,
+        "n_special_tokens": 2, "pad_token_id": 0, "eos_token_id": 1, "use_eos_token": True,
+        "model_type": "seq2seq", "num_samples": 20, "temperature": 1.0, "top_k": 50, "top_p": 1.0,
+    }
+    setattr(config, WEIGHTS_FIELD, RANDOM_INIT)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = T5ForConditionalGeneration(config)
+    model.save_pretrained(folder)
+    return folder
+
+
+@hookimpl
+def register_forecasters(register):
+    register(ChronosForecaster())

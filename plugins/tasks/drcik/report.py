@@ -1,0 +1,188 @@
+"""Dr-CiK Table 2 in ``harness report`` (paper Section 5.2 Table 2, Section 5.4, Appendix H.2).
+
+:func:`build_section` turns the rows of ``harness forecast`` runs (template
+``drcik``) into two tables:
+
+- **Table 2**: sCRPS per forecaster (rows) × context condition (columns), mean ±
+  standard error over the scored tasks, with a Fail column (tasks without a
+  valid forecast, per condition in column order);
+- **Table 2, common subset**: per cell, over the tasks every compared cell
+  completed, sCRPS, sRMSE and sMAE mean ± SE and the average ranks ± SE —
+  point (by sRMSE) and distributional (by sCRPS), rank 1 = best, computed per
+  task across all cells.
+
+Marks: the ``background`` condition is a stand-in (†): the release omits the
+original context, so the paper's Background, Original Context and Rewritten
+Context conditions cannot be reproduced; forecasters that ignore text (‡) get
+one forecast scored under every condition; tasks with hidden labels or an
+undefined scale are listed, never scored.  Rows flagged ``flag_*`` (e.g.
+``flag_untrained``: Chronos with random weights) are refused before this
+section sees them (:mod:`harness.report.load`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.report.load import ReportError
+from harness.report.sections import Section
+from harness.report.tables import DASH, Table, fmt_pm
+from plugins.tasks.drcik import contexts as ctx
+from plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
+                                         common_tasks, summary_table)
+
+CELLS = ["forecaster", "context"]
+TASK = "benchmark_id"
+REQUIRED = (*CELLS, TASK, "status", *METRICS)
+LABELS = {"no-context": "No Context", "background": "Background", "supporting-evidence": "Supporting Evidence",
+          "supporting-documents": "Supp. docs", "dr-evidence": "DR Evidence", "verified-dr": "Verified DR"}
+STAND_IN = "†"
+IGNORES_TEXT = "‡"
+
+
+def _prepare(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    missing = [c for c in REQUIRED if c not in rows.columns]
+    if missing:
+        runs = ", ".join(sorted(set(map(str, rows.get("run_dir", pd.Series(["?"]))))))
+        raise ReportError(f"{runs}: Dr-CiK results lack column(s) {', '.join(missing)} needed for Table 2")
+    messages = []
+    rows = rows.copy()
+    for metric in METRICS:
+        rows[metric] = pd.to_numeric(rows[metric], errors="coerce")
+    dup = rows.duplicated([*CELLS, TASK], keep="last")
+    if dup.any():
+        messages.append(f"{int(dup.sum())} Dr-CiK row(s) repeat a forecaster × context × task of a later run "
+                        "directory: the later run's row is used")
+        rows = rows[~dup]
+    return rows.reset_index(drop=True), messages
+
+
+def _order(values: pd.Series, known: list[str] | None = None) -> list[str]:
+    seen = list(dict.fromkeys(values.dropna().astype(str)))
+    if known:
+        return [k for k in known if k in seen] + [v for v in seen if v not in known]
+    return seen
+
+
+def _stand_in(rows: pd.DataFrame, context: str) -> bool:
+    if "reproduces_paper" in rows.columns:
+        flags = rows.loc[rows["context"] == context, "reproduces_paper"].dropna()
+        if len(flags):
+            return not bool(flags.astype(bool).all())
+    condition = ctx.CONDITIONS.get(context)
+    return condition is not None and not condition.reproduces_paper
+
+
+def _ignores_text(rows: pd.DataFrame, forecaster: str) -> bool:
+    if "context_used" not in rows.columns:
+        return False
+    mine = rows[(rows["forecaster"] == forecaster) & (rows["context"] != "no-context")]
+    return len(mine) > 0 and not mine["context_used"].fillna(False).astype(bool).any()
+
+
+def _label(context: str, stand_in: bool) -> str:
+    return LABELS.get(context, context) + (STAND_IN if stand_in else "")
+
+
+def _counts(cell: dict) -> str:
+    return str(int(cell["fail"])) if cell else DASH
+
+
+def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> Table:
+    """Table 2: sCRPS mean ± SE per forecaster × context, and the failures per context."""
+    cells = {(c["forecaster"], c["context"]): c for c in summary_table(rows, CELLS, TASK).to_dict("records")}
+    stand_ins = {c: _stand_in(rows, c) for c in contexts}
+    header = ["Forecaster", *[_label(c, stand_ins[c]) for c in contexts], "Fail" + (" (per context)"
+                                                                                      if len(contexts) > 1 else "")]
+    table = Table("drcik-table2", "Dr-CiK Table 2. sCRPS by forecaster and context condition (mean ± standard "
+                  "error over scored tasks; lower is better)", header)
+    for forecaster in forecasters:
+        shown = []
+        for context in contexts:
+            cell = cells.get((forecaster, context))
+            shown.append(fmt_pm(cell["scrps_mean"], cell["scrps_se"]) if cell else DASH)
+            if cell:
+                table.data.append({"forecaster": forecaster, "context": context, "n": int(cell["n"]),
+                                   "scrps_mean": cell["scrps_mean"], "scrps_se": cell["scrps_se"],
+                                   "fail": int(cell["fail"]), "hidden": int(cell["hidden"]),
+                                   "undefined": int(cell["undefined"])})
+        fails = " | ".join(_counts(cells.get((forecaster, c), {})) for c in contexts)
+        label = forecaster + (IGNORES_TEXT if _ignores_text(rows, forecaster) and len(contexts) > 1 else "")
+        table.add(label, [*shown, fails])
+    n_scored = sorted({int(c["n"]) for c in cells.values()})
+    table.notes.append("sCRPS: energy-form CRPS scaled by 1 / mean |y| over the forecast window, capped at 5 per "
+                       "task (Dr-CiK Appendix H.2); ± is the standard error of the mean over the scored tasks "
+                       f"(scored tasks per cell: {', '.join(map(str, n_scored)) or '0'}).")
+    table.notes.append("Fail: tasks without a valid forecast (the forecaster raised, timed out or returned "
+                       "unusable samples), left out of the mean.")
+    if any(stand_ins.values()):
+        table.notes.append(f"{STAND_IN} Stand-in: the task's target description. The public release omits the "
+                           "original context, so the paper's Background condition is approximated and "
+                           + "; ".join(f"{name} cannot be reproduced ({why})"
+                                       for name, why in ctx.UNAVAILABLE.items()) + ".")
+    else:
+        table.notes.append("Not reproducible from the public release: "
+                           + "; ".join(f"{name} ({why})" for name, why in ctx.UNAVAILABLE.items()) + ".")
+    if any(_ignores_text(rows, f) for f in forecasters) and len(contexts) > 1:
+        table.notes.append(f"{IGNORES_TEXT} Ignores the text context: one forecast per task, scored under every "
+                           "condition.")
+    return table
+
+
+def common_subset(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> Table:
+    """Per cell over the tasks every cell completed: metrics mean ± SE and average ranks ± SE."""
+    keep = common_tasks(rows, CELLS, TASK)
+    sub = rows[rows[TASK].isin(keep)]
+    header = ["Forecaster", "Context", "sCRPS", "sRMSE", "sMAE", "Avg. rank point (sRMSE)",
+              "Avg. rank distributional (sCRPS)"]
+    table = Table("drcik-table2-common", f"Dr-CiK Table 2, common subset: the {len(keep)} task(s) every "
+                  f"forecaster × context cell completed (mean ± SE; rank 1 = best)", header)
+    if not keep:
+        table.notes.append("No task was completed by every cell: nothing to compare on a common subset.")
+        return table
+    summary = {(c["forecaster"], c["context"]): c for c in summary_table(sub, CELLS, TASK).to_dict("records")}
+    ranks = {(r["forecaster"], r["context"]): r for r in average_ranks(rows, CELLS, TASK).to_dict("records")}
+    stand_ins = {c: _stand_in(rows, c) for c in contexts}
+    for forecaster in forecasters:
+        for context in contexts:
+            cell, rank = summary.get((forecaster, context)), ranks.get((forecaster, context))
+            if cell is None:
+                continue
+            table.add(forecaster, [_label(context, stand_ins[context]),
+                                   *[fmt_pm(cell[f"{m}_mean"], cell[f"{m}_se"]) for m in ("scrps", "srmse", "smae")],
+                                   fmt_pm(rank["point_rank"], rank["point_rank_se"], 2),
+                                   fmt_pm(rank["dist_rank"], rank["dist_rank_se"], 2)])
+            table.data.append({"forecaster": forecaster, "context": context, "n": int(cell["n"]),
+                               **{k: cell[k] for k in cell if k.endswith(("_mean", "_se"))},
+                               **{k: rank[k] for k in ("point_rank", "point_rank_se", "dist_rank",
+                                                       "dist_rank_se")}})
+    table.notes.append(f"Common tasks: {', '.join(map(str, keep))}.")
+    table.notes.append("Average rank: per task, the cells are ranked by sRMSE (point) and by sCRPS "
+                       "(distributional), ties sharing the mean rank; then averaged over the common tasks.")
+    return table
+
+
+def _unscored(rows: pd.DataFrame) -> list[str]:
+    notes = []
+    for status, what in ((LABELS_HIDDEN, "labels hidden (forecasts exported, not scored)"),
+                         (UNDEFINED_SCALE, "undefined scale (mean |y| = 0 over the forecast window, not scored)")):
+        ids = _order(rows.loc[rows["status"] == status, TASK])
+        if ids:
+            notes.append(f"Dr-CiK tasks with {what}: {', '.join(ids)}.")
+    return notes
+
+
+def build_section(rows: pd.DataFrame) -> Section:
+    """The Dr-CiK report section for ``rows`` (template ``drcik``)."""
+    rows, messages = _prepare(rows)
+    forecasters = _order(rows["forecaster"])
+    contexts = _order(rows["context"], list(ctx.CONDITIONS))
+    main = table2(rows, forecasters, contexts)
+    subset = common_subset(rows, forecasters, contexts)
+    unscored = _unscored(rows)
+    main.notes += unscored
+    if rows["status"].eq(FAILED).any() and "reason" in rows.columns:
+        reasons = rows.loc[rows["status"] == FAILED, "reason"].astype(str).value_counts()
+        main.notes.append("Failure reasons: " + "; ".join(f"{r[:120]} ({n}x)" for r, n in reasons.head(3).items())
+                          + ("; ..." if len(reasons) > 3 else ""))
+    return Section([main, subset], messages)
