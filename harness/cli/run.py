@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -13,8 +14,10 @@ from harness.config import RunSettings, parse, read_yaml
 from harness.run import execute, load_task, resolve_profile
 from harness.store import RunStore
 
-SUMMARY_COLUMNS = ("episode", "status", "accuracy", "shortlist", "heldout_accuracy", "n_invalid",
-                   "agent_seconds", "total_tokens", "cost_usd")
+#: results column -> summary table header
+SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "accuracy": "acc", "shortlist": "short",
+                   "heldout_accuracy": "held-out acc", "n_invalid": "invalid", "agent_seconds": "time (s)",
+                   "total_tokens": "tokens", "cost_usd": "cost ($)"}
 
 
 @click.command("run")
@@ -67,11 +70,13 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
         rows = execute(task, profile, list(seeds) or [None], store, settings, on_event,
                        model_backend=model_backend, model_options=options)
 
-    table = Table(title=f"{task.spec.name} · {profile.name}")
-    shown = [c for c in SUMMARY_COLUMNS if any(c in r and r[c] is not None for r in rows)]
+    table = Table(title=f"{task.spec.name} · {profile.name}", box=box.SIMPLE_HEAD)
+    shown = [c for c in SUMMARY_COLUMNS if any(r.get(c) not in (None, 0) or c in ("episode", "status", "accuracy")
+                                               for r in rows)]
     for col in shown:
-        table.add_column(col, justify="left" if col in ("episode", "status") else "right",
-                         overflow="fold" if col == "episode" else "ellipsis")
+        width = max(len(str(r.get(col))) for r in rows) if col == "episode" else None
+        table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ("episode", "status") else "right",
+                         overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     for row in rows:
         table.add_row(*(_fmt(row.get(c)) for c in shown))
     Console().print(table)
