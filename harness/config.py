@@ -100,8 +100,8 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
     return lines
 
 
-def read_yaml(path: Path | str) -> dict:
-    """Read a YAML mapping; ConfigError when the file is missing, unparsable or not a mapping."""
+def load_yaml(path: Path | str) -> Any:
+    """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable or invalid."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -113,6 +113,12 @@ def read_yaml(path: Path | str) -> dict:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise ConfigError(path, [f"{where}invalid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    return data
+
+
+def read_yaml(path: Path | str) -> dict:
+    """Read a YAML mapping; ConfigError when the file is missing, unparsable or not a mapping."""
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(path, [f"<root>: expected a mapping of fields, got {type(data).__name__}"])
     return data

@@ -48,7 +48,7 @@ def test_bad_scripts_name_file_and_field(tmp_path, text, problem):
 
 
 def test_missing_script_file(tmp_path):
-    with pytest.raises(ConfigError, match="cannot read script"):
+    with pytest.raises(ConfigError, match="cannot read file"):
         load_script(tmp_path / "nope.yaml")
 
 

@@ -26,11 +26,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 from pathlib import PurePosixPath
 
 from harness.contracts.sandbox import SandboxBackend, SandboxSpec
-from harness.sandbox.local import LAUNCH_CONFIG, Launch, LocalSandbox, launcher_argv
+from harness.sandbox.local import LAUNCH_CONFIG, Launch, LocalSandbox, ProbedBackend, launcher_argv
 from harness.sandbox.mounts import Mount
 
 NAMESPACES = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
@@ -100,7 +99,7 @@ class BubblewrapSandbox(LocalSandbox):
         return Launch(command, {}, (config,), pass_fds=(fd,))
 
 
-class BubblewrapBackend(SandboxBackend):
+class BubblewrapBackend(ProbedBackend, SandboxBackend):
     """``bubblewrap``: namespaces + allowlisted read-only binds, via /usr/bin/bwrap."""
 
     name = "bubblewrap"
@@ -108,23 +107,12 @@ class BubblewrapBackend(SandboxBackend):
 
     def __init__(self, binary: str | None = None):
         self._binary = binary
-        self._probe: tuple[bool, str] | None = None
-        self._probe_lock = threading.Lock()
+        self._init_probe()
         self.disable_userns = True
 
     @property
     def binary(self) -> str:
         return self._binary or shutil.which("bwrap") or "bwrap"
-
-    def available(self) -> tuple[bool, str]:
-        """Probe once: bwrap present and able to create the namespaces used.
-
-        The result is cached: later calls return at once.
-        """
-        with self._probe_lock:
-            if self._probe is None:
-                self._probe = self._run_probe()
-            return self._probe
 
     def _run_probe(self) -> tuple[bool, str]:
         if shutil.which(self.binary) is None:

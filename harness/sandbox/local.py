@@ -46,6 +46,24 @@ def default_path() -> str:
     return ":".join(dict.fromkeys(dirs))
 
 
+class ProbedBackend:
+    """Mixin for backends whose availability is probed once (``_run_probe``) and cached."""
+
+    def _init_probe(self) -> None:
+        self._probe: tuple[bool, str] | None = None
+        self._probe_lock = threading.Lock()
+
+    def available(self) -> tuple[bool, str]:
+        """Probe once whether this backend can create its sandboxes here; later calls return at once."""
+        with self._probe_lock:
+            if self._probe is None:
+                self._probe = self._run_probe()
+            return self._probe
+
+    def _run_probe(self) -> tuple[bool, str]:
+        raise NotImplementedError
+
+
 def launcher_argv(config_path: str) -> list[str]:
     """Command that runs the launcher with only the standard library (fast start)."""
     return [sys.executable, "-E", "-s", "-S", str(LAUNCHER), config_path]

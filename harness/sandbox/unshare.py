@@ -19,11 +19,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 from harness.contracts.sandbox import SandboxBackend, SandboxSpec
-from harness.sandbox.local import Launch, LocalSandbox, launcher_argv
+from harness.sandbox.local import Launch, LocalSandbox, ProbedBackend, launcher_argv
 from harness.sandbox.mounts import Mount
 
 NAMESPACES = ["--mount", "--pid", "--net", "--ipc", "--uts", "--cgroup"]
@@ -48,7 +47,7 @@ class UnshareSandbox(LocalSandbox):
         return Launch(command, {}, (config,))
 
 
-class UnshareBackend(SandboxBackend):
+class UnshareBackend(ProbedBackend, SandboxBackend):
     """``unshare``: namespaces from util-linux plus a Python launcher that builds the root."""
 
     name = "unshare"
@@ -56,23 +55,12 @@ class UnshareBackend(SandboxBackend):
 
     def __init__(self, binary: str | None = None):
         self._binary = binary
-        self._probe: tuple[bool, str] | None = None
-        self._probe_lock = threading.Lock()
+        self._init_probe()
         self.userns = True
 
     @property
     def binary(self) -> str:
         return self._binary or shutil.which("unshare") or "unshare"
-
-    def available(self) -> tuple[bool, str]:
-        """Probe once: unshare present, namespaces creatable, and a real sandbox runs ``true``.
-
-        The result is cached: later calls return at once.
-        """
-        with self._probe_lock:
-            if self._probe is None:
-                self._probe = self._run_probe()
-            return self._probe
 
     def _run_probe(self) -> tuple[bool, str]:
         if shutil.which(self.binary) is None:

@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from harness.config import ConfigError, Strict, format_validation_error
+from harness.config import ConfigError, Strict, format_validation_error, load_yaml
 from harness.proxy import KEY_ENV_VARS, UpstreamRequest
 from plugins.models.wire.base import WireFormat, string_leaves
 
@@ -141,17 +140,7 @@ def parse_script(data: Any, source: Path | str = "<script>") -> Script:
 def load_script(path: Path | str) -> Script:
     """Read a YAML/JSON script file."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(path, [f"cannot read script: {exc.strerror or exc}"]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(path, [f"{where}invalid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    return parse_script(data, path)
+    return parse_script(load_yaml(path), path)
 
 
 # -- checking requests ------------------------------------------------------------
