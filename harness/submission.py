@@ -58,6 +58,19 @@ WORKER_ENV = {
 }
 
 
+
+def read_submission_inputs(module: Path, function: str, inputs: list[Path]) -> tuple[list[bytes], list[CallResult] | None]:
+    """The input files' bytes, or the results to return at once (no module: every call fails; no inputs).
+
+    Raises ValueError when ``function`` is not an identifier; a missing input file is a harness bug and raises.
+    """
+    if not function.isidentifier():
+        raise ValueError(f"function {function!r} is not a Python identifier")
+    if not Path(module).is_file():
+        return [], [CallResult(error=f"submission file {Path(module).name} not found") for _ in inputs]
+    samples = [Path(p).read_bytes() for p in inputs]
+    return samples, (None if samples else [])
+
 class WorkerGone(Exception):
     """The worker ended (crash, exit) or broke the protocol; the message says how."""
 
@@ -181,14 +194,10 @@ class SandboxedSubmissionRunner:
 
     def __call__(self, module: Path, function: str, inputs: list[Path]) -> list[CallResult]:
         """One result per input, in order (value, or error text such as ``"timeout after 5s"``)."""
-        module, inputs = Path(module), [Path(p) for p in inputs]
-        if not function.isidentifier():
-            raise ValueError(f"function {function!r} is not a Python identifier")
-        if not module.is_file():
-            return [CallResult(error=f"submission file {module.name} not found") for _ in inputs]
-        samples = [p.read_bytes() for p in inputs]  # a missing input is a harness bug: raise
-        if not samples:
-            return []
+        module = Path(module)
+        samples, early = read_submission_inputs(module, function, inputs)
+        if early is not None:
+            return early
         with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
             sub, ws = Path(tmp) / "submission", Path(tmp) / "workspace"
             sub.mkdir(mode=0o755)

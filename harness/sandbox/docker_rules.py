@@ -38,7 +38,8 @@ from pathlib import Path
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
 from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect
-from harness.submission import SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS, SandboxedSubmissionRunner
+from harness.submission import (SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS, SandboxedSubmissionRunner,
+                                read_submission_inputs)
 
 WORKER_IN_CONTAINER = "/opt/harness/rule_worker.py"
 #: Extra container memory beyond the worker's address-space cap (interpreter, page cache).
@@ -231,14 +232,10 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
 
     def __call__(self, module: Path, function: str, inputs: list[Path]) -> list[CallResult]:
         """One result per input, in order (value, or error text such as ``"timeout after 5s"``)."""
-        module, inputs = Path(module), [Path(p) for p in inputs]
-        if not function.isidentifier():
-            raise ValueError(f"function {function!r} is not a Python identifier")
-        if not module.is_file():
-            return [CallResult(error=f"submission file {module.name} not found") for _ in inputs]
-        samples = [p.read_bytes() for p in inputs]  # a missing input is a harness bug: raise
-        if not samples:
-            return []
+        module = Path(module)
+        samples, early = read_submission_inputs(module, function, inputs)
+        if early is not None:
+            return early
         client = connect()
         try:
             image = agent_image(self.backend, client)
