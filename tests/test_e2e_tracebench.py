@@ -99,6 +99,8 @@ def test_programmatic_episode_in_unshare_sandbox_scores_test_and_heldout(tmp_pat
         truth = {name: item["label"] for name, item in key[split].items()}
         files = sorted((ep / "key" / folder).glob("*.parquet"))
         assert len(files) == len(truth) > 0
+        if split == "heldout":  # hard links to the shared observed-sample cache, not per-episode copies
+            assert all(f.stat().st_nlink >= 2 for f in files)
         expected = one_nn_accuracy(files, truth, ep / "workspace" / "train_samples", support, impulse_col=2)
         assert row[column] == pytest.approx(expected), split
     assert row["heldout_n"] == 30 and row["heldout_n_invalid"] == 0

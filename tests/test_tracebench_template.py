@@ -435,3 +435,23 @@ def test_balldrop_episode_end_to_end(tmp_path):
             blob = path.read_bytes().lower()
             for secret in ["balldrop", "position", "velocity", "hard_stop", *sim.labels]:
                 assert secret.encode() not in blob, (path.name, secret)
+
+
+def test_heldout_files_are_hard_links_to_one_cached_copy(tmp_path, monkeypatch):
+    """Two programmatic episodes with the same pool, seed and noise share their held-out files on disk."""
+    import os
+
+    from plugins.tasks.tracebench import files as sample_files
+
+    cached = tmp_path / "cache" / "a.parquet"
+    written = []
+
+    def write(path):
+        written.append(path)
+        path.write_bytes(b"sample")
+
+    for dest in (tmp_path / "one.parquet", tmp_path / "two.parquet"):
+        sample_files.link_cached(dest, cached, write)
+    assert len(written) == 1 and not list(cached.parent.glob("*.tmp"))
+    assert os.stat(tmp_path / "one.parquet").st_ino == os.stat(tmp_path / "two.parquet").st_ino == os.stat(cached).st_ino
+    assert (tmp_path / "two.parquet").read_bytes() == b"sample"

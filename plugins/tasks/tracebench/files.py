@@ -12,8 +12,10 @@ per-episode random generator.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +75,22 @@ def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
     table = pa.Table.from_arrays([pa.array(col, type=pa.float64()) for col in columns],
                                  names=column_names(values.shape[1]))
     pq.write_table(table.replace_schema_metadata(None), path, store_schema=False)
+
+
+def link_cached(dest: Path, cached: Path, write: Callable[[Path], None]) -> None:
+    """Make ``dest`` a hard link to ``cached``, writing ``cached`` first (atomically) when missing.
+
+    Falls back to a copy where a hard link is impossible (another filesystem).
+    """
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        write(tmp)
+        os.replace(tmp, cached)
+    try:
+        os.link(cached, dest)
+    except OSError:
+        shutil.copyfile(cached, dest)
 
 
 def file_key(key: str) -> str:

@@ -114,6 +114,13 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
     return _pool_cache[key]
 
 
+def _observed_cache(sim: Simulator, sample_id: str, seed: int, kappa: float) -> Path:
+    """Where the observed (noisy) copy of a pool sample is cached, beside the pools."""
+    from plugins.tasks.tracebench.pool import default_cache_root
+
+    return default_cache_root().parent / "observed" / f"{sim.name}-v{sim.version}" / f"{sample_id}-{seed}-k{kappa:g}.parquet"
+
+
 def default_simulator(name: str) -> Simulator:
     from harness.plugins import get
 
@@ -194,7 +201,8 @@ class TracebenchTemplate(TaskTemplate):
             "labels": labels, "label_mapping": {shown: cls for cls, shown in as_shown.items()},
         }
         for group, (ids, folders) in groups.items():
-            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown)
+            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown,
+                                           shared=group == "heldout")
 
         if key["support"]:
             (workspace / "train_labels.json").write_text(
@@ -213,8 +221,14 @@ class TracebenchTemplate(TaskTemplate):
 
     @staticmethod
     def _write_group(pool, sim: Simulator, params: TracebenchParams, ids: list[str], folders: list[Path],
-                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str]) -> dict:
-        """Write one batch under opaque names, in shuffled order; returns {file: truth}."""
+                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str],
+                     shared: bool = False) -> dict:
+        """Write one batch under opaque names, in shuffled order; returns {file: truth}.
+
+        ``shared``: the files are hard links to one cached copy per (sample, noise seed,
+        kappa), so the 142-per-class held-out batch costs its disk space once across
+        agents and conditions rather than once per episode.
+        """
         names = sample_files.opaque_names(rng, len(ids), taken)
         order = rng.permutation(len(ids))
         entries: dict[str, dict] = {}
@@ -230,7 +244,11 @@ class TracebenchTemplate(TaskTemplate):
             noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
             if noisy.shape != np.shape(clean.values):
                 raise ValueError(f"{sim.name}.observe returned shape {noisy.shape}, expected {np.shape(clean.values)}")
-            sample_files.write_sample(folders[0] / name, clean.time, noisy)
+            if shared:
+                sample_files.link_cached(folders[0] / name, _observed_cache(sim, sample_id, seed, kappa),
+                                         lambda tmp: sample_files.write_sample(tmp, clean.time, noisy))
+            else:
+                sample_files.write_sample(folders[0] / name, clean.time, noisy)
             for copy in folders[1:]:
                 shutil.copyfile(folders[0] / name, copy / name)
             entries[name] = {"sample_id": str(sample_id), "label": as_shown[class_label],
