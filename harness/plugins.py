@@ -172,9 +172,6 @@ def _invalid(obj: Any, contract: type) -> str | None:
     name = getattr(obj, "name", None)
     if not isinstance(name, str) or not name:
         return f"{type(obj).__name__}.name must be a non-empty string, got {name!r}"
-    if inspect.isabstract(type(obj)):
-        missing = ", ".join(sorted(type(obj).__abstractmethods__))
-        return f"{type(obj).__name__} does not implement {missing}"
     return None
 
 

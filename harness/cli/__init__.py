@@ -26,20 +26,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _add_builtin_commands() -> None:
+    from harness.cli import image as image_cmd
     from harness.cli import plugins as plugins_cmd
     from harness.cli import report as report_cmd
     from harness.cli import run as run_cmd
+    from harness.cli import sandbox_cmd
     from harness.cli import tasks as tasks_cmd
 
-    cli.add_command(run_cmd.run)
-    cli.add_command(plugins_cmd.plugins_group)
-    cli.add_command(tasks_cmd.tasks_group)
-    cli.add_command(report_cmd.report)
-    for module, name in (("harness.cli.image", "image"), ("harness.cli.sandbox_cmd", "sandbox")):
-        try:
-            cli.add_command(getattr(__import__(module, fromlist=[name]), name))
-        except ImportError:
-            pass
+    for command in (run_cmd.run, plugins_cmd.plugins_group, tasks_cmd.tasks_group, report_cmd.report,
+                    image_cmd.image, sandbox_cmd.sandbox):
+        cli.add_command(command)
 
 
 _add_builtin_commands()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.report import FORMATS, build_report
+from harness.report.render import FORMATS
 
 
 @click.command("report")
@@ -20,6 +20,8 @@ from harness.report import FORMATS, build_report
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
     """Tables (TraceBench Tables 1, 2, 23, Appendix I), paired statistics and figures from run directories."""
+    from harness.report import build_report  # matplotlib loads only when a report is made
+
     built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)
     out = out or Path(run_dirs[0]) / "report"
     path = built.write(out, fmt)

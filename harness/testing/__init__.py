@@ -5,13 +5,7 @@ suites in the project's own tests.
 """
 
 from harness.testing.agent import AgentTests
+from harness.testing.forecaster import ForecasterTests
 from harness.testing.simulator import SimulatorTests
 
-__all__ = ["AgentTests", "SimulatorTests"]
-
-try:  # the forecaster suite needs only pandas/numpy but lives in its own module
-    from harness.testing.forecaster import ForecasterTests  # noqa: F401
-
-    __all__.append("ForecasterTests")
-except ImportError:  # pragma: no cover - during development only
-    pass
+__all__ = ["AgentTests", "ForecasterTests", "SimulatorTests"]

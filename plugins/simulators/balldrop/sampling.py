@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-from scipy.stats import qmc
 
 from harness.contracts import Parameter
 
@@ -37,6 +36,8 @@ def latin_hypercube(ranges: list[tuple[float, float]], n: int, rng: np.random.Ge
     if n == 0:
         return np.zeros((0, len(ranges)))
     seed = int(rng.integers(2**63 - 1))
+    from scipy.stats import qmc  # imported on use: scipy.stats is slow to load
+
     key = "rng" if "rng" in inspect.signature(qmc.LatinHypercube).parameters else "seed"
     unit = qmc.LatinHypercube(d=len(ranges), **{key: np.random.default_rng(seed)}).random(n)
     lo = np.array([r[0] for r in ranges])
