@@ -48,6 +48,9 @@ import math
 from typing import Callable
 
 import numpy as np
+from statsmodels.tsa.arima.model import ARIMA
+from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+from statsmodels.tsa.holtwinters import SimpleExpSmoothing
 
 from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness.hookspecs import hookimpl
@@ -132,8 +135,6 @@ def _last_value(y, horizon, request, rng, deadline, info):
 
 def _ses(y, horizon, request, rng, deadline, info, tail=ES_FIT_POINTS):
     fit_y = y[-tail:]
-    from statsmodels.tsa.holtwinters import SimpleExpSmoothing  # imported on use: statsmodels is slow to load
-
     res = SimpleExpSmoothing(fit_y, initialization_method="estimated").fit(optimized=True)
     info["ses"] = {"smoothing_level": float(res.params["smoothing_level"]), "fit_points": len(fit_y)}
     sim = res.simulate(horizon, anchor="end", repetitions=request.n_samples, error="add", rng=rng)
@@ -147,8 +148,6 @@ def _ets(y, horizon, request, rng, deadline, info, tail=ES_FIT_POINTS):
     for trend in ("add", None):
         deadline.check()
         try:
-            from statsmodels.tsa.exponential_smoothing.ets import ETSModel
-
             res = ETSModel(fit_y, error="add", trend=trend, damped_trend=False).fit(
                 disp=False, callback=deadline.check)
         except OutOfTime:
@@ -185,8 +184,6 @@ def _fit_grid(y, orders, deadline, cache, seasonal=(0, 0, 0, 0)):
             continue
         deadline.check()
         try:
-            from statsmodels.tsa.arima.model import ARIMA
-
             model = ARIMA(y, order=order, seasonal_order=seasonal)
             model.loglike = _checked(model.loglike, deadline)
             res = model.fit(method_kwargs={"callback": deadline.check}, cov_type="none")
