@@ -96,7 +96,8 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
         loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
         got = err.get("input")
         shown = "" if err["type"] == "missing" else f" (got: {got!r})"
-        lines.append(f"{loc or '<root>'}: {err['msg']}{shown}")
+        message = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        lines.append(f"{loc or '<root>'}: {message}{shown}")
     return lines
 
 

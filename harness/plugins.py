@@ -151,7 +151,9 @@ class Plugins:
             return self.registries[kind][name].obj
         except KeyError:
             known = ", ".join(sorted(self.registries[kind])) or "none"
-            raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known})") from None
+            failed = "; ".join(f"{p.plugin!r} ({p.distribution})" for p in self.problems)
+            hint = f"; plugins that failed to load: {failed} — see `harness plugins list`" if failed else ""
+            raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known}){hint}") from None
 
     def commands(self, cli) -> None:
         """Let plugins add CLI commands; a failing plugin is reported, not fatal."""
@@ -182,9 +184,10 @@ def plugins() -> Plugins:
     """The process-wide plugin set, loaded on first use."""
     global _plugins
     if _plugins is None:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # problems are listed by `harness plugins list`, not warned twice
             warnings.simplefilter("ignore", PluginWarning)
             _plugins = Plugins()
+            _plugins.registries  # noqa: B018 - validate every registration now, under the same filter
     return _plugins
 
 

@@ -8,6 +8,7 @@ Infrastructure failures are retried with exponential backoff up to
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,25 @@ def choose_backend(name: str, agent) -> SandboxBackend:
     """The sandbox backend for this agent (see :func:`harness.sandbox.choose_backend`)."""
     from harness.sandbox import choose_backend as choose
 
-    return choose(name, prefer_image=getattr(agent, "needs_image", False))
+    backend = choose(name, prefer_image=getattr(agent, "needs_image", False))
+    if backend.runs_images and not getattr(agent, "image_capable", True):
+        raise HarnessError(f"agent {agent.name!r} runs on the host's Python and cannot run in the "
+                           f"{backend.name!r} sandbox: use --sandbox auto, bubblewrap, unshare or none")
+    return backend
+
+
+def preflight(task: LoadedTask, profile: AgentProfile, settings: RunSettings, model_backend: str | None = None,
+              model_options: dict | None = None) -> None:
+    """Check everything a run needs before anything is written: the agent, the sandbox backend and,
+    for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
+    agent = plugin_registry.get("agent", profile.agent)
+    choose_backend(settings.sandbox, agent)
+    if getattr(agent, "needs_model", False):
+        name = model_backend or profile.provider
+        if not name:
+            raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
+        opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {})}
+        plugin_registry.get("model_backend", name).upstream(opts)
 
 
 def execute(
@@ -113,11 +132,22 @@ def execute(
     for seed in seeds:
         params = with_seed(task, seed)
         for episode in task.template.episodes(params):
-            suffix = f"-seed{seed}" if seed is not None else ""
+            rep = getattr(params, "seed", None)
+            suffix = f"-seed{rep}" if rep is not None else ""
             key = f"{task.spec.name}{suffix}" + (f"-{episode}" if episode != "0" else "")
             plans.append(EpisodePlan(key, task.spec.name, task.template, params, episode, profile, agent,
                                      backend, settings, store.run_id, extractors))
 
+    identity = {"task": task.spec.model_dump(mode="json"), "profile": profile.model_dump(mode="json")}
+    previous = store.read_run_json()
+    if previous is not None:
+        before = {"task": {k: v for k, v in previous.get("task", {}).items() if k != "file"},
+                  "profile": previous.get("profile")}
+        if before != identity:
+            raise HarnessError(f"{store.root} holds a run of another task or agent profile "
+                               f"({before['task'].get('name')} with {(before['profile'] or {}).get('name')}): "
+                               "resume it with the same --task and --agent, or choose another --out")
+        on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
     store.write_run_json({
         "run_id": store.run_id,
         "task": {"file": str(task.path), **task.spec.model_dump(mode="json")},
@@ -163,6 +193,8 @@ def execute(
 def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dict[str, Any]:
     attempt = 0
     while True:
+        if paths.root.exists():  # an interrupted or failed attempt: start the episode afresh
+            shutil.rmtree(paths.root)
         try:
             if proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)

@@ -93,6 +93,11 @@ class RunStore:
     def episode(self, key: str) -> EpisodePaths:
         return EpisodePaths(self.root / "episodes" / key)
 
+    def read_run_json(self) -> dict[str, Any] | None:
+        """The run's ``run.json``, or None for a new run."""
+        path = self.root / "run.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
     def write_run_json(self, data: dict[str, Any]) -> None:
         write_json(self.root / "run.json", data)
 

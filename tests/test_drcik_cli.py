@@ -127,7 +127,7 @@ def test_shipped_specs_load():
 
 
 @pytest.mark.parametrize("params,problem", [
-    ("forecasters: [naive]\n  contexts: [original-context]", "params.contexts: Value error, context condition "
+    ("forecasters: [naive]\n  contexts: [original-context]", "params.contexts: context condition "
      "'original-context' cannot be reproduced"),
     ("forecasters: [naive]\n  contexts: [no-context, no-context]", "a context condition is listed twice"),
     ("forecasters: [naive]\n  contexts: [no-context]\n  samples: 0", "params.samples: Input should be greater "

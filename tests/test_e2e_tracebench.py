@@ -112,3 +112,28 @@ def test_resume_skips_finished_episodes(tmp_path, cache_dir):
     first = (episode_dir(out) / "row.json").read_text()
     out2, proc = run_cli(tmp_path, cache_dir, {})
     assert out2 == out and (episode_dir(out) / "row.json").read_text() == first
+
+
+@pytest.mark.slow
+def test_interrupted_episode_is_started_afresh_on_resume(tmp_path, cache_dir):
+    out, _ = run_cli(tmp_path, cache_dir, {})
+    ep = episode_dir(out)
+    (ep / "row.json").unlink()  # as if the harness was killed after the agent ran
+    (ep / "workspace" / "stray.txt").write_text("left by the killed attempt")
+    out2, proc = run_cli(tmp_path, cache_dir, {})
+    assert "resuming" in proc.stderr and (ep / "row.json").exists()
+    assert not (ep / "workspace" / "stray.txt").exists()
+    assert len(pd.read_parquet(out2 / "results.parquet")) == 1
+
+
+@pytest.mark.slow
+def test_resume_refuses_a_run_of_another_task(tmp_path, cache_dir):
+    out, _ = run_cli(tmp_path, cache_dir, {})
+    spec = {**BASE, "name": "other", "params": {**BASE["params"], "pool_per_class": 25, "heldout_per_class": 6,
+                                                 "noise": "high"}}
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump(spec))
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache_dir)}
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "--task", str(tmp_path / "other.yaml"),
+                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 2
+    assert "holds a run of another task or agent profile" in proc.stderr and "Traceback" not in proc.stderr

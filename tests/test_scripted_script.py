@@ -28,9 +28,9 @@ def test_bare_list_is_the_turn_list():
 
 
 @pytest.mark.parametrize("text,problem", [
-    ("- tool_calls:\n  - shell: ls\n    name: Bash\n", "turns.0.tool_calls.0: Value error, give exactly one of"),
+    ("- tool_calls:\n  - shell: ls\n    name: Bash\n", "turns.0.tool_calls.0: give exactly one of"),
     ("- tool_calls:\n  - shell: ls\n    arguments: {a: 1}\n", "'arguments' goes with 'name'"),
-    ("- usage: {prompt_tokens: 10, cached_tokens: 20}\n", "turns.0.usage: Value error, cached_tokens cannot exceed"),
+    ("- usage: {prompt_tokens: 10, cached_tokens: 20}\n", "turns.0.usage: cached_tokens cannot exceed"),
     ("- usage: {completion_tokens: 1, reasoning_tokens: 2}\n", "reasoning_tokens cannot exceed completion_tokens"),
     ("- txt: hello\n", "turns.0.txt: Extra inputs are not permitted"),
     ("- expect: {wire: grpc}\n", "turns.0.expect.wire"),
@@ -69,7 +69,8 @@ def test_backend_options(tmp_path):
     up = backend.upstream({"script": str(SCRIPTS / "codex.yaml")})
     assert isinstance(up, ScriptedUpstream) and len(up.script.turns) == 2
     assert backend.upstream({"script": [{"text": "inline"}]}).script.turns[0].text == "inline"
-    assert backend.upstream({}).script.turns == []
+    with pytest.raises(UpstreamConfigError, match="needs a script: pass --script FILE"):
+        backend.upstream({})
     with pytest.raises(UpstreamConfigError, match="not both"):
         backend.upstream({"script": "a", "replay": "b"})
     with pytest.raises(UpstreamConfigError, match="options.script must be"):

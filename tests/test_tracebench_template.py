@@ -90,7 +90,7 @@ def test_params_defaults():
     ({"examples_per_class": -1}, "params.examples_per_class: Input should be greater than or equal to 0"),
     ({"n_test": 0}, "params.n_test: Input should be greater than or equal to 1"),
     ({"context": "maybe"}, "params.context: Input should be a valid boolean"),
-    ({"simulator": "pendulum"}, "params.simulator: Value error, no registered simulator named 'pendulum' (known: balldrop, toyball)"),
+    ({"simulator": "pendulum"}, "params.simulator: no simulator named 'pendulum' (known: balldrop, toyball)"),
 ])
 def test_malformed_params_name_the_field(tmp_path, params, field):
     body = {"simulator": "toyball", "noise": "low", "submission": "direct"} | params
@@ -113,7 +113,7 @@ def test_no_context_without_examples_is_rejected(tmp_path):
     with pytest.raises(ConfigError) as err:
         task_params(spec, TracebenchParams, tmp_path / "x.yaml")
     text = str(err.value)
-    assert "params: Value error, context: false with examples_per_class: 0 is not a TraceBench condition" in text
+    assert "params: context: false with examples_per_class: 0 is not a TraceBench condition" in text
     make_params(context=False, examples_per_class=1)   # any support batch makes it valid
     make_params(context=True, examples_per_class=0)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
+from harness.cli._console import console
 
 from harness import __version__
 from harness.config import ConfigError
 from harness.errors import HarnessError
 from harness import plugins as registry
 
-stderr = Console(stderr=True)
+stderr = console(stderr=True)
 USER_ERRORS = (ConfigError, HarnessError, registry.UnknownPlugin)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
+from harness.cli._console import console
 from rich.table import Table
 
 from harness.plugins import KINDS, plugins
@@ -36,7 +36,7 @@ def list_plugins(as_json: bool) -> None:
         table.add_column(col)
     for row in rows:
         table.add_row(*(str(row[c]) for c in ("kind", "name", "plugin", "distribution", "version")))
-    console = Console()
-    console.print(table)
+    out = console()
+    out.print(table)
     for p in loaded.problems:
-        console.print(f"[yellow]problem:[/] {p}", highlight=False)
+        out.print(f"[yellow]problem:[/] {p}", highlight=False)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 from rich import box
-from rich.console import Console
+from harness.cli._console import console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.config import RunSettings, parse, read_yaml
-from harness.run import execute, load_task, resolve_profile
+from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
 #: results column -> summary table header
@@ -45,9 +45,12 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
     if timeout:
         data["episode_timeout"] = timeout
     settings = parse(RunSettings, data, settings_file or "--settings")
-    store = RunStore.create(out)
-    err = Console(stderr=True)
     options = {"script": str(script)} if script else {}
+    if any(s < 0 for s in seeds):
+        raise click.BadParameter("repetition seeds are non-negative integers", param_hint="--seed")
+    preflight(task, profile, settings, model_backend, options)
+    store = RunStore.create(out)
+    err = console(stderr=True)
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=False) as progress:
@@ -62,6 +65,8 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
                 progress.update(bar, description=f"episode {data['key']}")
             elif event in ("done", "skip"):
                 progress.advance(bar)
+            elif event == "resume":
+                err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
             elif event == "retry":
                 err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
             elif event == "message":
@@ -79,7 +84,7 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     for row in rows:
         table.add_row(*(_fmt(row.get(c)) for c in shown))
-    Console().print(table)
+    console().print(table)
     click.echo(f"results: {store.root / 'results.parquet'}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
+from harness.cli._console import console
 from rich.table import Table
 
 from harness.config import ConfigError, load_task_spec
@@ -39,4 +39,4 @@ def list_tasks(root: Path | None, long_: bool) -> None:
             continue
         params = " ".join(f"{k}={v}" for k, v in spec.params.items())
         table.add_row(str(path.relative_to(root)), spec.template, params, *((spec.description,) if long_ else ()))
-    Console().print(table)
+    console().print(table)

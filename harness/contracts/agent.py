@@ -70,12 +70,15 @@ class Agent(ABC):
     ``needs_model``: True for LLM agents (the harness starts the model proxy).
     ``needs_image``: the agent is meant to run in the agent runtime image (its
     tools are installed there); ``--sandbox auto`` then prefers an image backend.
+    ``image_capable``: False for agents that run host programs (e.g. the host's
+    Python) and so cannot run in an image backend such as docker.
     """
 
     name: str
     version: str = "0"
     needs_model: bool = True
     needs_image: bool = False
+    image_capable: bool = True
 
     def install(self, recipe: ImageRecipe) -> None:
         """Add what the agent needs to the runtime image recipe (default: nothing)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from harness.errors import HarnessError
 from harness.proxy.wire import Wire, detect_wire
 
 #: Key given to agents inside the sandbox; the proxy replaces it upstream.
@@ -35,7 +36,7 @@ class UpstreamUnreachable(ConnectionError):
     """The upstream could not be reached (refused, DNS, connect timeout, reset before a status)."""
 
 
-class UpstreamConfigError(ValueError):
+class UpstreamConfigError(HarnessError, ValueError):
     """A model backend's options are unusable; the message names the option."""
 
 

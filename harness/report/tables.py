@@ -226,7 +226,7 @@ def resources_table(frame: pd.DataFrame, agents: list[str]) -> Table | None:
     columns = [(n, s) for n in noises for s in SUBMISSIONS]
     header = ["Agent"] + [f"{n} noise, {s}" for n, s in columns]
     table = Table("resources", "Resource use per episode (main experiment; mean ± within-simulator SD)", header)
-    table.notes.append("Time: agent wall-clock seconds (agent_seconds; total_seconds from the trajectory when absent).")
+    table.notes.append("Time: agent wall-clock seconds (agent_seconds; when absent, total_seconds: the trajectory's or proxy log's span).")
     frame_time = time_column(main)
     for title, column, scale, digits in (("Total tokens (M)", "total_tokens", 1e-6, 3), ("Cost (USD)", "cost_usd", 1, 3),
                                          ("Time (s)", "_time", 1, 1), ("Tool calls", "tool_calls", 1, 2),

@@ -22,10 +22,17 @@ names and arguments, and the tool definitions (``tools``, as JSON).  Image and
 document payloads and encrypted reasoning are left out of both numerator and
 denominator (a tokenizer cannot price them).
 
+The calls summed are the agent iterations (:func:`agent_calls`): completion
+requests of the agent's own conversation.  When any request of the log offers
+tools, requests without tools are side calls of the CLI (OpenCode's session
+title, Gemini CLI's model routing, ...) and are left out; so are requests the
+upstream answered with an HTTP error (>= 400: the model processed nothing;
+the retry is the iteration).
+
 :func:`read_proxy_log` reads ``proxy.jsonl``.  What is read of it: request
 lines (``kind`` or ``type`` = ``"request"``) with ``path``, optional ``wire``
 and ``body`` (a JSON object; a string body is parsed as JSON when it can be);
-response lines (``"response"``) with ``ts``, ``usage`` {``prompt_tokens``,
+response lines (``"response"``) with ``seq`` (the request's), ``status``, ``ts``, ``usage`` {``prompt_tokens``,
 ``cached_tokens``, ``completion_tokens``, ``reasoning_tokens``} and
 ``cost_usd``.  Broken lines are skipped and counted.
 """
@@ -287,3 +294,30 @@ def is_llm_call(record: dict, body: Any) -> bool:
     if method != "POST" or path.endswith(("/count_tokens", ":countTokens")):
         return False
     return isinstance(body, dict) and any(k in body for k in ("messages", "input", "contents"))
+
+
+def offers_tools(body: Any) -> bool:
+    """The request offers the model tools (a non-empty ``tools`` list)."""
+    return isinstance(body, dict) and isinstance(body.get("tools"), list) and len(body["tools"]) > 0
+
+
+def agent_calls(log: ProxyLog) -> list[tuple[dict, Any]]:
+    """``(request record, parsed body)`` of the LLM calls that are agent iterations (TraceBench Appendix G).
+
+    LLM calls (:func:`is_llm_call`) whose response, matched by ``seq``, is not
+    an HTTP error (status >= 400); when any of them offers tools, only those
+    that do (the others are the CLI's side calls: session titles, routing).
+    """
+    failed = {r.get("seq") for r in log.responses
+              if r.get("seq") is not None and isinstance(r.get("status"), int) and r["status"] >= 400}
+    calls = []
+    for record in log.requests:
+        body = request_body(record)
+        if not is_llm_call(record, body):
+            continue
+        if record.get("seq") is not None and record.get("seq") in failed:
+            continue
+        calls.append((record, body))
+    if any(offers_tools(body) for _, body in calls):
+        calls = [(record, body) for record, body in calls if offers_tools(body)]
+    return calls

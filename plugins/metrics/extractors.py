@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.contracts import EpisodeArtifacts, MetricExtractor
 from harness.trajectory import content_text, exchanges, parse_timestamp, steps
-from plugins.metrics.context import context_blocks, detect_wire, is_llm_call, read_proxy_log, request_body
+from plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
 from plugins.metrics.numbers import count_numbers
 from plugins.metrics.shell import normalize_path
 from plugins.metrics.sources import Replay, replay
@@ -53,7 +53,9 @@ class InteractionMetrics(MetricExtractor):
 
     ``agent_iterations``: the number of LLM calls in the trajectory -- each
     agent step is one call, or ``llm_call_count`` calls when the step says so
-    (ATIF v1.7); without a trajectory, the LLM requests in ``proxy.jsonl``.
+    (ATIF v1.7); without a trajectory, the agent's LLM calls in ``proxy.jsonl``
+    (:func:`plugins.metrics.context.agent_calls`: side calls such as session
+    titles and failed requests left out).
     ``tool_calls``: well-formed tool calls -- a non-empty function name and
     arguments that are a JSON object (or a string holding one); Codex's
     ``apply_patch``, whose argument is the raw patch text, is well-formed too.
@@ -66,7 +68,7 @@ class InteractionMetrics(MetricExtractor):
         trajectory = artifacts.trajectory
         if trajectory is None:
             log = read_proxy_log(artifacts.proxy_log)
-            calls = None if log is None else sum(is_llm_call(r, request_body(r)) for r in log.requests)
+            calls = None if log is None else len(agent_calls(log))
             return {"agent_iterations": calls, "tool_calls": None}
         iterations = 0
         for step in steps(trajectory):
@@ -205,7 +207,10 @@ class NumericOutputMetrics(MetricExtractor):
 class ConsoleShareMetrics(MetricExtractor):
     """Console-output token share (TraceBench Section 4.2, Appendix G.2).
 
-    For every LLM call (request in ``proxy.jsonl``), the tokens of console
+    For every agent iteration (LLM call of the agent's conversation in
+    ``proxy.jsonl``; side calls such as session titles and requests answered
+    with an HTTP error are left out, see
+    :func:`plugins.metrics.context.agent_calls`), the tokens of console
     output (tool results) in its input context and the tokens of its whole
     input context, with one tiktoken encoding (see
     :mod:`plugins.metrics.context` and :mod:`plugins.metrics.tokenizer`);
@@ -229,13 +234,11 @@ class ConsoleShareMetrics(MetricExtractor):
         log = read_proxy_log(artifacts.proxy_log)
         console = total = 0
         source = None
-        if log is not None and log.requests:
+        calls = agent_calls(log) if log is not None else []
+        if calls:
             source = "proxy"
             memo: dict = {}
-            for record in log.requests:
-                body = request_body(record)
-                if not is_llm_call(record, body):
-                    continue
+            for record, body in calls:
                 for text, is_console in context_blocks(body, detect_wire(record, body), memo):
                     n = tokenizer.count(text)
                     total += n
@@ -289,9 +292,10 @@ class UsageMetrics(MetricExtractor):
     proxy log, from the trajectory's step ``metrics`` (or ``final_metrics``).
     ``total_tokens`` = prompt + completion tokens.  ``cost_usd`` is equation
     (1) at the agent profile's prices; without a profile, the sum of the
-    logged ``cost_usd``.  ``total_seconds``: wall-clock seconds from the first
-    to the last trajectory timestamp (else from the first request to the last
-    response of the proxy log); the results row also has ``agent_seconds``
+    logged ``cost_usd``.  ``total_seconds``: wall-clock seconds, the longer of
+    the trajectory's span (first to last step timestamp) and the proxy log's
+    (first request to last response byte) -- a run killed at its time limit
+    has a model call in flight that only the proxy log shows; the results row also has ``agent_seconds``
     (agent start to exit, measured by the harness), which reports prefer.
     ``usage_source`` says where the tokens came from (``proxy`` | ``trajectory``).
     """
@@ -356,6 +360,15 @@ def _trajectory_usage(trajectory: dict) -> tuple[int, int, int, float | None] | 
 
 
 def _elapsed(trajectory: dict | None, log) -> float | None:
+    """The longer of two wall-clock spans: first to last trajectory timestamp, and first
+    request to last response byte of the proxy log (each taken when it has two stamps).
+
+    Each source alone can fall short: a trajectory misses the model call in
+    flight when the agent is killed at its time limit, and the proxy log
+    misses tool time after the last response.  Spans are not mixed across
+    sources, so a clock offset between the CLI's log and the proxy cannot
+    inflate the result.
+    """
     times = []
     for step in steps(trajectory):
         stamp = step.get("timestamp")
@@ -364,14 +377,13 @@ def _elapsed(trajectory: dict | None, log) -> float | None:
                 times.append(parse_timestamp(stamp).timestamp())
             except ValueError:
                 continue
-    if len(times) >= 2:
-        return max(times) - min(times)
+    spans = [max(times) - min(times)] if len(times) >= 2 else []
     if log is not None:
         stamps = [r.get("ts") for r in log.requests] + [r.get("last_byte_ts", r.get("ts")) for r in log.responses]
         stamps = [float(s) for s in stamps if isinstance(s, (int, float)) and not isinstance(s, bool)]
         if len(stamps) >= 2:
-            return max(stamps) - min(stamps)
-    return None
+            spans.append(max(stamps) - min(stamps))
+    return max(spans) if spans else None
 
 
 def all_extractors() -> list[MetricExtractor]:

@@ -245,7 +245,10 @@ class ScriptedBackend(ModelBackend):
         if script is not None and not isinstance(script, (str, Path, dict, list)):
             raise UpstreamConfigError(f"model backend 'scripted': options.script must be a path or a script, "
                                       f"got {type(script).__name__}")
-        return ScriptedUpstream(_as_script(script) if script is not None else None)
+        if script is None:
+            raise UpstreamConfigError("the scripted model backend needs a script: pass --script FILE "
+                                      "(format: tests/fixtures/scripts/README.md)")
+        return ScriptedUpstream(_as_script(script))
 
 
 @hookimpl

@@ -16,6 +16,7 @@ class EuclideanNN(Agent):
     name = "euclidean-1nn"
     version = "1"
     needs_model = False
+    image_capable = False  # runs the host's Python with the harness's own packages
 
     def command(self, ctx: AgentContext) -> AgentInvocation:
         info = {k: ctx.task_info.get(k) for k in ("submission", "labels", "columns", "impulse_columns")}

@@ -81,11 +81,12 @@ class TracebenchParams(BaseModel):
     @field_validator("simulator")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from harness.plugins import plugins
+        from harness.plugins import UnknownPlugin, get
 
-        known = plugins().registry("simulator")
-        if name not in known:
-            raise ValueError(f"no registered simulator named {name!r} (known: {', '.join(sorted(known)) or 'none'})")
+        try:
+            get("simulator", name)
+        except UnknownPlugin as exc:
+            raise ValueError(str(exc)) from None
         return name
 
     @model_validator(mode="after")
