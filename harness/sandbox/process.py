@@ -19,6 +19,27 @@ def truncation_marker(dropped: int) -> str:
     return f"\n[output truncated: {dropped} more bytes]\n"
 
 
+
+def descendants(root: int) -> list[int]:
+    """Host pids of every descendant of ``root`` (from /proc), parents before children."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
 class BoundedCapture(threading.Thread):
     """Drain a pipe on a thread, keeping at most ``limit`` bytes (the rest is counted)."""
 
@@ -127,7 +148,18 @@ class SandboxProcess:
                 delay = min(delay * 2, 0.05)
 
     def kill(self) -> None:
-        """SIGKILL the whole process group (and so the sandbox's PID namespace); idempotent."""
+        """SIGKILL the whole process tree (and so the sandbox's PID namespace); idempotent.
+
+        Descendants are killed by pid first: a sandboxed process that changed its uid no
+        longer receives the parent-death signal of bwrap/unshare (the kernel's permission
+        check fails across uids), so killing the process group alone could orphan it.
+        """
+        if self.popen.returncode is None:
+            for pid in descendants(self.popen.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         self._killpg()
         self._exited(None)
         self._finish()
