@@ -51,3 +51,23 @@ def test_missing_run_dir_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(report, [str(tmp_path / "nope")])
     assert result.exit_code != 0
     assert "nope: not a run directory" in str(result.exception)
+
+
+def test_repeated_episodes_and_empty_run_dirs_are_set_aside_with_a_message(tmp_path):
+    """Two copies of the same run are counted once; a run folder without results is skipped, said so."""
+    import shutil
+
+    import pandas as pd
+
+    from harness.report.load import load_results
+
+    src = tmp_path / "a"
+    (src / "episodes").mkdir(parents=True)
+    pd.DataFrame([{"profile": "p", "episode": "e-seed0", "accuracy": 1.0},
+                  {"profile": "p", "episode": "e-seed1", "accuracy": 0.0}]).to_parquet(src / "results.parquet")
+    shutil.copytree(src, tmp_path / "b")
+    (tmp_path / "empty").mkdir()
+    results = load_results([src, tmp_path / "b", tmp_path / "empty"])
+    assert len(results.frame) == 2 and set(results.frame["run_dir"]) == {str(src)}
+    assert any("left out 2 repeated episode(s)" in m for m in results.messages)
+    assert any("skipped" in m and "empty" in m for m in results.messages)

@@ -71,10 +71,27 @@ def load_results(run_dirs: list[Path | str]) -> Results:
     """All rows of ``run_dirs``, with flagged rows set apart."""
     if not run_dirs:
         raise ReportError("no run directories given")
-    frames = [read_run(d) for d in run_dirs]
+    frames, messages, empty = [], [], []
+    for d in run_dirs:
+        try:
+            frames.append(read_run(d))
+        except ReportError as exc:
+            if "no results.parquet" not in str(exc):
+                raise
+            empty.append(str(exc))
+            messages.append(f"skipped {d}: it holds no finished episode")
+    if not frames:
+        raise ReportError("; ".join(empty))
     frame = pd.concat(frames, ignore_index=True, sort=False)
+    if {"profile", "episode"} <= set(frame.columns):
+        repeated = frame.duplicated(subset=["profile", "episode"], keep="first")
+        if repeated.any():
+            dup = frame[repeated]
+            messages.append(f"left out {len(dup)} repeated episode(s) (same profile and episode in several run "
+                            f"directories; the first is kept): "
+                            + ", ".join(f"{r.profile}/{r.episode} in {r.run_dir}" for r in dup.itertuples()))
+            frame = frame[~repeated].reset_index(drop=True)
     flags = [c for c in frame.columns if c.startswith("flag_")]
-    messages: list[str] = []
     if flags:
         flagged = frame[flags].apply(lambda col: col.map(_bool)).any(axis=1)
     else:
