@@ -155,6 +155,8 @@ def execute(
         "profile": profile.model_dump(mode="json"),
         "settings": settings.model_dump(mode="json"),
         "sandbox": backend.name,
+        "sandbox_details": backend.describe(),
+        "agent": {"name": agent.name, "version": agent.version},
         "model_backend": model_backend,
         "versions": versions(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

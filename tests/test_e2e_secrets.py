@@ -12,6 +12,7 @@ file, finds it nowhere; and it appears in no file of the run directory
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from pathlib import Path
@@ -96,5 +97,8 @@ def test_host_key_reaches_the_provider_and_nothing_else(tmp_path, monkeypatch):
     assert "SCAN-DONE" in stdout
     hits = {m.group(1): int(m.group(2)) for m in re.finditer(r"(ENV|FILE)-HITS (\d+)", stdout)}
     assert hits == {"ENV": 0, "FILE": 0}, "the key is readable inside the sandbox"
+    run = json.loads((store.root / "run.json").read_text())
+    assert run["agent"] == {"name": "claude-code", "version": "2.1.96"}
+    assert run["sandbox_details"]["image"].startswith("harness-agent:") and run["sandbox_details"]["image_id"]
     leaked = [p for p in store.root.rglob("*") if p.is_file() and CANARY.encode() in p.read_bytes()]
     assert leaked == [], f"the key was written to {leaked}"

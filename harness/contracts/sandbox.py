@@ -106,6 +106,10 @@ class SandboxBackend(ABC):
     def available(self) -> tuple[bool, str]:
         """Whether this backend can run here, and if not, why (one sentence)."""
 
+    def describe(self) -> dict[str, str]:
+        """What a run records about the environment it ran in (e.g. the image tag and id)."""
+        return {"backend": self.name}
+
     @abstractmethod
     def create(self, spec: SandboxSpec) -> Sandbox:
         """Create a sandbox for ``spec``."""

@@ -207,6 +207,20 @@ class DockerBackend(SandboxBackend):
         return None, (f"the agent runtime image ({expected}) is not built: run `harness image build --bootstrap` "
                       "(or `harness image build` where an image registry is reachable)")
 
+    def describe(self) -> dict[str, str]:
+        """The backend, the image tag and its id (recorded in run.json)."""
+        try:
+            client = connect(timeout=10)
+        except DockerSandboxError as exc:
+            return {"backend": self.name, "error": str(exc)}
+        try:
+            image, why = self._default_image(client)
+            if image is None:
+                return {"backend": self.name, "error": why}
+            return {"backend": self.name, "image": image, "image_id": client.images.get(image).id}
+        finally:
+            client.close()
+
     def available(self) -> tuple[bool, str]:
         """(True, engine and image) or (False, one sentence: no engine, or the image is missing)."""
         try:
