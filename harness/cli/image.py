@@ -50,7 +50,7 @@ def build(bootstrap: bool, base: str | None, recipes: tuple[Path, ...], force: b
 @recipe_option
 @click.option("--json", "as_json", is_flag=True, help="Print the recipe as JSON.")
 def show(bootstrap: bool, base: str | None, recipes: tuple[Path, ...], as_json: bool) -> None:
-    """Show the runtime recipe, its image tag, and whether that image is built here."""
+    """Show the runtime recipe, its image tag, whether that image is built here, and the image runs use."""
     from harness.image.bootstrap import BootstrapSpec
     from harness.image.dockerfile import tag_for
     from harness.image.recipe import DEFAULT_BASE, runtime_recipe
@@ -74,6 +74,10 @@ def show(bootstrap: bool, base: str | None, recipes: tuple[Path, ...], as_json: 
     table.add_row("system", ", ".join(sorted({pkg for _, pkg in recipe.system})) + f" (Node.js >= {recipe.min_node_major})")
     table.add_row("files", "\n".join(p for p, _ in recipe.files) or "-")
     table.add_row("built", {True: "yes", False: "no", None: "unknown (no Docker engine answers)"}[built])
+    from harness.sandbox.docker import DockerBackend
+
+    used = DockerBackend().describe()
+    table.add_row("runs use", used.get("image") or used.get("error", "-"))
     console.print(table)
     for w in warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
