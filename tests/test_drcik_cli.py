@@ -222,3 +222,13 @@ def test_the_harness_command_has_forecast():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "--dr-evidence" in done.stdout and "--spec" in done.stdout
+
+
+def test_failure_reasons_name_forecaster_context_and_first_reason():
+    from plugins.tasks.drcik.cli import failure_reasons
+
+    rows = [{"forecaster": "chronos", "context": "no-context", "status": "failed", "reason": "needs torch"},
+            {"forecaster": "chronos", "context": "no-context", "status": "failed", "reason": "needs torch"},
+            {"forecaster": "naive", "context": "no-context", "status": "ok", "reason": None}]
+    assert failure_reasons(rows) == ["chronos / no-context: 2 task(s), e.g. needs torch"]
+    assert failure_reasons([]) == []

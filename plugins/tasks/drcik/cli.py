@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import click
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -85,6 +86,8 @@ def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_li
     out_console = Console()
     out_console.width = max(out_console.width, 110)
     out_console.print(summary_table(result.rows, spec.name))
+    for text in failure_reasons(result.rows):
+        err.print(f"[yellow]failed:[/] {text}", highlight=False, soft_wrap=True)
     bad = report_validations(result.validations, err)
     click.echo(f"results: {result.root / 'results.parquet'}")
     click.echo(f"report: harness report {result.root}")
@@ -105,6 +108,16 @@ def summary_table(rows, title: str) -> Table:
         table.add_row(cell["forecaster"], cell["context"], str(cell["n"]), text, str(cell["fail"]),
                       str(cell["hidden"]), str(cell["undefined"]))
     return table
+
+
+def failure_reasons(rows) -> list[str]:
+    """One line per forecaster × context with failed tasks: how many, and the first reason."""
+    frame = pd.DataFrame(rows)
+    if frame.empty or "status" not in frame:
+        return []
+    failed = frame[frame["status"] == "failed"]
+    return [f"{f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
+            for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
 
 
 def report_validations(validations: dict, console: Console) -> int:
