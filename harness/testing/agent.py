@@ -28,7 +28,7 @@ import pytest
 from harness.config import AgentProfile
 from harness.contracts import Agent, AgentContext, AgentInvocation
 
-CANARY = "sk-ant-conformance-canary-0123456789"
+CANARY = "conformance-canary-api-key-0123456789"
 LABELS = ["a changed", "b changed", "no parameter change"]
 
 
