@@ -82,7 +82,6 @@ def run_episode(
         workspace=paths.workspace,
         home=paths.home,
         ro_binds=list(invocation.ro_binds),
-        image=getattr(plan, "image", None),
         env={"HOME": HOME, **invocation.env},
         limits=limits(plan.settings),
         proxy_socket=getattr(channel, "socket_path", None),

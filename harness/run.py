@@ -7,6 +7,7 @@ Infrastructure failures are retried with exponential backoff up to
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -87,8 +88,8 @@ def choose_backend(name: str, agent) -> SandboxBackend:
     """The sandbox backend for this agent (see :func:`harness.sandbox.choose_backend`)."""
     from harness.sandbox import choose_backend as choose
 
-    backend = choose(name, prefer_image=getattr(agent, "needs_image", False))
-    if backend.runs_images and not getattr(agent, "image_capable", True):
+    backend = choose(name, prefer_image=agent.needs_image)
+    if backend.runs_images and not agent.image_capable:
         raise HarnessError(f"agent {agent.name!r} runs on the host's Python and cannot run in the "
                            f"{backend.name!r} sandbox: use --sandbox auto, bubblewrap, unshare or none")
     return backend
@@ -100,7 +101,7 @@ def preflight(task: LoadedTask, profile: AgentProfile, settings: RunSettings, mo
     for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
     agent = plugin_registry.get("agent", profile.agent)
     choose_backend(settings.sandbox, agent)
-    if getattr(agent, "needs_model", False):
+    if agent.needs_model:
         name = model_backend or profile.provider
         if not name:
             raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
@@ -170,7 +171,7 @@ def execute(
             raise HarnessError(f"{task.path}: cannot prepare the task: {exc}") from exc
 
     proxy = None
-    if getattr(agent, "needs_model", False):
+    if agent.needs_model:
         from harness.model_session import start_proxy
 
         proxy = start_proxy(profile, model_backend, model_options or {})
@@ -178,8 +179,9 @@ def execute(
     try:
         for plan in plans:
             paths = store.episode(plan.key)
-            if paths.row.exists() and _read(paths.row).get("status") != "infra_failed":
-                rows.append(_read(paths.row))
+            done = _read(paths.row) if paths.row.exists() else None
+            if done is not None and done.get("status") != "infra_failed":
+                rows.append(done)
                 on_event("skip", {"key": plan.key})
                 continue
             on_event("episode", {"key": plan.key})
@@ -219,6 +221,4 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
 
 
 def _read(path: Path) -> dict[str, Any]:
-    import json
-
     return json.loads(path.read_text())
