@@ -17,7 +17,6 @@ import re
 import threading
 from pathlib import Path
 
-import pytest
 from _terminal_e2e import e2e_marks, task_file
 from aiohttp import web
 
