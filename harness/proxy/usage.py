@@ -125,6 +125,8 @@ def _shape(obj: Any) -> Wire:
         return "openai-responses"
     if "choices" in obj or str(obj.get("object", "")).startswith("chat.completion"):
         return "openai-chat"
+    if obj.get("object") == "list" and isinstance(obj.get("usage"), dict) and "prompt_tokens" in obj["usage"]:
+        return "openai-chat"  # OpenAI-compatible embeddings: usage {prompt_tokens, total_tokens}
     if isinstance(obj.get("usage"), dict) and "input_tokens" in obj["usage"]:
         return "openai-responses" if "input_tokens_details" in obj["usage"] else "anthropic"
     return "unknown"

@@ -88,6 +88,13 @@ class Turn(Strict):
     error: ErrorSpec | None = None
     chunk_delay: float = Field(0.0, ge=0, le=60, description="seconds between streamed frames")
     chunk_size: int | None = Field(None, ge=1, description="characters per streamed text delta")
+    structured: Any = Field(None, description="a JSON value answered as the text (JSON-schema response_format)")
+
+    @model_validator(mode="after")
+    def _one_text(self) -> Turn:
+        if self.structured is not None and self.text is not None:
+            raise ValueError("give 'text' or 'structured', not both")
+        return self
 
 
 class When(Strict):
@@ -123,6 +130,8 @@ class Script(Strict):
     final: Final = Final()
     model: str | None = Field(None, description="model name in replies (default: the requested one)")
     chunk_size: int = Field(16, ge=1)
+    id_pattern: str = Field(r"doc_[0-9a-f]{12}", description="what {{id:N}} placeholders pick from tool results")
+    embedding_dim: int = Field(256, ge=2, le=8192, description="size of the scripted embeddings")
 
 
 def parse_script(data: Any, source: Path | str = "<script>") -> Script:

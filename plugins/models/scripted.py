@@ -60,6 +60,16 @@ the turn, and is recorded: :meth:`ScriptedUpstream.failures` and
 never consume a turn; ``when`` keys: ``no_tools``, ``model``, ``path_contains``,
 ``contains``, ``body_path``, ``wire``.
 
+For in-sandbox agents that call the API directly (see :mod:`plugins.models.structured`):
+``POST /v1/embeddings`` is answered with deterministic bag-of-words vectors (size
+``embedding_dim``, default 256) without consuming a turn; a request that forces a
+tool call (``tool_choice``) or demands JSON (``response_format`` / ``text.format``)
+fails the turn unless the reply calls that tool / is JSON valid against the schema
+(``structured: <value>`` answers a JSON value as the text); ``{{id:N}}`` in a turn's
+text, ``shell``, ``arguments`` or ``structured`` is the N-th distinct id (regex
+``id_pattern``, default ``doc_`` + 12 hex digits) in the conversation's tool results,
+so a script can cite per-run salted document ids it cannot know in advance.
+
 Options of the backend (``upstream(options)``): ``script`` (a path, or the
 script itself as a mapping/list) or ``replay`` (a recorded ``proxy.jsonl``,
 whose responses are answered in order; see :mod:`plugins.models.replay`).
@@ -68,6 +78,7 @@ whose responses are answered in order; see :mod:`plugins.models.replay`).
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -79,6 +90,8 @@ from harness.hookspecs import hookimpl
 from harness.proxy import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
 from harness.proxy.wire import error_body
 from plugins.models.replay import ReplayUpstream
+from plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
+                                       response_schema, substitute_ids, tool_results)
 from plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
 from plugins.models.wire import FORMATS, Call, Reply, WireFormat
 from plugins.models.wire.gemini import GeminiWire
@@ -135,6 +148,9 @@ class ScriptedUpstream(Upstream):
         state = self._state(request.episode_id)
         if request.method == "HEAD":  # connectivity probes (Claude Code sends HEAD /)
             return UpstreamResponse.json(200, {})
+        if request.method == "POST" and request.path.split("?")[0].rstrip("/").endswith("/embeddings"):
+            status, payload = embeddings_response(request.json(), state.script.embedding_dim)
+            return UpstreamResponse.json(status, payload)
         fmt = FORMATS.get(request.wire or "")
         if fmt is None or request.method != "POST":
             state.unhandled.append(f"{request.method} {request.path}")
@@ -149,8 +165,11 @@ class ScriptedUpstream(Upstream):
             return self._fail(state, fmt, label, fails)
         try:
             reply = self._resolve(state, turn, request, body, fmt)
-        except ToolMismatch as exc:
+        except (ToolMismatch, MissingId) as exc:
             return self._fail(state, fmt, label, [str(exc)])
+        fails = _structure_failures(fmt, body, reply) if turn.error is None else []
+        if fails:
+            return self._fail(state, fmt, label, fails)
         if consume:
             state.next_turn += 1
         if turn.error is not None:
@@ -178,6 +197,13 @@ class ScriptedUpstream(Upstream):
 
     def _resolve(self, state: _EpisodeState, turn: Turn, request: UpstreamRequest, body: dict,
                  fmt: WireFormat) -> Reply:
+        if has_placeholder(turn.model_dump(include={"text", "tool_calls", "structured"})):
+            ids = ids_in(tool_results(fmt.name, body), state.script.id_pattern)
+            turn = turn.model_copy(update={
+                "text": substitute_ids(turn.text, ids), "structured": substitute_ids(turn.structured, ids),
+                "tool_calls": [c.model_copy(update={"shell": substitute_ids(c.shell, ids),
+                                                    "arguments": substitute_ids(c.arguments, ids)})
+                               for c in turn.tool_calls]})
         state.replies += 1
         n = state.replies
         tools = fmt.tools(body)
@@ -193,10 +219,34 @@ class ScriptedUpstream(Upstream):
                 args = spec.arguments if spec.arguments is not None else ({} if tool.kind == "function" else "")
                 calls.append(Call(call_id, tool.name, args, tool.kind))
         model = state.script.model or fmt.model(request, body) or "scripted"
-        reply = Reply(id=f"{_ID_PREFIX[fmt.name]}{n}", model=model, text=turn.text, reasoning=turn.reasoning,
+        text = json.dumps(turn.structured) if turn.structured is not None else turn.text
+        reply = Reply(id=f"{_ID_PREFIX[fmt.name]}{n}", model=model, text=text, reasoning=turn.reasoning,
                       calls=calls, stop_reason=turn.stop_reason, chunk_size=turn.chunk_size or state.script.chunk_size)
         reply.usage = _usage(turn, request, reply)
         return reply
+
+
+def _structure_failures(fmt: WireFormat, body: dict, reply: Reply) -> list[str]:
+    """A forced tool choice the reply does not honour; a JSON answer that is not JSON or not of the schema."""
+    fails = []
+    forced, name = forced_tool(fmt.name, body)
+    if forced and not reply.calls:
+        fails.append(f"tool_choice forces a tool call{f' to {name}' if name else ''}, the turn makes none")
+    elif forced and name and name not in [c.name for c in reply.calls]:
+        fails.append(f"tool_choice forces {name}, the turn calls {[c.name for c in reply.calls]}")
+    wants_json, schema = response_schema(fmt.name, body)
+    if wants_json and not reply.calls:
+        try:
+            value = json.loads(reply.text or "")
+        except ValueError:
+            return fails + ["response_format asks for JSON, the turn's text is not JSON"]
+        if isinstance(schema, dict):
+            import jsonschema
+
+            error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+            if error is not None:
+                fails.append(f"response_format schema: {error.message} at {'/'.join(map(str, error.path)) or '<root>'}")
+    return fails
 
 
 def _usage(turn: Turn, request: UpstreamRequest, reply: Reply) -> Usage:

@@ -10,8 +10,9 @@ submission files), :mod:`.spec` (the experiment spec), :mod:`.runner` (a
 command) and :mod:`.report` (Table 2 in ``harness report``).  The embedded
 public sample (3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
 
-No task template is registered yet: the deep-research episode template
-(workspace with the salted corpus, report + cited evidence, scoring) is to come.
+Research episodes (one task x one deep-research agent): :mod:`.research` (workspace,
+scoring), :mod:`.research_outputs` (bounded readers, the release's export files) and the
+``drcik-research`` template (:mod:`.research_template`).
 """
 
 from harness.hookspecs import hookimpl
@@ -36,3 +37,10 @@ def _report_section(frame):
 @hookimpl
 def register_report_sections(register):
     register("drcik", _report_section)
+
+
+@hookimpl
+def register_task_templates(register):
+    from plugins.tasks.drcik.research_template import ResearchTemplate
+
+    register(ResearchTemplate())

@@ -1,0 +1,152 @@
+"""Deep-research agent adapters (harness side) of Dr-CiK (Section 5, Appendix G "Deep-research agents").
+
+Adapters only: what runs in the sandbox (:mod:`.tools`, :mod:`.client`,
+:mod:`.retrieval`) is never imported by the harness process (a test checks it);
+:mod:`.trace` turns the agent's step log into the ATIF trajectory.
+
+- ``retrieval``: one retrieval pass + one synthesis call, run by the host's Python
+  inside a local sandbox (bubblewrap/unshare), over the corpus in the workspace.
+  Profile ``options``: ``retriever`` (``embeddings`` | ``bm25``; bm25 is a labelled
+  deviation), ``embedding_model``, ``top_k`` (default 10), ``max_tool_calls``,
+  ``max_tokens``, ``max_output_tokens``.  Needs the ``dr`` extra (bm25s) for bm25.
+- ``codex-dr``: the Codex CLI terminal agent with the corpus as files in its
+  workspace, asked for ``report.md`` and ``evidence.json`` (the research prompt says
+  so); runs under Docker or bubblewrap like the other terminal agents.  Profile
+  ``options``: those of the terminal agents, plus ``max_tool_calls``/``max_tokens``,
+  which are checked after the run against the trajectory (Codex has no such switch;
+  enforce tokens with the run's proxy budget) and recorded as ``cap_exceeded``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from harness.contracts import Agent, AgentContext, AgentInvocation
+from harness.hookspecs import hookimpl
+from harness.proxy import DUMMY_API_KEY
+from plugins.agents.terminal.base import ProfileError
+from plugins.agents.terminal.codex import Codex
+
+CAP_OPTIONS = ("max_tool_calls", "max_tokens")
+RETRIEVAL_OPTIONS = ("retriever", "embedding_model", "top_k", "max_output_tokens") + CAP_OPTIONS
+RETRIEVERS = ("embeddings", "bm25")
+CAPS_FILE = "research/caps.json"
+
+
+def _caps(options: dict, where: str) -> dict:
+    out = {}
+    for name in CAP_OPTIONS:
+        value = options.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ProfileError(f"{where}: options.{name} must be a positive integer")
+        out[name] = value
+    return out
+
+
+def runtime_files() -> list[Path]:
+    """What the in-sandbox agent needs readable: this package and its parents' ``__init__`` files."""
+    here = Path(__file__).resolve().parent
+    return [here.parent.parent / "__init__.py", here.parent / "__init__.py", here]
+
+
+class RetrievalAgent(Agent):
+    """The Retrieval DR baseline (see :mod:`.retrieval`)."""
+
+    name = "retrieval"
+    version = "1"
+    needs_model = True
+    image_capable = False  # runs the host's Python (numpy, bm25s) in a local sandbox
+
+    def config(self, ctx: AgentContext) -> dict:
+        profile = ctx.profile
+        where = f"agent profile {profile.name!r} (agent {self.name})"
+        options = dict(profile.options or {})
+        unknown = sorted(set(options) - set(RETRIEVAL_OPTIONS))
+        if unknown:
+            raise ProfileError(f"{where}: options.{unknown[0]} is not understood (known: {', '.join(RETRIEVAL_OPTIONS)})")
+        retriever = options.get("retriever", "embeddings")
+        if retriever not in RETRIEVERS:
+            raise ProfileError(f"{where}: options.retriever must be one of {RETRIEVERS}, got {retriever!r}")
+        if not profile.model:
+            raise ProfileError(f"{where}: 'model' is required")
+        if not ctx.model_base_url:
+            raise ValueError(f"agent {self.name} needs the model proxy URL (AgentContext.model_base_url)")
+        info = ctx.task_info or {}
+        return {"model": profile.model, "base_url": ctx.model_base_url, "api_key": DUMMY_API_KEY,
+                "retriever": retriever, "embedding_model": options.get("embedding_model"),
+                "top_k": int(options.get("top_k", 10)), "max_output_tokens": options.get("max_output_tokens"),
+                **_caps(options, where), "workspace": ctx.workspace, "log": f"{ctx.home}/research/steps.jsonl",
+                "corpus_dir": info.get("corpus_dir", "corpus"), "prompt_file": info.get("prompt_file", "task.md"),
+                "report": info.get("report", "report.md"), "evidence": info.get("evidence", "evidence.json")}
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        return AgentInvocation(
+            argv=[sys.executable, "-m", "plugins.agents.research.retrieval", "--config", json.dumps(self.config(ctx))],
+            env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
+            cwd=ctx.workspace,
+            ro_binds=runtime_files(),
+        )
+
+    def native_logs(self, home: Path) -> list[Path]:
+        path = Path(home) / "research" / "steps.jsonl"
+        return [path] if path.exists() else []
+
+    def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
+        from plugins.agents.research.trace import trajectory
+
+        return trajectory(self.name, self.version, home, proxy_log)
+
+
+class CodexDR(Codex):
+    """Codex 0.124.0 as a DR agent: the research prompt, the corpus as workspace files."""
+
+    name = "codex-dr"
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        profile = ctx.profile
+        options = dict(profile.options or {})
+        caps = _caps(options, f"agent profile {profile.name!r} (agent {self.name})")
+        for name in caps:
+            options.pop(name, None)
+        inner = AgentContext(**{**ctx.__dict__, "profile": profile.model_copy(update={"options": options}),
+                                "task_info": {**(ctx.task_info or {}), "caps": caps}})
+        return super().command(inner)
+
+    def config_files(self, ctx: AgentContext, extra: dict) -> dict[str, str]:
+        files = super().config_files(ctx, extra)
+        files[f"{ctx.home}/{CAPS_FILE}"] = json.dumps((ctx.task_info or {}).get("caps") or {})
+        return files
+
+    def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
+        doc = super().trajectory(home, stdout, proxy_log)
+        try:
+            caps = json.loads((Path(home) / CAPS_FILE).read_text())
+        except (OSError, ValueError):
+            caps = {}
+        if doc is not None and isinstance(caps, dict):
+            reason = check_caps(doc, caps.get("max_tool_calls"), caps.get("max_tokens"))
+            doc.setdefault("extra", {}).update({"caps": caps, "stop_reason": reason or "complete"})
+        return doc
+
+
+def check_caps(trajectory: dict | None, max_tool_calls: int | None, max_tokens: int | None) -> str | None:
+    """The reason a finished run went past its profile caps (tool calls in the trajectory, prompt +
+    completion tokens in its final metrics), or None."""
+    if not trajectory:
+        return None
+    calls = sum(len(s.get("tool_calls") or []) for s in trajectory.get("steps", []))
+    if max_tool_calls is not None and calls > max_tool_calls:
+        return f"tool-call cap exceeded ({calls} > {max_tool_calls})"
+    final = trajectory.get("final_metrics") or {}
+    tokens = int(final.get("total_prompt_tokens") or 0) + int(final.get("total_completion_tokens") or 0)
+    if max_tokens is not None and tokens > max_tokens:
+        return f"token cap exceeded ({tokens} > {max_tokens})"
+    return None
+
+
+@hookimpl
+def register_agents(register):
+    register(RetrievalAgent())
+    register(CodexDR())

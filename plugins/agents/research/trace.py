@@ -1,0 +1,86 @@
+"""The step log of an in-sandbox DR agent (``home/research/steps.jsonl``) as an ATIF trajectory.
+
+Harness side (reads only the JSON lines; imports nothing the agent runs).  Events:
+``user`` (the prompt) -> a user step; ``tool`` (list/read/search) -> an agent step with
+one tool call and its observation (no model call: no metrics); ``model`` (a chat call)
+-> an agent step with its message, tool calls and token usage; ``embedding`` -> an
+agent step of an embeddings call (usage, no message); ``note``/``stop`` -> trajectory
+``extra`` (retriever, deviation label, stop reason, caps).  Token totals: the sum of
+every logged call, cross-checked against the proxy log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.proxy.usage import Usage
+from plugins.agents.terminal.atif import TrajectoryBuilder
+from plugins.agents.terminal.proxylog import read_calls
+
+STEPS_FILE = "research/steps.jsonl"
+
+
+def _usage(data: dict | None) -> Usage:
+    data = data or {}
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("cached_tokens") or 0),
+                 int(data.get("completion_tokens") or 0), int(data.get("reasoning_tokens") or 0))
+
+
+def read_steps(path: Path) -> list[dict]:
+    out = []
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            out.append(event)
+    return out
+
+
+def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path | None,
+               model: str | None = None) -> dict | None:
+    """The ATIF document of the episode, or None when the agent left no step log."""
+    path = Path(home) / STEPS_FILE
+    if not path.exists():
+        return None
+    events = read_steps(path)
+    builder = TrajectoryBuilder(agent_name, agent_version, model)
+    total = Usage()
+    for event in events:
+        kind, ts = event.get("type"), event.get("ts")
+        if kind == "user":
+            builder.user(event.get("message") or "", ts)
+        elif kind == "tool":
+            step = builder.agent("", ts, extra={"kind": "tool"})
+            call_id = builder.tool_call(step, None, str(event.get("name") or ""), event.get("arguments") or {})
+            builder.observe(call_id, event.get("result") or "")
+        elif kind in ("model", "embedding"):
+            usage = _usage(event.get("usage"))
+            total = total + usage
+            step = builder.agent(event.get("message") or "", ts, reasoning=event.get("reasoning"),
+                                 usage=usage, model_name=event.get("model"),
+                                 extra={"kind": "embeddings", "inputs": event.get("inputs")}
+                                 if kind == "embedding" else None)
+            for k, call in enumerate(event.get("tool_calls") or [], 1):
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict):
+                    builder.tool_call(step, call.get("id") or f"call_{step['step_id']}_{k}", fn.get("name") or "",
+                                      fn.get("arguments"))
+        elif kind == "note":
+            builder.extra.update({k: v for k, v in event.items() if k not in ("type", "ts") and v is not None})
+        elif kind == "stop":
+            builder.extra["stop_reason"] = event.get("reason")
+            builder.extra["tool_calls"] = event.get("tool_calls")
+            builder.extra["tokens"] = event.get("tokens")
+    if not any(e.get("type") == "stop" for e in events):
+        builder.extra["stop_reason"] = "the agent ended without a stop record (killed or crashed)"
+    builder.cli_totals = total
+    calls = None
+    if proxy_log is not None and Path(proxy_log).exists():
+        try:
+            calls = read_calls(proxy_log)
+        except (OSError, ValueError) as exc:
+            builder.note(f"proxy log unreadable: {exc}")
+    return builder.build(calls)

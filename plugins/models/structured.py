@@ -1,0 +1,160 @@
+"""What the scripted model needs for in-sandbox agents' API calls beyond the CLIs' conversations:
+embeddings, forced tool choice, JSON-schema ``response_format``, and ids taken from earlier
+tool results (see the ``scripted`` module docstring).
+
+- :func:`embeddings_response`: ``POST /v1/embeddings`` (OpenAI-compatible) answered with a
+  deterministic bag-of-words hashing vector per input (lower-cased ``\\w+`` tokens, each
+  hashed with SHA-256 to one of ``dim`` signed coordinates, L2-normalised): the same text
+  always gets the same vector, texts sharing words have a positive cosine.  Usage:
+  ``prompt_tokens`` = ceil(characters / 4) per input.
+- :func:`forced_tool`: whether the request forces a tool call, and which tool
+  (Chat ``tool_choice`` ``required`` / ``{"type": "function", "function": {"name"}}``;
+  Responses ``required`` / ``{"type": "function", "name"}``; Anthropic ``{"type": "any"|"tool"}``;
+  Gemini ``toolConfig.functionCallingConfig.mode = ANY`` with ``allowedFunctionNames``).
+- :func:`response_schema`: whether the request demands JSON output, and its schema
+  (Chat ``response_format`` ``json_object``/``json_schema``; Responses ``text.format``;
+  Gemini ``generationConfig.responseMimeType``/``responseSchema``/``responseJsonSchema``).
+- :func:`tool_results` and :func:`substitute_ids`: ``{{id:N}}`` in a turn's text and tool
+  arguments becomes the N-th distinct id (``id_pattern``) found in the tool results of the
+  request's conversation, in order (negative N counts from the end).  Ids are salted per
+  run, so scripts take them from what the agent's tools returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+from plugins.models.wire.base import string_leaves
+
+PLACEHOLDER = re.compile(r"\{\{id:(-?\d+)\}\}")
+_WORD = re.compile(r"\w+")
+
+
+class MissingId(ValueError):
+    """A ``{{id:N}}`` placeholder with no N-th id in the tool results."""
+
+
+def embed_text(text: str, dim: int) -> list[float]:
+    vec = [0.0] * dim
+    for word in _WORD.findall(text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        index = int.from_bytes(digest[:4], "big") % dim
+        vec[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [round(v / norm, 8) for v in vec]
+
+
+def embeddings_response(body: Any, dim: int) -> tuple[int, dict]:
+    """(HTTP status, JSON body) of an embeddings request."""
+    inputs = body.get("input") if isinstance(body, dict) else None
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(t, str) for t in inputs):
+        return 400, {"error": {"message": "scripted embeddings: 'input' must be a string or a list of strings",
+                               "type": "invalid_request_error", "param": "input", "code": None}}
+    tokens = sum(max(1, math.ceil(len(t) / 4)) for t in inputs)
+    return 200, {"object": "list", "model": body.get("model") or "scripted-embedding",
+                 "data": [{"object": "embedding", "index": i, "embedding": embed_text(t, dim)}
+                          for i, t in enumerate(inputs)],
+                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def forced_tool(wire: str, body: dict) -> tuple[bool, str | None]:
+    """(the request forces a tool call, the forced tool's name or None for any tool)."""
+    if wire == "gemini":
+        config = ((body.get("toolConfig") or body.get("tool_config") or {}).get("functionCallingConfig") or {})
+        if str(config.get("mode", "")).upper() == "ANY":
+            names = config.get("allowedFunctionNames") or []
+            return True, names[0] if len(names) == 1 else None
+        return False, None
+    choice = body.get("tool_choice")
+    if choice in ("required", "any"):
+        return True, None
+    if isinstance(choice, dict):
+        kind = choice.get("type")
+        if kind == "any":
+            return True, None
+        if kind in ("function", "tool"):
+            fn = choice.get("function") if isinstance(choice.get("function"), dict) else choice
+            return True, fn.get("name")
+    return False, None
+
+
+def response_schema(wire: str, body: dict) -> tuple[bool, dict | None]:
+    """(the request demands a JSON answer, its JSON schema or None)."""
+    if wire == "openai-chat":
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
+            spec = fmt.get("json_schema") if isinstance(fmt.get("json_schema"), dict) else {}
+            return True, spec.get("schema")
+    elif wire == "openai-responses":
+        fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+        if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
+            return True, fmt.get("schema")
+    elif wire == "gemini":
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        if config.get("responseMimeType") == "application/json" or schema:
+            return True, schema
+    return False, None
+
+
+def tool_results(wire: str, body: dict) -> list[str]:
+    """Texts of every tool result in the request's conversation, oldest first."""
+    out: list[str] = []
+    if wire == "openai-chat":
+        for m in body.get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "tool":
+                out.append("\n".join(string_leaves(m.get("content"))))
+    elif wire == "openai-responses":
+        for item in body.get("input") or [] if isinstance(body.get("input"), list) else []:
+            if isinstance(item, dict) and str(item.get("type", "")).endswith("_call_output"):
+                out.append("\n".join(string_leaves(item.get("output"))))
+    elif wire == "anthropic":
+        for m in body.get("messages") or []:
+            for block in (m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out.append("\n".join(string_leaves(block.get("content"))))
+    elif wire == "gemini":
+        for content in body.get("contents") or []:
+            for part in (content.get("parts") or [] if isinstance(content, dict) else []):
+                if isinstance(part, dict) and "functionResponse" in part:
+                    out.append("\n".join(string_leaves(part["functionResponse"].get("response"))))
+    return out
+
+
+def ids_in(results: list[str], pattern: str) -> list[str]:
+    """Distinct ids matching ``pattern`` in ``results``, in order of first appearance."""
+    seen: list[str] = []
+    regex = re.compile(pattern)
+    for text in results:
+        for match in regex.findall(text):
+            if match not in seen:
+                seen.append(match)
+    return seen
+
+
+def has_placeholder(value: Any) -> bool:
+    return any(PLACEHOLDER.search(s) for s in string_leaves(value)) if value is not None else False
+
+
+def substitute_ids(value: Any, ids: list[str]) -> Any:
+    """``value`` with each ``{{id:N}}`` replaced by ``ids[N]``; :class:`MissingId` when out of range."""
+    def one(text: str) -> str:
+        def repl(match: re.Match) -> str:
+            n = int(match.group(1))
+            if not -len(ids) <= n < len(ids):
+                raise MissingId(f"{{{{id:{n}}}}}: the tool results hold {len(ids)} id(s)")
+            return ids[n]
+        return PLACEHOLDER.sub(repl, text)
+
+    if isinstance(value, str):
+        return one(value)
+    if isinstance(value, list):
+        return [substitute_ids(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute_ids(v, ids) for k, v in value.items()}
+    return value
