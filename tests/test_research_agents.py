@@ -99,18 +99,19 @@ RUNNER = textwrap.dedent("""
     from harness.config import RunSettings
     from harness.run import execute, load_task, resolve_profile
     from harness.store import RunStore
-    spec, profile_path, script, out = sys.argv[1:5]
+    spec, profile_path, script, out, budget = sys.argv[1:6]
     task = load_task(spec)
     profile = resolve_profile(profile_path)
     store = RunStore.create(Path(out))
-    settings = RunSettings(sandbox="auto", episode_timeout=120, infra_retries=0)
+    settings = RunSettings(sandbox="auto", episode_timeout=120, infra_retries=0, budget=json.loads(budget))
     rows = execute(task, profile, [None], store, settings, model_backend="scripted", model_options={"script": script})
     loaded = sorted(m for m in sys.modules if m.startswith("plugins.agents.research") or m == "bm25s")
     print(json.dumps({"rows": rows, "modules": loaded}, default=str))
 """)
 
 
-def run_episodes(tmp_path: Path, profile: dict, episodes: list[str] | None = None, script: Path = SCRIPT) -> dict:
+def run_episodes(tmp_path: Path, profile: dict, episodes: list[str] | None = None, script: Path = SCRIPT,
+                 budget: dict | None = None) -> dict:
     spec = tmp_path / "spec.yaml"
     params = {"tasks": "sample", "metadata": {"method": "retrieval", "type": "agentic", "base_model": "scripted"}}
     if episodes:
@@ -121,7 +122,7 @@ def run_episodes(tmp_path: Path, profile: dict, episodes: list[str] | None = Non
                                         "model": "google/gemini-3-flash-preview",
                                         "prices": {"input": 0.5, "cached": 0.05, "output": 3}, **profile}))
     proc = subprocess.run([sys.executable, "-c", RUNNER, str(spec), str(profile_path), str(script),
-                           str(tmp_path / "run")], capture_output=True, text=True, timeout=600, cwd=REPO)
+                           str(tmp_path / "run"), json.dumps(budget or {})], capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["root"] = tmp_path / "run" / "episodes"
@@ -143,6 +144,7 @@ def test_retrieval_agent_on_the_sample_tasks(tmp_path, retriever):
         assert row["sandbox"] != "none"
         assert json.loads(row["assertion_failures"]) == []
         assert row["evidence_items"] == 2 and row["cited_documents"] == 3 and row["hallucinated_ids"] == 1
+        assert row["agent_iterations"] == 1 and row["tool_calls"] == 2  # one synthesis call; search + submit
         root = result["root"] / row["episode"]
         key = json.loads((root / "key" / KEY_FILE).read_text())
         exported = json.loads((root / "key" / out.DEEP_RESEARCH_FILE).read_text())
@@ -187,6 +189,19 @@ def test_a_token_cap_stops_the_agent_and_what_it_wrote_is_scored(tmp_path):
     traj = json.loads((root / "trajectory.json").read_text())
     assert traj["extra"]["stop_reason"].startswith("token cap reached")
     assert "Stopped early: token cap reached" in (root / "workspace" / "report.md").read_text()
+    assert json.loads((root / "key" / out.DEEP_RESEARCH_FILE).read_text())["evidence"] == []
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_proxy_budget_refusal_is_a_recorded_reason_and_the_outputs_are_scored(tmp_path):
+    result = run_episodes(tmp_path, {"options": {"retriever": "embeddings"}}, ["task_42"], budget={"max_requests": 1})
+    [row] = result["rows"]
+    assert row["status"] == "failed" and row["error_kind"] == "budget_exceeded"
+    assert row["evidence_items"] == 0 and "empty evidence list" in row["output_reason"]  # still scored
+    root = result["root"] / row["episode"]
+    traj = json.loads((root / "trajectory.json").read_text())
+    assert "budget exceeded" in traj["extra"]["stop_reason"]
     assert json.loads((root / "key" / out.DEEP_RESEARCH_FILE).read_text())["evidence"] == []
 
 

@@ -2,9 +2,10 @@
 
 Harness side (reads only the JSON lines; imports nothing the agent runs).  Events:
 ``user`` (the prompt) -> a user step; ``tool`` (list/read/search) -> an agent step with
-one tool call and its observation (no model call: no metrics); ``model`` (a chat call)
--> an agent step with its message, tool calls and token usage; ``embedding`` -> an
-agent step of an embeddings call (usage, no message); ``note``/``stop`` -> trajectory
+one tool call and its observation (no model call: no metrics, ``llm_call_count`` 0);
+``model`` (a chat call) -> an agent step with its message, tool calls and token usage;
+``embedding`` -> an agent step of an embeddings call (usage, no message,
+``llm_call_count`` 0: not an LLM iteration); ``note``/``stop`` -> trajectory
 ``extra`` (retriever, deviation label, stop reason, caps).  Token totals: the sum of
 every logged call, cross-checked against the proxy log.
 """
@@ -54,6 +55,7 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
             builder.user(event.get("message") or "", ts)
         elif kind == "tool":
             step = builder.agent("", ts, extra={"kind": "tool"})
+            step["llm_call_count"] = 0  # a tool the agent's code ran, not a model call
             call_id = builder.tool_call(step, None, str(event.get("name") or ""), event.get("arguments") or {})
             builder.observe(call_id, event.get("result") or "")
         elif kind in ("model", "embedding"):
@@ -63,6 +65,8 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
                                  usage=usage, model_name=event.get("model"),
                                  extra={"kind": "embeddings", "inputs": event.get("inputs")}
                                  if kind == "embedding" else None)
+            if kind == "embedding":
+                step["llm_call_count"] = 0  # in the token totals, not an LLM iteration
             for k, call in enumerate(event.get("tool_calls") or [], 1):
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):
