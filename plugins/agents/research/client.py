@@ -3,7 +3,8 @@
 Runs INSIDE the sandbox.  Every call goes to the harness model proxy (OpenAI
 Chat Completions ``/v1/chat/completions`` and ``/v1/embeddings``) with the dummy
 key the harness gives; the proxy holds the real key, logs, counts and caps.
-Tokens are counted against :class:`plugins.agents.research.tools.Budget`.
+Tokens are counted against :class:`plugins.agents.research.tools.Budget`: no call starts once
+the token cap is reached (the call that crosses it completes and is counted).
 
 The step log (``$HOME/research/steps.jsonl``) is what the harness turns into the
 ATIF trajectory: one JSON line per event, ``{"type": "user"|"tool"|"model"|"note"|
@@ -117,10 +118,8 @@ class ModelClient:
             body["tool_choice"] = tool_choice
         if response_format is not None:
             body["response_format"] = response_format
-        left = self.budget.tokens_left()
-        limit = min(x for x in (max_tokens, left) if x is not None) if (max_tokens or left) else None
-        if limit:
-            body["max_tokens"] = limit
+        if max_tokens:
+            body["max_tokens"] = int(max_tokens)
         data = self._post("/chat/completions", body)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

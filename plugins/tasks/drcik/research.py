@@ -28,7 +28,10 @@ Choices the paper leaves open, each with its reason:
 - Corpus files are written in a shuffled order, all padded with trailing blanks to
   one common byte size (supporting documents are shorter on average in the release,
   so sizes would leak roles), all given one fixed modification time, and made
-  read-only (files 0444, folder 0555).  Agents should strip trailing whitespace.
+  read-only (files 0444; the folder stays 0755 so that a run folder can be removed
+  and an episode retried without root).  Agents should strip trailing whitespace.
+  Scoring never reads the corpus back (the key holds the id mapping), so an agent
+  that changes its copy only changes what it reads itself.
 """
 
 from __future__ import annotations
@@ -98,7 +101,6 @@ def write_corpus(corpus: Corpus, folder: Path, salt: str) -> dict[str, str]:
         path.chmod(0o444)
         mapping[doc.id] = view.export_ids([doc.id])[0]
     os.utime(folder, (FIXED_MTIME, FIXED_MTIME))
-    folder.chmod(0o555)
     return mapping
 
 
