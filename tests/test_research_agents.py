@@ -152,7 +152,8 @@ def test_retrieval_agent_on_the_sample_tasks(tmp_path, retriever):
         assert exported["benchmark_id"] == key["benchmark_id"]
         evidence = json.loads((root / "workspace" / "evidence.json").read_text())
         cited = [i for item in evidence for i in item["cited_document_ids"]]
-        assert all((root / "workspace" / CORPUS_DIR / f"{i}.md").exists() for i in cited[:3])  # real documents
+        assert all(i in key["ids"] for i in cited[:3]) and cited[3] not in key["ids"]  # 3 real ids, 1 made up
+        assert not (root / "workspace" / CORPUS_DIR).exists()  # removed after scoring (keep_corpus: false)
         assert exported["cited_document_ids"] == [key["ids"][i] for i in cited[:3]]
         report = (root / "workspace" / "report.md").read_text()
         assert "# Research report" in report

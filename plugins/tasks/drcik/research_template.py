@@ -4,10 +4,14 @@ A thin task template over :mod:`.research`: it loads the tasks (the embedded pub
 sample with ``tasks: sample``, else a release folder, task file or flat layout), pools
 every loaded task's documents into the corpus, and runs one episode per task in
 ``episodes`` (default: all).  ``metadata`` fills the exported ``metadata.json``.
+``keep_corpus`` (default false): the corpus copy is removed from the workspace once the
+episode is scored — at the release's 10,342 documents it is about 39 MB per episode
+(``benchmarks/research_corpus.py``), and the key's salt and id map reproduce it.
 """
 
 from __future__ import annotations
 
+import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.contracts import EpisodeScore, Materialized, TaskTemplate
 from plugins.tasks.drcik.loader import SAMPLE_DIR, DrcikTask, load_tasks
-from plugins.tasks.drcik.research import materialize_research, score_research
+from plugins.tasks.drcik.research import CORPUS_DIR, materialize_research, score_research
 
 
 class ResearchParams(BaseModel):
@@ -24,6 +28,7 @@ class ResearchParams(BaseModel):
     tasks: str = Field("sample", description="'sample' (the embedded public sample) or a path")
     episodes: list[str] | None = Field(None, description="benchmark ids to run (default: every loaded task)")
     metadata: dict[str, str] = Field(default_factory=dict, description="metadata.json fields")
+    keep_corpus: bool = Field(False, description="keep the corpus copy in each workspace after scoring")
 
 
 @lru_cache(maxsize=4)
@@ -52,7 +57,11 @@ class ResearchTemplate(TaskTemplate):
 
     def score(self, params: ResearchParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
-        return score_research(workspace, key_dir, params.metadata)
+        score = score_research(workspace, key_dir, params.metadata)
+        corpus = workspace / CORPUS_DIR
+        if not params.keep_corpus and corpus.is_dir() and not corpus.is_symlink():
+            shutil.rmtree(corpus, ignore_errors=True)
+        return score
 
     def rewrite_paths(self, params: ResearchParams, spec_file: Path) -> ResearchParams:
         if params.tasks == "sample" or Path(params.tasks).is_absolute():
