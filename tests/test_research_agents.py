@@ -5,6 +5,7 @@ in a local sandbox on the scripted model (both retrievers, the three sample task
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -170,6 +171,7 @@ def test_retrieval_agent_on_the_sample_tasks(tmp_path, retriever):
         assert synthesis["tool_calls"][0]["function_name"] == "submit_research"
         assert synthesis["metrics"]["prompt_tokens"] == 9000 and synthesis["metrics"]["completion_tokens"] == 300
         assert traj["extra"]["stop_reason"] == "complete" and traj["extra"]["retriever"] == retriever
+        assert re.fullmatch(r"[0-9a-f-]{36}", traj["session_id"])
         assert (traj["extra"].get("deviation") == BM25_DEVIATION) == (retriever == "bm25")
         embeddings = [s for s in traj["steps"] if (s.get("extra") or {}).get("kind") == "embeddings"]
         assert bool(embeddings) == (retriever == "embeddings")

@@ -25,6 +25,7 @@ import argparse
 import json
 import re
 import sys
+import uuid
 from pathlib import Path
 
 from plugins.agents.research.client import ModelClient, ModelError, StepLog
@@ -68,7 +69,7 @@ def run(config: dict) -> str:
                          embedding_model=config.get("embedding_model"))
     corpus = Corpus(workspace / config.get("corpus_dir", "corpus"))
     kind = config.get("retriever", "embeddings")
-    log.write("note", retriever=kind, documents=len(corpus.ids),
+    log.write("note", session_id=str(uuid.uuid4()), retriever=kind, documents=len(corpus.ids),
               deviation=Bm25Retriever.label if kind == "bm25" else None)
     report_lines = [f"_Retriever: {kind}" + (f" ({Bm25Retriever.label})" if kind == "bm25" else "") + "._", ""]
     report, evidence, reason = "", [], "complete"

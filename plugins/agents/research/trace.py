@@ -73,7 +73,9 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
                     builder.tool_call(step, call.get("id") or f"call_{step['step_id']}_{k}", fn.get("name") or "",
                                       fn.get("arguments"))
         elif kind == "note":
-            builder.extra.update({k: v for k, v in event.items() if k not in ("type", "ts") and v is not None})
+            builder.session_id = builder.session_id or event.get("session_id")
+            builder.extra.update({k: v for k, v in event.items()
+                                  if k not in ("type", "ts", "session_id") and v is not None})
         elif kind == "stop":
             builder.extra["stop_reason"] = event.get("reason")
             builder.extra["tool_calls"] = event.get("tool_calls")

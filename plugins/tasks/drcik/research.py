@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 from pathlib import Path
 from typing import Iterable
 
@@ -132,7 +133,8 @@ def materialize_research(tasks: list[DrcikTask], benchmark_id: str, workspace: P
                                                   "prompt_file": PROMPT_FILE})
 
 
-def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None) -> EpisodeScore:
+def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
+                   keep_corpus: bool = True) -> EpisodeScore:
     """Read ``report.md`` and ``evidence.json`` (bounded, never raising), resolve citations, write the
     ``deep_research.jsonl`` row and ``metadata.json`` into ``key_dir``; the metrics describe the outputs.
 
@@ -140,6 +142,7 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None)
     ``hallucinated_ids`` (unresolved citations, dropped), ``cross_task_citations`` and
     ``distractor_citations`` (resolved ids of another task's / of distractor documents),
     ``report_chars``, ``evidence_ok`` / ``report_ok`` and ``output_reason`` (None when both are fine).
+    ``keep_corpus=False`` removes the workspace's corpus copy afterwards (the key reproduces it).
     """
     from plugins.tasks.drcik import research_outputs as out
 
@@ -167,4 +170,7 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None)
     }
     details = [{"claim": it.claim[:200], "cited": it.cited, "resolved": it.resolved, "dropped": it.dropped}
                for it in resolved.items]
+    corpus = workspace / CORPUS_DIR
+    if not keep_corpus and corpus.is_dir() and not corpus.is_symlink():
+        shutil.rmtree(corpus, ignore_errors=True)
     return EpisodeScore(metrics=metrics, details=details, warnings=reasons)

@@ -11,7 +11,6 @@ episode is scored — at the release's 10,342 documents it is about 39 MB per ep
 
 from __future__ import annotations
 
-import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.contracts import EpisodeScore, Materialized, TaskTemplate
 from plugins.tasks.drcik.loader import SAMPLE_DIR, DrcikTask, load_tasks
-from plugins.tasks.drcik.research import CORPUS_DIR, materialize_research, score_research
+from plugins.tasks.drcik.research import materialize_research, score_research
 
 
 class ResearchParams(BaseModel):
@@ -57,11 +56,7 @@ class ResearchTemplate(TaskTemplate):
 
     def score(self, params: ResearchParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
-        score = score_research(workspace, key_dir, params.metadata)
-        corpus = workspace / CORPUS_DIR
-        if not params.keep_corpus and corpus.is_dir() and not corpus.is_symlink():
-            shutil.rmtree(corpus, ignore_errors=True)
-        return score
+        return score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
 
     def rewrite_paths(self, params: ResearchParams, spec_file: Path) -> ResearchParams:
         if params.tasks == "sample" or Path(params.tasks).is_absolute():
