@@ -208,6 +208,26 @@ def test_a_proxy_budget_refusal_is_a_recorded_reason_and_the_outputs_are_scored(
     assert json.loads((root / "key" / out.DEEP_RESEARCH_FILE).read_text())["evidence"] == []
 
 
+@needs_sandbox
+@pytest.mark.slow
+def test_malformed_agent_output_is_a_reason_and_the_run_continues(tmp_path):
+    script = tmp_path / "bad.yaml"
+    script.write_text(json.dumps({"turns": [  # each episode's synthesis call gets this turn
+        {"tool_calls": [{"name": "submit_research", "arguments": {"report": "", "evidence": [
+            {"claim": "ok", "cited_document_ids": ["{{id:0}}", "../../key/research_key.json"]}, 7,
+            {"claim": {"nested": True}, "cited_document_ids": ["{{id:1}}"]}]}}]}]}))
+    result = run_episodes(tmp_path, {"options": {"retriever": "bm25"}}, ["task_42", "task_201"], script=script)
+    rows = result["rows"]
+    assert len(rows) == 2  # the first episode's bad output did not stop the run
+    for row in rows:
+        assert row["status"] == "ok"
+        assert row["evidence_items"] == 1 and row["cited_documents"] == 1 and row["hallucinated_ids"] == 1
+        assert "evidence.json[1]: not an object, dropped" in row["output_reason"]
+        assert "evidence.json[2].claim: missing or not a non-empty string" in row["output_reason"]
+        root = result["root"] / row["episode"]
+        assert out.validate_deep_research_row(json.loads((root / "key" / out.DEEP_RESEARCH_FILE).read_text())) == []
+
+
 def test_retrieval_adapter_command_and_profile_errors():
     ctx = AgentContext("/workspace", "/home/agent", "prompt",
                        AgentProfile(name="p", agent="retrieval", model="m", options={"retriever": "bm25"}),
