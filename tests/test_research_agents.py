@@ -172,6 +172,7 @@ def test_retrieval_agent_on_the_sample_tasks(tmp_path, retriever):
         assert synthesis["metrics"]["prompt_tokens"] == 9000 and synthesis["metrics"]["completion_tokens"] == 300
         assert traj["extra"]["stop_reason"] == "complete" and traj["extra"]["retriever"] == retriever
         assert re.fullmatch(r"[0-9a-f-]{36}", traj["session_id"])
+        assert traj["agent"]["model_name"] == "google/gemini-3-flash-preview"
         assert (traj["extra"].get("deviation") == BM25_DEVIATION) == (retriever == "bm25")
         embeddings = [s for s in traj["steps"] if (s.get("extra") or {}).get("kind") == "embeddings"]
         assert bool(embeddings) == (retriever == "embeddings")

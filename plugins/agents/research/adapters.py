@@ -73,10 +73,13 @@ class RetrievalAgent(Agent):
             raise ProfileError(f"{where}: 'model' is required")
         if not ctx.model_base_url:
             raise ValueError(f"agent {self.name} needs the model proxy URL (AgentContext.model_base_url)")
+        top_k = options.get("top_k", 10)
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise ProfileError(f"{where}: options.top_k must be a positive integer")
         info = ctx.task_info or {}
         return {"model": profile.model, "base_url": ctx.model_base_url, "api_key": DUMMY_API_KEY,
                 "retriever": retriever, "embedding_model": options.get("embedding_model"),
-                "top_k": int(options.get("top_k", 10)), "max_output_tokens": options.get("max_output_tokens"),
+                "top_k": top_k, "max_output_tokens": options.get("max_output_tokens"),
                 **_caps(options, where), "workspace": ctx.workspace, "log": f"{ctx.home}/research/steps.jsonl",
                 "corpus_dir": info.get("corpus_dir", "corpus"), "prompt_file": info.get("prompt_file", "task.md"),
                 "report": info.get("report", "report.md"), "evidence": info.get("evidence", "evidence.json")}

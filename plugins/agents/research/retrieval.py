@@ -17,6 +17,7 @@ with the episode workspace as working directory.
 - Caps (profile ``max_tool_calls``, ``max_tokens``): when one is reached the agent stops,
   writes what it has (possibly an empty evidence list) and records the reason in the
   report, the step log and its exit message; it exits 0 so the outputs are scored.
+  An unexpected error is handled the same way but exits 1 (the episode is a crash).
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def run(config: dict) -> str:
         reason = str(exc)
     except ModelError as exc:
         reason = f"model call failed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - write what there is, then fail the run with the reason
+        reason = f"agent error: {type(exc).__name__}: {exc}"
     if reason != "complete":
         report_lines.append(f"_Stopped early: {reason}._")
         report_lines.append("")
@@ -130,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reason = run(json.loads(args.config))
     print(json.dumps({"stop_reason": reason}))
+    if reason.startswith("agent error:"):
+        print(reason, file=sys.stderr)
+        return 1
     return 0
 
 

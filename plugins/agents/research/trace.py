@@ -59,6 +59,8 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
             call_id = builder.tool_call(step, None, str(event.get("name") or ""), event.get("arguments") or {})
             builder.observe(call_id, event.get("result") or "")
         elif kind in ("model", "embedding"):
+            if kind == "model" and builder.model_name is None:
+                builder.model_name = event.get("model")
             usage = _usage(event.get("usage"))
             total = total + usage
             step = builder.agent(event.get("message") or "", ts, reasoning=event.get("reasoning"),
