@@ -6,6 +6,7 @@ import json
 import os
 import re
 import statistics
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +17,7 @@ from plugins.tasks.drcik.research import (CORPUS_DIR, KEY_FILE, RESEARCH_INSTRUC
                                           score_research)
 from plugins.tasks.drcik import research_outputs as out
 
-RELEASE = os.environ.get("DRCIK_SAMPLE_DIR", "/work/shared/drcik_sample")
+TEMPLATES = Path(__file__).parent / "fixtures" / "drcik" / "submission_templates"
 TASKS = load_tasks(SAMPLE_DIR)
 ROLE_WORDS = ["supporting", "distractor", *SUBTYPE_PAPER_NAMES, *SUBTYPE_PAPER_NAMES.values(), "role", "subtype"]
 
@@ -206,11 +207,10 @@ def test_reading_any_json_never_raises(tmp_path, value):
     assert all(isinstance(r, str) for r in reasons)
 
 
-@pytest.mark.skipif(not os.path.isdir(RELEASE), reason="the release sample folder is not on this machine")
 def test_the_release_templates_pass_our_validators():
-    row = json.loads(open(os.path.join(RELEASE, "submission_templates", "deep_research.jsonl")).readline())
+    row = json.loads((TEMPLATES / "deep_research.jsonl").read_text().splitlines()[0])
     assert out.validate_deep_research_row(row) == []
-    meta = json.load(open(os.path.join(RELEASE, "submission_templates", "metadata.json")))
+    meta = json.loads((TEMPLATES / "metadata.json").read_text())
     assert out.validate_metadata(meta) == []
     assert set(meta) == set(out.METADATA_FIELDS)
 
