@@ -30,6 +30,7 @@ Choices the paper leaves open, each with its reason:
   so sizes would leak roles), all given one fixed modification time, and made
   read-only (files 0444; the folder stays 0755 so that a run folder can be removed
   and an episode retried without root).  Agents should strip trailing whitespace.
+  Inode numbers, change times and directory order follow the salted shuffle.
   Scoring never reads the corpus back (the key holds the id mapping), so an agent
   that changes its copy only changes what it reads itself.
 """
