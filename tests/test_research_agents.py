@@ -308,3 +308,26 @@ def test_check_caps():
     assert check_caps(traj, 3, 60) is None
     assert check_caps(traj, 2, None) == "tool-call cap exceeded (3 > 2)"
     assert check_caps(traj, None, 59) == "token cap exceeded (60 > 59)"
+
+
+def test_trace_of_a_killed_agent_keeps_its_steps(tmp_path):
+    from plugins.agents.research.trace import trajectory
+
+    log = tmp_path / "research" / "steps.jsonl"
+    log.parent.mkdir()
+    events = [{"type": "user", "ts": "2026-01-01T00:00:00+00:00", "message": "prompt"},
+              {"type": "note", "session_id": "s-1", "retriever": "bm25", "deviation": BM25_DEVIATION},
+              {"type": "tool", "name": "search", "arguments": {"query": "q"}, "result": "[doc_aaaaaaaaaaaa]"},
+              {"type": "model", "model": "m", "message": "", "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+               "tool_calls": [{"id": "c", "function": {"name": "submit_research", "arguments": "{\"evidence\": []}"}}]}]
+    log.write_text("\n".join(json.dumps(e) for e in events) + "\nnot json\n{\"type\": \"tool\", \"name\"")
+    traj = trajectory("retrieval", "1", tmp_path, None)
+    validate_trajectory(traj)
+    assert traj["session_id"] == "s-1" and traj["agent"]["model_name"] == "m"
+    assert [s["source"] for s in traj["steps"]] == ["user", "agent", "agent"]
+    assert traj["steps"][1]["llm_call_count"] == 0 and "llm_call_count" not in traj["steps"][2]
+    assert traj["steps"][2]["tool_calls"][0]["arguments"] == {"evidence": []}
+    assert traj["extra"]["stop_reason"] == "the agent ended without a stop record (killed or crashed)"
+    assert traj["extra"]["deviation"] == BM25_DEVIATION
+    assert traj["final_metrics"]["total_prompt_tokens"] == 10
+    assert trajectory("retrieval", "1", tmp_path / "none", None) is None

@@ -14,7 +14,8 @@ Adapters only: what runs in the sandbox (:mod:`.tools`, :mod:`.client`,
   so); runs under Docker or bubblewrap like the other terminal agents.  Profile
   ``options``: those of the terminal agents, plus ``max_tool_calls``/``max_tokens``,
   which are checked after the run against the trajectory (Codex has no such switch;
-  enforce tokens with the run's proxy budget) and recorded as ``cap_exceeded``.
+  enforce tokens with the run's proxy budget); the trajectory's ``extra.stop_reason`` says
+  ``complete`` or which cap the run went past.
 """
 
 from __future__ import annotations
