@@ -173,7 +173,7 @@ def test_bundle_leaves_answers_out_unless_asked(main_run, tmp_path):
         return "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
 
     hidden, shown = text(public), text(full)
-    assert "true-label" not in hidden and "public export: answers hidden" in hidden
+    assert "true-label" not in hidden and "answers hidden" in hidden
     assert shown.count('class="true-label"') == 0  # no test_samples in these synthetic workspaces
     assert not list(public.rglob("key*")) and not list(public.rglob("score.json"))
     frame = pd.read_parquet(main_run / "results.parquet")
@@ -185,3 +185,20 @@ def test_view_refuses_with_answers_without_bundle(main_run):
     assert result.exit_code == 2 and "--with-answers applies to --bundle" in result.output
     result = CliRunner().invoke(cli, ["view", str(main_run.parent)])
     assert result.exit_code != 0
+
+
+def test_answers_follow_reveal_and_labels_public(main_run):
+    """The server reveals; a bundle without --with-answers never does; with it, only rows whose labels are public."""
+    from harness.view.pages import Panel, ViewPage
+
+    page = ViewPage("tracebench", metric="accuracy",
+                    render=lambda ep: [Panel("answers", "REVEALED" if ep.reveal else "HIDDEN")],
+                    labels_public=lambda row: row["seed"] == 0)
+    runs = load_runs([main_run])
+    frame = runs[0].rows
+    for reveal in (True, False):
+        site = Site(runs, reveal=reveal, pages={"tracebench": page})
+        for slug, seed in zip(runs[0].episode_slugs, frame["seed"]):
+            html = site.render(f"runs/run-main/{slug}/index.html")[0].decode()
+            expect = "REVEALED" if reveal and seed == 0 else "HIDDEN"
+            assert expect in html and ("answers hidden" in html) == (expect == "HIDDEN"), slug

@@ -120,7 +120,7 @@ def stacked_lines_svg(x: Any, channels: dict[str, Any], title: str = "", width: 
 
 
 def fan_svg(history_x: Any, history: Any, future_x: Any, samples: Any, future: Any | None = None,
-            title: str = "", width: int = 520, height: int = 220) -> Markup:
+            title: str = "", width: int = 640, height: int = 250) -> Markup:
     """A forecast fan as inline ``<svg>``: history line, the sample paths' 5–95 % and 25–75 %
     bands and median over the horizon, and the realised future when given.
 
@@ -147,8 +147,8 @@ def fan_svg(history_x: Any, history: Any, future_x: Any, samples: Any, future: A
              f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="#fbfcfd" stroke="#e3e6ec"/>']
     if title:
         parts.append(f'<text x="{left}" y="12" font-size="11" fill="#1d2433">{escape(title)}</text>')
-    parts.append(f'<text x="{left - 4}" y="{top + 8}" font-size="8" text-anchor="end" fill="#667085">{y1:.3g}</text>')
-    parts.append(f'<text x="{left - 4}" y="{top + h}" font-size="8" text-anchor="end" fill="#667085">{y0:.3g}</text>')
+    parts.append(f'<text x="{left - 4}" y="{top + 8}" font-size="8" text-anchor="end" fill="#667085">{y1:.4g}</text>')
+    parts.append(f'<text x="{left - 4}" y="{top + h}" font-size="8" text-anchor="end" fill="#667085">{y0:.4g}</text>')
     parts.append(f'<polyline fill="none" stroke="#1d2433" stroke-width="1" '
                  f'points="{_points(history_x, history, x0, x1, y0, y1, w, h, left, top)}"/>')
     if q.shape[1]:

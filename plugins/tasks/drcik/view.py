@@ -86,7 +86,7 @@ def render(episode: EpisodeView) -> list[Panel]:
                  "; this task's future is hidden"))
     panels = [Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
         f'<p class="hint">{escape(task.target_description[:400])}</p><p class="hint">{escape(legend)}</p>'
-        f'<div class="samples">{"".join(fans)}</div>'))]
+        f'<div class="fans">{"".join(fans)}</div>'))]
     docs = []
     for doc in sorted(task.documents, key=lambda d: d.document_id):
         role = ""
@@ -95,7 +95,7 @@ def render(episode: EpisodeView) -> list[Panel]:
                     + (f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else "") + "</span>")
         docs.append(f'<li id="doc-{escape(doc.document_id)}"><b>{escape(doc.document_id)}</b>{role}'
                     f'<div class="hint">{escape(doc.content[:300])}{"…" if len(doc.content) > 300 else ""}</div></li>')
-    body = (f'<details open><summary>{len(docs)} documents, sorted by id</summary><ol class="docs">{"".join(docs)}'
+    body = (f'<details><summary>{len(docs)} documents, sorted by id</summary><ol class="docs">{"".join(docs)}'
             f'</ol></details>' if docs else '<p class="hint">No documents.</p>')
     if episode.reveal and task.evidence:
         body += '<h3>Ground-truth evidence</h3><ol class="evidence">' + "".join(
