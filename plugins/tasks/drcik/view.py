@@ -4,7 +4,8 @@ A Dr-CiK row is one forecaster × context condition × task (``episode``
 ``<forecaster>/<context>/<benchmark_id>``).  The page shows, for that
 forecaster and task, one forecast fan per context condition found in the
 run: the history, the sample paths' 5–95 % and 25–75 % bands and median
-(``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
+(an episode folder's ``samples.npy``, or a ``harness forecast`` run's
+``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
 when the viewer may reveal answers and the task's labels are public -- the
 realised future, with each condition's sCRPS.  Below, the task's documents
 (sorted by id: file order leaks roles) and, revealed only, each document's
@@ -17,6 +18,7 @@ points; the fan is what the page is for).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -30,16 +32,50 @@ HISTORY_HORIZONS = 3
 CONDITIONS = ("context",)
 
 
+def _tasks_values(value) -> list[str]:
+    """Every string under a ``tasks`` key of run.json (the spec's task source: ``sample`` or a folder)."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "tasks" and isinstance(item, str):
+                found.append(item)
+            else:
+                found += _tasks_values(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _tasks_values(item)
+    return found
+
+
+@lru_cache(maxsize=8)
+def _folder_tasks(folder: str) -> dict:
+    from plugins.tasks.drcik.loader import load_tasks
+
+    return {t.benchmark_id: t for t in load_tasks(folder)}
+
+
 def _task(episode: EpisodeView, benchmark_id: str):
-    from plugins.tasks.drcik.loader import load_task_file
+    """The task of a row: from run.json's ``tasks`` list (``harness forecast`` runs: each task's source file),
+    else from the spec's ``tasks`` value (``sample`` or a release folder)."""
+    from plugins.tasks.drcik.loader import SAMPLE_DIR, load_task_file
 
     for entry in episode.run.get("tasks") or []:
         if isinstance(entry, dict) and entry.get("benchmark_id") == benchmark_id and entry.get("source"):
             return load_task_file(entry["source"])
+    for value in dict.fromkeys(_tasks_values(episode.run)):
+        folder = SAMPLE_DIR if value == "sample" else Path(value)
+        if Path(folder).exists():
+            task = _folder_tasks(str(folder)).get(benchmark_id)
+            if task is not None:
+                return task
     return None
 
 
-def _samples(root: Path, forecaster: str, context: str, benchmark_id: str) -> np.ndarray | None:
+def _samples(root: Path, forecaster: str, context: str, benchmark_id: str, episode: str | None) -> np.ndarray | None:
+    """The (S, H) sample paths: ``episodes/<episode>/samples.npy`` (an episode folder per row), else
+    ``samples/<forecaster>/<context>.npz`` keyed by benchmark_id (``harness forecast`` runs)."""
+    if isinstance(episode, str) and (root / "episodes" / episode / "samples.npy").is_file():
+        return np.asarray(np.load(root / "episodes" / episode / "samples.npy", allow_pickle=False), float)
     path = root / "samples" / forecaster / f"{context}.npz"
     if not path.is_file():
         return None
@@ -67,12 +103,13 @@ def render(episode: EpisodeView) -> list[Panel]:
     contexts = list(dict.fromkeys(list(same["context"]) if "context" in same.columns else [context]))
     fans = []
     for name in contexts:
-        samples = _samples(episode.run_root, forecaster, name, benchmark_id)
+        match = same[same["context"] == name]
+        samples = _samples(episode.run_root, forecaster, name, benchmark_id,
+                           match["episode"].iloc[0] if "episode" in match.columns and len(match) else None)
         current = " current" if name == context else ""
         if samples is None:
             fans.append(f'<div class="sample{current}"><b>{escape(name)}</b>: no samples in this run</div>')
             continue
-        match = same[same["context"] == name]
         score = match["scrps"].iloc[0] if "scrps" in match.columns and len(match) else None
         caption = (f"sCRPS {score:.3f}" if episode.reveal and isinstance(score, float) and np.isfinite(score)
                    else f"{samples.shape[0]} sample paths")
