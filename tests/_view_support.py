@@ -1,4 +1,4 @@
-"""Helpers of the viewer tests: a server on a background thread, headless Chromium, a hand-made trajectory."""
+"""Shared by the viewer tests: a server on a background thread, headless Chromium, a hand-made trajectory."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from harness.view.html import highlight_numbers
 from harness.view.server import allowed_hosts
 from harness.view.site import CHUNK, Site
 
-from _report_runs import ACCURACY, LABELS, make_main_run
+from _report_runs import ACCURACY, make_main_run
 from _view_support import served, trajectory
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -53,7 +52,8 @@ PLOT_SCRIPT = {"turns": [
          "print(f'wrote results.json with {len(results)} predictions; first sample mean {first.mean():.4f}')\n"
          "PY\npython3 nearest.py\n")}],
      "usage": {"prompt_tokens": 12000, "cached_tokens": 8000, "completion_tokens": 400}},
-    {"text": "Let me look at the plot.", "tool_calls": [{"name": "Read", "arguments": {"file_path": "/workspace/sample0.png"}}],
+    {"text": "Let me look at the plot.",
+     "tool_calls": [{"name": "Read", "arguments": {"file_path": "/workspace/sample0.png"}}],
      "usage": {"prompt_tokens": 12800, "cached_tokens": 12000, "completion_tokens": 60}},
     {"text": "results.json is written: each test file gets the label of its nearest labeled example.",
      "usage": {"prompt_tokens": 13800, "cached_tokens": 12800, "completion_tokens": 50}},
@@ -150,7 +150,8 @@ def test_run_page_lists_the_episodes_of_a_scripted_run(runs):
     rows = pd.read_parquet(run / "results.parquet")
     with served(Site(load_runs([run, runs["classical"], runs["drcik"]]))) as (url, _), browser() as page:
         page.goto(url)
-        assert page.locator("section.board h2").all_inner_texts() == ["Leaderboard · tracebench", "Leaderboard · drcik"]
+        boards = page.locator("section.board h2").all_inner_texts()
+        assert boards == ["Leaderboard · tracebench", "Leaderboard · drcik"]
         board = page.locator("#board-1 tbody tr")
         assert board.count() == 2  # claude-opus-4.6 and euclidean-1nn, one condition each
         page.fill('input[data-table="board-1"]', "claude")

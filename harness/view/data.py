@@ -155,7 +155,8 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
             values = values if isinstance(values, tuple) else (values,)
             entry = {"run": run.id, "agent": values[0],
                      "conditions": [_clean(v) for v in values[1:]], "n": len(group)}
-            scores = _number(group[metric]).dropna() if metric and metric in group.columns else pd.Series([], dtype=float)
+            has_metric = bool(metric) and metric in group.columns
+            scores = _number(group[metric]).dropna() if has_metric else pd.Series([], dtype=float)
             entry["metric_mean"] = float(scores.mean()) if len(scores) else None
             entry["metric_sd"] = float(scores.std(ddof=1)) if len(scores) > 1 else None
             for name, columns in (("tokens", ("total_tokens",)), ("cost", ("cost_usd",)),

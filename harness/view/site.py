@@ -183,7 +183,7 @@ class Site:
             rows.append({"slug": slug, "episode": row.get("episode") or slug, "template": row.get("template"),
                          "task": row.get("task"), "agent": row.get(page.agent_column or "profile") or
                          row.get("profile") or "–", "status": row.get("status"), "score": score,
-                         "score_text": f"{page.metric_label or page.metric}: {score:.3f}" if score is not None else "–",
+                         "score_text": "–" if score is None else f"{page.metric_label or page.metric}: {score:.3f}",
                          "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "seconds": seconds,
                          "error": (row.get("error") or "")[:160]})
         created = run.meta.get("created") or run.meta.get("started")
@@ -215,7 +215,8 @@ class Site:
         if plot.size > MAX_IMAGE_BYTES:
             return Markup(f'<figure class="plot"><figcaption>{escape(plot.path)} ({plot.size:,} bytes, not shown)'
                           f' · {mark}</figcaption></figure>')
-        return Markup(f'<figure class="plot"><img loading="lazy" src="ws/{escape(plot.path)}" alt="{escape(plot.path)}">'
+        image = f'<img loading="lazy" src="ws/{escape(plot.path)}" alt="{escape(plot.path)}">'
+        return Markup(f'<figure class="plot">{image}'
                       f'<figcaption>{escape(plot.path)} · {mark}</figcaption></figure>')
 
     def episode_page(self, run: Run, slug: str) -> str:
@@ -246,7 +247,8 @@ class Site:
         if steps:
             calls = sum(len(s.calls) for s in steps)
             errors = sum(1 for s in steps if s.error)
-            totals = f"{sum(1 for s in steps if s.source == 'agent')} agent steps · {calls} tool calls · {errors} with errors"
+            agent = sum(1 for s in steps if s.source == "agent")
+            totals = f"{agent} agent steps · {calls} tool calls · {errors} with errors"
         return self.env.get_template("episode.html").render(
             title=str(row.get("episode") or slug), root="../../../",
             crumbs=[(run.id, "../index.html"), (str(row.get("episode") or slug), None)], reveal=view.reveal,

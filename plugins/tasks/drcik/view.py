@@ -131,12 +131,13 @@ def render(episode: EpisodeView) -> list[Panel]:
             role = (f' <span class="answer doc-role">{escape(doc.role)}'
                     + (f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else "") + "</span>")
         docs.append(f'<li id="doc-{escape(doc.document_id)}"><b>{escape(doc.document_id)}</b>{role}'
-                    f'<div class="hint">{escape(doc.content[:300])}{"…" if len(doc.content) > 300 else ""}</div></li>')
+                    f'<div class="hint">{escape(doc.content[:300])}{"…" * (len(doc.content) > 300)}</div></li>')
     body = (f'<details><summary>{len(docs)} documents, sorted by id</summary><ol class="docs">{"".join(docs)}'
             f'</ol></details>' if docs else '<p class="hint">No documents.</p>')
     if episode.reveal and task.evidence:
         body += '<h3>Ground-truth evidence</h3><ol class="evidence">' + "".join(
-            f'<li class="answer"><b>{escape(item.id)}</b>: {escape(item.text)}</li>' for item in task.evidence) + "</ol>"
+            f'<li class="answer"><b>{escape(item.id)}</b>: {escape(item.text)}</li>'
+            for item in task.evidence) + "</ol>"
     panels.append(Panel(f"Documents ({len(task.documents)})", Markup(body)))
     return panels
 

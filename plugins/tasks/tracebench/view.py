@@ -16,7 +16,6 @@ uniform stride (a display choice; scoring never reads these plots).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
