@@ -36,7 +36,7 @@ def _sample_chart(frame: pd.DataFrame, title: str) -> Markup:
     x_name = next((c for c in numeric.columns if len(numeric) > 1 and np.all(np.diff(numeric[c].to_numpy()) > 0)),
                   None)
     channels = [c for c in numeric.columns if c != x_name] or list(numeric.columns)
-    stride = max(1, len(numeric) // MAX_POINTS)
+    stride = max(1, -(-len(numeric) // MAX_POINTS))  # ceil: at most MAX_POINTS points
     x = numeric[x_name].to_numpy()[::stride] if x_name else np.arange(len(numeric))[::stride]
     return stacked_lines_svg(x, {c: numeric[c].to_numpy()[::stride] for c in channels},
                              f"{title} (x: {x_name or 'row'})")
