@@ -42,6 +42,7 @@
         if (body) body.innerHTML = item[1];
       });
       document.documentElement.setAttribute("data-chunk-" + chunk, "loaded");
+      if (window.performance && performance.mark) performance.mark("harness-chunk-" + chunk);
     }
   };
   function load(chunk) {
