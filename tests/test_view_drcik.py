@@ -15,6 +15,7 @@ from plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
 
 TASK = "task_42"
 CONTEXTS = {"no-context": 0.25, "supporting-evidence": 0.125}
+SUPPORTING, DISTRACTOR = "doc_1548", "doc_1561"  # roles in the embedded sample: supporting; off-variable
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,14 @@ def run(tmp_path_factory):
         write_json(paths.row, {"run_id": store.run_id, "episode": label, "template": "drcik", "task": "t",
                                "forecaster": "ses", "context": context, "benchmark_id": TASK, "status": "ok",
                                "scale_status": task.scale_status, "scrps": scrps})
+    paths = store.episode(f"research_{TASK}").create()
+    (paths.workspace / "report.md").write_text(f"# Report\nSales rose after a bug ({SUPPORTING}).\n")
+    (paths.workspace / "evidence.json").write_text(json.dumps({"evidence": [
+        {"claim": "A software bug inflated sales.", "cited_document_ids": [SUPPORTING, DISTRACTOR]},
+        {"claim": "Unsupported.", "cited_document_ids": ["doc_nope"]}]}))
+    write_json(paths.row, {"run_id": store.run_id, "episode": f"research_{TASK}", "template": "drcik", "task": "t",
+                           "benchmark_id": TASK, "status": "ok", "scale_status": task.scale_status,
+                           "profile": "dr-agent"})
     store.write_results()
     return store.root, task
 
@@ -70,3 +79,20 @@ def test_leaderboard_ranks_scrps_lower_first(run):
     assert "Leaderboard · drcik" in html and "lower is better" in html
     cells = re.findall(r'<td class="n metric" data-sort="([^"]+)">([^<]+)</td>', html)
     assert sorted(cells) == sorted([(str(-v), f"{v:.3f}") for v in CONTEXTS.values()])
+
+
+def test_research_output_links_citations_and_reveals_roles(run):
+    _, task = run
+    docs = {d.document_id: d for d in task.documents}
+    assert docs[SUPPORTING].role == "supporting" and docs[DISTRACTOR].role == "distractor"
+    root, _ = run
+    shown, hidden = (Site(load_runs([root]), reveal=r).render(f"runs/dr/research_{TASK}/index.html")[0].decode()
+                     for r in (True, False))
+    for html in (shown, hidden):
+        assert "Research output" in html and "Forecast fans" not in html
+        assert f'Sales rose after a bug (<a class="cite" href="#doc-{SUPPORTING}">{SUPPORTING}</a>).' in html
+        assert html.count(f'href="#doc-{DISTRACTOR}"') == 1 and f'id="doc-{DISTRACTOR}"' in html
+        assert '<span class="cite unknown" title="not a document of this task">doc_nope</span>' in html
+    assert (f'<a class="cite" href="#doc-{DISTRACTOR}">{DISTRACTOR}</a> <span class="answer doc-role">distractor · '
+            f'{docs[DISTRACTOR].paper_subtype or docs[DISTRACTOR].subtype}</span>') in shown
+    assert "doc-role" not in hidden and "distractor" not in hidden

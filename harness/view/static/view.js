@@ -33,6 +33,15 @@
     });
   });
 
+  // A link to an anchor inside a folded <details> (a cited document) unfolds it first.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest('a[href^="#"]') : null;
+    var target = link && document.getElementById(link.getAttribute("href").slice(1));
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+  });
+
   // Trajectory: summaries are in the page; bodies come from steps-<k>.js, loaded when a chunk nears the viewport.
   var total = window.HARNESS_CHUNKS || 0, requested = {};
   window.harnessView = {

@@ -7,7 +7,10 @@ run: the history, the sample paths' 5–95 % and 25–75 % bands and median
 (an episode folder's ``samples.npy``, or a ``harness forecast`` run's
 ``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
 when the viewer may reveal answers and the task's labels are public -- the
-realised future, with each condition's sCRPS.  Below, the task's documents
+realised future, with each condition's sCRPS.  A research episode (an
+episode folder with ``workspace/report.md`` and/or ``workspace/evidence.json``)
+shows the report and the evidence items, every cited document id linked to
+the task's document.  Below, the task's documents
 (sorted by id: file order leaks roles) and, revealed only, each document's
 role and distractor subtype and the ground-truth evidence items.
 
@@ -18,6 +21,7 @@ points; the fan is what the page is for).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,28 +87,26 @@ def _samples(root: Path, forecaster: str, context: str, benchmark_id: str, episo
         return np.asarray(data[benchmark_id], float) if benchmark_id in data.files else None
 
 
-def render(episode: EpisodeView) -> list[Panel]:
-    """The Dr-CiK panels of one row (see the module docstring)."""
-    row = episode.row
-    forecaster, context, benchmark_id = row.get("forecaster"), row.get("context"), row.get("benchmark_id")
-    if not (forecaster and benchmark_id):
-        return [Panel("Dr-CiK", Markup('<p class="hint">This row names no forecaster and task.</p>'))]
-    task = _task(episode, benchmark_id)
-    if task is None:
-        return [Panel("Dr-CiK", Markup(f'<p class="hint">Task {escape(benchmark_id)} is not listed in run.json.</p>'))]
-    horizon = task.horizon
-    history = task.history.iloc[-HISTORY_HORIZONS * horizon:]
+def _role(doc, reveal: bool) -> str:
+    if not reveal or doc is None:
+        return ""
+    subtype = f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else ""
+    return f' <span class="answer doc-role">{escape(doc.role)}{subtype}</span>'
+
+
+def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
+    row, rows = episode.row, episode.rows
+    history = task.history.iloc[-HISTORY_HORIZONS * task.horizon:]
     hx = history.index.asi8 / 1e9
     fx = task.future_index.asi8 / 1e9
     show_future = episode.reveal and task.future is not None
-    rows = episode.rows
-    same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == benchmark_id)] \
+    same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == row["benchmark_id"])] \
         if {"forecaster", "benchmark_id"} <= set(rows.columns) else rows.iloc[:0]
     contexts = list(dict.fromkeys(list(same["context"]) if "context" in same.columns else [context]))
     fans = []
     for name in contexts:
         match = same[same["context"] == name]
-        samples = _samples(episode.run_root, forecaster, name, benchmark_id,
+        samples = _samples(episode.run_root, forecaster, name, task.benchmark_id,
                            match["episode"].iloc[0] if "episode" in match.columns and len(match) else None)
         current = " current" if name == context else ""
         if samples is None:
@@ -121,24 +123,77 @@ def render(episode: EpisodeView) -> list[Panel]:
               + (", realised future (red, dashed)" if show_future else
                  "; the realised future is not part of this export" if task.future is not None else
                  "; this task's future is hidden"))
-    panels = [Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
+    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
         f'<p class="hint">{escape(task.target_description[:400])}</p><p class="hint">{escape(legend)}</p>'
-        f'<div class="fans">{"".join(fans)}</div>'))]
-    docs = []
-    for doc in sorted(task.documents, key=lambda d: d.document_id):
-        role = ""
-        if episode.reveal:
-            role = (f' <span class="answer doc-role">{escape(doc.role)}'
-                    + (f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else "") + "</span>")
-        docs.append(f'<li id="doc-{escape(doc.document_id)}"><b>{escape(doc.document_id)}</b>{role}'
-                    f'<div class="hint">{escape(doc.content[:300])}{"…" * (len(doc.content) > 300)}</div></li>')
+        f'<div class="fans">{"".join(fans)}</div>'))
+
+
+def _research(episode: EpisodeView, task) -> Panel | None:
+    """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (format:
+    :mod:`plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
+    from harness.config import ConfigError
+    from plugins.tasks.drcik.contexts import load_dr_evidence
+
+    folder = episode.folder / "workspace" if episode.folder else None
+    if folder is None or not ((folder / "report.md").is_file() or (folder / "evidence.json").is_file()):
+        return None
+    docs = {d.document_id: d for d in task.documents}
+
+    def cite(doc_id: str) -> str:
+        if doc_id not in docs:
+            return f'<span class="cite unknown" title="not a document of this task">{escape(doc_id)}</span>'
+        return f'<a class="cite" href="#doc-{escape(doc_id)}">{escape(doc_id)}</a>{_role(docs[doc_id], episode.reveal)}'
+
+    body = ""
+    report = episode.read_text("workspace/report.md")
+    if report is not None:
+        text = str(escape(report))
+        if docs:
+            pattern = re.compile("|".join(re.escape(str(escape(i))) for i in sorted(docs, key=len, reverse=True)))
+            text = pattern.sub(lambda m: f'<a class="cite" href="#doc-{m.group()}">{m.group()}</a>', text)
+        body += f'<h3>report.md</h3><pre class="text report">{text}</pre>'
+    if (folder / "evidence.json").is_file():
+        try:
+            claims = load_dr_evidence(folder / "evidence.json")
+        except ConfigError as exc:
+            body += f'<div class="error-box">{escape(exc)}</div>'
+            claims = []
+        items = "".join(f'<li class="claim">{escape(c.claim)}<div class="hint">cites: '
+                        f'{", ".join(cite(d) for d in c.cited_document_ids) or "nothing"}</div></li>'
+                        for c in claims)
+        body += f'<h3>Evidence items ({len(claims)})</h3><ol class="evidence-items">{items}</ol>'
+    return Panel("Research output", Markup(body))
+
+
+def _documents(task, reveal: bool) -> Panel:
+    docs = [f'<li id="doc-{escape(doc.document_id)}"><b>{escape(doc.document_id)}</b>{_role(doc, reveal)}'
+            f'<div class="hint">{escape(doc.content[:300])}{"…" * (len(doc.content) > 300)}</div></li>'
+            for doc in sorted(task.documents, key=lambda d: d.document_id)]
     body = (f'<details><summary>{len(docs)} documents, sorted by id</summary><ol class="docs">{"".join(docs)}'
             f'</ol></details>' if docs else '<p class="hint">No documents.</p>')
-    if episode.reveal and task.evidence:
+    if reveal and task.evidence:
         body += '<h3>Ground-truth evidence</h3><ol class="evidence">' + "".join(
             f'<li class="answer"><b>{escape(item.id)}</b>: {escape(item.text)}</li>'
             for item in task.evidence) + "</ol>"
-    panels.append(Panel(f"Documents ({len(task.documents)})", Markup(body)))
+    return Panel(f"Documents ({len(task.documents)})", Markup(body))
+
+
+def render(episode: EpisodeView) -> list[Panel]:
+    """The Dr-CiK panels of one row (see the module docstring)."""
+    row = episode.row
+    benchmark_id = row.get("benchmark_id")
+    if not benchmark_id:
+        return [Panel("Dr-CiK", Markup('<p class="hint">This row names no task.</p>'))]
+    task = _task(episode, benchmark_id)
+    if task is None:
+        return [Panel("Dr-CiK", Markup(f'<p class="hint">Task {escape(benchmark_id)} is not listed in run.json.</p>'))]
+    panels = []
+    if row.get("forecaster"):
+        panels.append(_fans(episode, task, row["forecaster"], row.get("context")))
+    research = _research(episode, task)
+    if research is not None:
+        panels.append(research)
+    panels.append(_documents(task, episode.reveal))
     return panels
 
 
