@@ -136,7 +136,7 @@ def test_bundle_has_no_answer_key_or_document_role_without_with_answers(runs, tm
     assert 'class="answer doc-role"' in shown and "Ground-truth evidence" in shown and 'class="future"' in shown
     # without it: no label reveal, no verdict, no role, no evidence, no realised future, no key file
     for marker in ('class="true-label"', "true label:", 'class="verdict"', "doc-role", "distractor",
-                   "Ground-truth evidence", 'class="future"', "sCRPS 0.", "label_mapping", "recipes"):
+                   "Ground-truth evidence", 'class="future"', "label_mapping", "recipes"):
         assert marker not in hidden, marker
     assert json.dumps(key["labels"]) not in hidden
     assert not [p for p in folders["public"].rglob("*") if p.name in ("key.json", "score.json", "proxy.jsonl")]

@@ -7,7 +7,7 @@ run: the history, the sample paths' 5–95 % and 25–75 % bands and median
 (an episode folder's ``samples.npy``, or a ``harness forecast`` run's
 ``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
 when the viewer may reveal answers and the task's labels are public -- the
-realised future, with each condition's sCRPS.  A research episode (an
+realised future; each fan carries its condition's sCRPS.  A research episode (an
 episode folder with ``workspace/report.md`` and/or ``workspace/evidence.json``)
 shows the report and the evidence items, every cited document id linked to
 the task's document.  Below, the task's documents
@@ -113,8 +113,8 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
             fans.append(f'<div class="sample{current}"><b>{escape(name)}</b>: no samples in this run</div>')
             continue
         score = match["scrps"].iloc[0] if "scrps" in match.columns and len(match) else None
-        caption = (f"sCRPS {score:.3f}" if episode.reveal and isinstance(score, float) and np.isfinite(score)
-                   else f"{samples.shape[0]} sample paths")
+        caption = f"{samples.shape[0]} sample paths" + (  # a score, not an answer: shown in every export
+            f" · sCRPS {score:.3f}" if isinstance(score, float) and np.isfinite(score) else "")
         chart = fan_svg(hx, history.to_numpy(float), fx, samples, task.future.to_numpy(float) if show_future else None,
                         title=f"{forecaster} · {name}")
         fans.append(f'<div class="sample forecast{current}" data-context="{escape(name)}">{chart}'
