@@ -44,6 +44,12 @@ def traced_run(tmp_path) -> Path:
     (paths.workspace / "unseen.png").write_bytes(PNG)
     (paths.workspace / ".cache").mkdir()
     (paths.workspace / ".cache" / "cached.png").write_bytes(PNG)
+    # links the agent made to files outside its workspace are never listed or served
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "host.png").write_bytes(b"HOST-SECRET")
+    (paths.workspace / "leak.png").symlink_to(outside / "host.png")
+    (paths.workspace / "linked").symlink_to(outside, target_is_directory=True)
     (paths.root / "trajectory.json").write_text(json.dumps(trajectory(60, plot="fig.png")))
     (paths.key / "key.json").write_text(json.dumps({"labels": ["SECRET-LABEL"]}))
     store.write_results()
@@ -119,7 +125,8 @@ def test_episode_page_summaries_first_and_chunks(traced_run):
     assert '<img loading="lazy" src="ws/fig.png"' in body[1] and '<span class="inspected">' in body[1]
     assert site.render(f"runs/traced/ep-1/steps-{chunks}.js") is None
     assert site.render("runs/traced/ep-1/ws/fig.png") == (PNG, "image/png")
-    for missing in ("runs/traced/ep-1/ws/.cache/cached.png", "runs/traced/ep-1/ws/../key/key.json",
+    for missing in ("runs/traced/ep-1/ws/.cache/cached.png", "runs/traced/ep-1/ws/leak.png",
+                    "runs/traced/ep-1/ws/linked/host.png", "runs/traced/ep-1/ws/../key/key.json",
                     "runs/traced/ep-1/key/key.json", "runs/nope/index.html", "runs/traced/nope/index.html"):
         assert site.render(missing) is None, missing
 

@@ -60,6 +60,21 @@ def test_samples_plotted_with_stacked_channels_and_answers(run):
     assert drawn == [len(range(0, 4000, 7))] * 2 and drawn[0] <= MAX_POINTS  # stride ceil(4000 / 600) = 7
 
 
+def test_a_linked_rule_py_is_not_read(run, tmp_path):
+    rule = run / "episodes" / "ep" / "workspace" / "rule.py"
+    secret = tmp_path / "host.py"
+    secret.write_text("HOST-SECRET = 1\n")
+    saved = rule.read_text()
+    rule.unlink()
+    rule.symlink_to(secret)
+    try:
+        html = render(run, reveal=True)
+        assert "HOST-SECRET" not in html and "No rule.py was submitted." in html
+    finally:
+        rule.unlink()
+        rule.write_text(saved)
+
+
 def test_rule_and_heldout_results_revealed_only(run):
     shown, hidden = render(run, reveal=True), render(run, reveal=False)
     for html in (shown, hidden):

@@ -43,6 +43,20 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def regular_file(folder: Path | None, relative: str) -> Path | None:
+    """``folder/relative`` when it is a regular file inside ``folder`` reached through no symbolic link,
+    else None.  An agent writes its workspace: a link there must not pull a host file into a page."""
+    if folder is None:
+        return None
+    path = Path(folder) / relative
+    try:
+        inside = path.resolve(strict=True).is_relative_to(Path(folder).resolve(strict=True))
+        linked = any(p.is_symlink() for p in [path, *path.parents][: len(Path(relative).parts)])
+    except (OSError, RuntimeError):
+        return None
+    return path if inside and not linked and path.is_file() else None
+
+
 def slug(text: str) -> str:
     """A file-name-safe form of an episode key (``naive/no-context/task_42`` -> ``naive_no-context_task_42``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "episode"
@@ -302,8 +316,10 @@ def workspace_images(folder: Path | None) -> dict[str, int]:
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
         for name in files:
             if name.lower().endswith(IMAGE_EXTENSIONS):
-                path = Path(here) / name
-                found[path.relative_to(root).as_posix()] = path.stat().st_size
+                relative = (Path(here) / name).relative_to(root).as_posix()
+                path = regular_file(root, relative)
+                if path is not None:
+                    found[relative] = path.stat().st_size
     return found
 
 

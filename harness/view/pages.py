@@ -52,21 +52,28 @@ class EpisodeView:
     folder: Path | None
     reveal: bool
 
+    def file(self, name: str) -> Path | None:
+        """``folder/name`` when it is a regular file inside the episode folder reached through no symbolic
+        link (the agent writes ``workspace/``), else None.  Read episode files only through this."""
+        from harness.view.data import regular_file
+
+        return regular_file(self.folder, name)
+
     def read_json(self, name: str) -> Any | None:
-        """``folder/name`` parsed, or None when missing or malformed."""
-        if self.folder is None:
-            return None
+        """``folder/name`` parsed, or None when missing, linked or malformed."""
+        path = self.file(name)
         try:
-            return json.loads((self.folder / name).read_text(encoding="utf-8"))
+            return json.loads(path.read_text(encoding="utf-8")) if path else None
         except (OSError, ValueError):
             return None
 
     def read_text(self, name: str, limit: int = 200_000) -> str | None:
-        """The first ``limit`` characters of ``folder/name``, or None when missing."""
-        if self.folder is None:
+        """The first ``limit`` characters of ``folder/name``, or None when missing or linked."""
+        path = self.file(name)
+        if path is None:
             return None
         try:
-            with open(self.folder / name, encoding="utf-8", errors="replace") as handle:
+            with open(path, encoding="utf-8", errors="replace") as handle:
                 return handle.read(limit)
         except OSError:
             return None

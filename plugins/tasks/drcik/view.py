@@ -134,8 +134,8 @@ def _research(episode: EpisodeView, task) -> Panel | None:
     from harness.config import ConfigError
     from plugins.tasks.drcik.contexts import load_dr_evidence
 
-    folder = episode.folder / "workspace" if episode.folder else None
-    if folder is None or not ((folder / "report.md").is_file() or (folder / "evidence.json").is_file()):
+    evidence = episode.file("workspace/evidence.json")
+    if evidence is None and episode.file("workspace/report.md") is None:
         return None
     docs = {d.document_id: d for d in task.documents}
 
@@ -152,9 +152,9 @@ def _research(episode: EpisodeView, task) -> Panel | None:
             pattern = re.compile("|".join(re.escape(str(escape(i))) for i in sorted(docs, key=len, reverse=True)))
             text = pattern.sub(lambda m: f'<a class="cite" href="#doc-{m.group()}">{m.group()}</a>', text)
         body += f'<h3>report.md</h3><pre class="text report">{text}</pre>'
-    if (folder / "evidence.json").is_file():
+    if evidence is not None:
         try:
-            claims = load_dr_evidence(folder / "evidence.json")
+            claims = load_dr_evidence(evidence)
         except ConfigError as exc:
             body += f'<div class="error-box">{escape(exc)}</div>'
             claims = []

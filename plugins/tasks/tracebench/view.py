@@ -55,7 +55,8 @@ def render(episode: EpisodeView) -> list[Panel]:
     score = episode.read_json("score.json") or {}
     details = [d for d in score.get("details") or [] if isinstance(d, dict)]
     test = {d.get("file"): d for d in details if d.get("split") == "test"}
-    files = sorted((folder / "workspace" / "test_samples").glob("*.parquet")) if folder else []
+    names = sorted(p.name for p in (folder / "workspace" / "test_samples").glob("*.parquet")) if folder else []
+    files = [p for p in (episode.file(f"workspace/test_samples/{n}") for n in names) if p is not None]
     cards = []
     for path in files[:MAX_SAMPLES]:
         detail = test.get(path.name, {})
@@ -85,9 +86,10 @@ def render(episode: EpisodeView) -> list[Panel]:
     elif folder is not None:
         panels.append(Panel("Test samples", Markup('<p class="hint">No test samples in the workspace.</p>')))
     if episode.row.get("submission") == "programmatic":
-        rule = (folder / "workspace" / "rule.py") if folder else None
-        body = (f'<pre class="code">{escape(rule.read_text(encoding="utf-8", errors="replace")[:50_000])}</pre>'
-                if rule and rule.is_file() else '<p class="hint">No rule.py was submitted.</p>')
+        rule = episode.read_text("workspace/rule.py", limit=50_000)
+        body = f'<pre class="code">{escape(rule)}</pre>' if rule is not None else \
+            '<p class="hint">No rule.py was submitted.</p>'
+
         heldout = [d for d in details if d.get("split") == "heldout"]
         accuracy = episode.row.get("heldout_accuracy")
         summary = f"held-out accuracy: <b>{accuracy:.3f}</b> on {len(heldout)} samples" \
