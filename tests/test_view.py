@@ -209,3 +209,22 @@ def test_answers_follow_reveal_and_labels_public(main_run):
             html = site.render(f"runs/run-main/{slug}/index.html")[0].decode()
             expect = "REVEALED" if reveal and seed == 0 else "HIDDEN"
             assert expect in html and ("answers hidden" in html) == (expect == "HIDDEN"), slug
+
+
+def test_a_malformed_trajectory_still_renders(tmp_path):
+    store = RunStore.create(tmp_path / "bad")
+    paths = store.episode("ep").create()
+    write_json(paths.row, {"run_id": store.run_id, "episode": "ep", "template": "other", "status": "ok"})
+    steps = [{"step_id": "one", "source": None, "message": {"not": "content"}, "timestamp": "yesterday",
+              "metrics": {"prompt_tokens": "many", "cost_usd": float("nan")},
+              "tool_calls": [{"function_name": None, "arguments": "not json"}, "junk"],
+              "observation": {"results": ["junk", {"content": 42, "extra": "x"}]}},
+             "junk", {"source": "agent", "message": [{"type": "text", "text": "ok 1.5"}], "metrics": None}]
+    (paths.root / "trajectory.json").write_text(json.dumps({"steps": steps}))
+    store.write_results()
+    site = Site(load_runs([store.root]))
+    page = site.render("runs/bad/ep/index.html")[0].decode()
+    assert page.count('class="step ') == 2 and "#1" in page and "#2" in page
+    items = dict(json.loads(site.render("runs/bad/ep/steps-0.js")[0].decode()[len("harnessView.steps(0, "):-3]))
+    assert "tool call · ?" in items[0] and "not json" in items[0]
+    assert '<pre class="text message">ok 1.5</pre>' in items[1]  # model text: numbers highlighted only in output

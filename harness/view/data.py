@@ -219,6 +219,11 @@ def _time(value: Any) -> float | None:
         return None
 
 
+def _count(value: Any) -> Any:
+    """A number from a trajectory field, or None (a malformed value is not shown rather than raised)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
+
+
 def _is_error(result: dict | None) -> bool:
     extra = result.get("extra") if isinstance(result, dict) else None
     return bool(isinstance(extra, dict) and extra.get("is_error"))
@@ -271,13 +276,13 @@ def step_views(trajectory: dict | None) -> list[StepView]:
         extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
         message = step.get("message")
         out.append(StepView(
-            index=i, step_id=step.get("step_id", i + 1), source=str(step.get("source") or "?"),
+            index=i, step_id=_count(step.get("step_id")) or i + 1, source=str(step.get("source") or "?"),
             timestamp=step.get("timestamp") if isinstance(step.get("timestamp"), str) else None,
-            seconds=seconds, message=content_text(message) if not isinstance(message, str) else message,
+            seconds=seconds, message=message if isinstance(message, str) else content_text(message),
             reasoning=step.get("reasoning_content") if isinstance(step.get("reasoning_content"), str) else "",
             calls=calls, loose_results=loose,
-            prompt_tokens=metrics.get("prompt_tokens"), completion_tokens=metrics.get("completion_tokens"),
-            cost_usd=metrics.get("cost_usd"),
+            prompt_tokens=_count(metrics.get("prompt_tokens")),
+            completion_tokens=_count(metrics.get("completion_tokens")), cost_usd=_count(metrics.get("cost_usd")),
             error=any(c["is_error"] for c in calls) or any(r["is_error"] for r in loose) or bool(extra.get("error"))))
     return out
 
