@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import threading
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ class Site:
         self.env.globals.update(fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
                                 numbers=highlight_numbers, figure=self._figure)
         self._episodes: OrderedDict[tuple[str, str], _Episode] = OrderedDict()
+        self._lock = threading.Lock()
 
     # -- routing --------------------------------------------------------------------------------------------------
     def render(self, path: str) -> tuple[bytes, str] | None:
@@ -185,13 +187,18 @@ class Site:
                          row.get("profile") or "–", "status": row.get("status"), "score": score,
                          "score_text": "–" if score is None else f"{page.metric_label or page.metric}: {score:.3f}",
                          "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "seconds": seconds,
-                         "error": (row.get("error") or "")[:160]})
+                         "error": str(row.get("error") or "")[:160]})
         created = run.meta.get("created") or run.meta.get("started")
         return self.env.get_template("run.html").render(
             title=f"Run {run.id}", root="../../", crumbs=[(run.id, None)], reveal=self.reveal, run=run, rows=rows,
             created=created if isinstance(created, str) else None)
 
     def _episode(self, run: Run, slug: str) -> _Episode:
+        """The parsed episode (the last 8 are kept; the server renders from several threads)."""
+        with self._lock:
+            return self._load_episode(run, slug)
+
+    def _load_episode(self, run: Run, slug: str) -> _Episode:
         key = (run.id, slug)
         if key in self._episodes:
             self._episodes.move_to_end(key)
@@ -199,7 +206,11 @@ class Site:
         index = run.index_of(slug)
         row = run.row(index)
         page = self.pages.get(row.get("template"))
-        reveal = self.reveal and (page is None or bool(page.labels_public(row)))
+        try:
+            public = page is None or bool(page.labels_public(row))
+        except Exception:  # noqa: BLE001 - a plugin that cannot tell gets no answers exported
+            public = False
+        reveal = self.reveal and public
         folder = run.folder(index)
         steps = step_views(read_trajectory(folder))
         view = EpisodeView(run.root, run.meta, row, run.rows, folder, reveal)
