@@ -59,3 +59,10 @@ def register_report_sections(register):
     ``register(template, build)``, where ``template`` is a value of the results'
     ``template`` column and ``build(rows) -> harness.report.sections.Section``
     receives that template's rows (rows flagged ``flag_*`` already refused)."""
+
+
+@hookspec
+def register_view_pages(register):
+    """Add a task template's pages to ``harness view``: ``register(page)`` with a
+    :class:`harness.view.pages.ViewPage` (leaderboard metric and conditions, episode
+    panels, whether its labels are public)."""

@@ -32,9 +32,10 @@ def _add_builtin_commands() -> None:
     from harness.cli import run as run_cmd
     from harness.cli import sandbox_cmd
     from harness.cli import tasks as tasks_cmd
+    from harness.cli import view as view_cmd
 
     for command in (run_cmd.run, plugins_cmd.plugins_group, tasks_cmd.tasks_group, report_cmd.report,
-                    image_cmd.image, sandbox_cmd.sandbox):
+                    image_cmd.image, sandbox_cmd.sandbox, view_cmd.view):
         cli.add_command(command)
 
 

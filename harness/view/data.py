@@ -1,0 +1,355 @@
+"""What the viewer reads from run directories: runs, rows, leaderboards, trajectory steps.
+
+A run directory is what ``harness run`` (or another template's runner)
+writes: ``run.json``, ``results.parquet`` and, per episode with a sandboxed
+agent, ``episodes/<episode>/`` (``trajectory.json``, ``prompt.txt``,
+``workspace/``, ``proxy.jsonl``, ...).  ``key/`` and ``proxy.jsonl`` are never
+read here: the answer key belongs to template panels that check
+``reveal``, and the proxy log can be tens of megabytes (the trajectory already
+carries per-step tokens and cost).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.errors import HarnessError
+from harness.trajectory import content_images, content_text, steps as trajectory_steps
+
+#: Image files the agent may have made (as TraceBench Appendix G.2 counts plots).
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".svg")
+#: Folders of tool caches, never scanned for plots.
+SKIPPED_DIRS = {".cache", "__pycache__", ".git", "node_modules", ".ipynb_checkpoints", ".config", ".local"}
+#: Tools that show a file to the model (a call naming an image with one of these is an inspection).
+READ_TOOLS = {"read", "read_file", "read_many_files", "view_image", "view", "readfile", "image"}
+#: Images larger than this are not shown (bytes).
+MAX_IMAGE_BYTES = 5_000_000
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.generic):
+        return _clean(value.item())
+    return value
+
+
+def regular_file(folder: Path | None, relative: str) -> Path | None:
+    """``folder/relative`` when it is a regular file inside ``folder`` reached through no symbolic link,
+    else None.  An agent writes its workspace: a link there must not pull a host file into a page."""
+    if folder is None:
+        return None
+    path = Path(folder) / relative
+    try:
+        inside = path.resolve(strict=True).is_relative_to(Path(folder).resolve(strict=True))
+        linked = any(p.is_symlink() for p in [path, *path.parents][: len(Path(relative).parts)])
+    except (OSError, RuntimeError):
+        return None
+    return path if inside and not linked and path.is_file() else None
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of an episode key (``naive/no-context/task_42`` -> ``naive_no-context_task_42``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "episode"
+
+
+@dataclass
+class Run:
+    """One run directory: its id (unique within the viewer), ``run.json`` and rows."""
+
+    id: str
+    root: Path
+    meta: dict
+    rows: pd.DataFrame
+    episode_slugs: list[str] = field(default_factory=list)
+
+    def row(self, index: int) -> dict:
+        return {k: _clean(v) for k, v in self.rows.iloc[index].items()}
+
+    def index_of(self, episode_slug: str) -> int | None:
+        try:
+            return self.episode_slugs.index(episode_slug)
+        except ValueError:
+            return None
+
+    def folder(self, index: int) -> Path | None:
+        episode = self.rows.iloc[index].get("episode")
+        if not isinstance(episode, str):
+            return None
+        folder = self.root / "episodes" / episode
+        return folder if folder.is_dir() else None
+
+
+def load_run(root: Path | str, run_id: str | None = None) -> Run:
+    """Read a run directory; :class:`HarnessError` naming the folder when it is not one."""
+    root = Path(root)
+    results = root / "results.parquet"
+    if not root.is_dir():
+        raise HarnessError(f"{root}: not a directory")
+    if not results.is_file():
+        raise HarnessError(f"{root}: no results.parquet (not a run directory, or the run has not finished an episode)")
+    try:
+        rows = pd.read_parquet(results)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
+        raise HarnessError(f"{results}: unreadable: {exc}") from exc
+    try:
+        meta = json.loads((root / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    slugs: list[str] = []
+    for i, episode in enumerate(rows["episode"] if "episode" in rows.columns else [None] * len(rows)):
+        name = slug(str(episode)) if isinstance(episode, str) else f"row{i}"
+        slugs.append(name if name not in slugs else f"{name}-{i}")
+    return Run(run_id or root.name, root, meta if isinstance(meta, dict) else {}, rows.reset_index(drop=True), slugs)
+
+
+def load_runs(roots: list[Path | str]) -> list[Run]:
+    """Several runs; run ids made unique by a numeric suffix."""
+    runs: list[Run] = []
+    seen: set[str] = set()
+    for root in roots:
+        name = slug(Path(root).resolve().name)
+        unique, n = name, 2
+        while unique in seen:
+            unique, n = f"{name}-{n}", n + 1
+        seen.add(unique)
+        runs.append(load_run(root, unique))
+    return runs
+
+
+# -- leaderboard -------------------------------------------------------------------------------------------------
+
+def _number(series: pd.Series) -> pd.Series:
+    return pd.to_numeric(series, errors="coerce")
+
+
+def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: tuple[str, ...],
+                agent_column: str = "profile") -> tuple[list[str], list[dict]]:
+    """Rows of one template's leaderboard: one per run × agent × condition.
+
+    Each entry: ``run``, ``agent``, the condition columns, ``n`` (episodes),
+    ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2),
+    ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
+    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose
+    ``status`` is not ``ok``).  Returns (condition columns present, entries).
+    """
+    entries: list[dict] = []
+    present: list[str] = []
+    for run in runs:
+        frame = run.rows
+        if "template" not in frame.columns:
+            continue
+        frame = frame[frame["template"] == template]
+        if frame.empty:
+            continue
+        present += [c for c in conditions if c in frame.columns and c not in present]
+    for run in runs:
+        frame = run.rows
+        if "template" not in frame.columns:
+            continue
+        frame = frame[frame["template"] == template].copy()
+        if frame.empty:
+            continue
+        frame["_agent"] = frame[agent_column].astype(object).where(frame[agent_column].notna(), "–") \
+            if agent_column in frame.columns else "–"
+        keys = ["_agent"] + [c for c in present if c in frame.columns]
+        for c in present:
+            if c not in frame.columns:
+                frame[c] = None
+        for values, group in frame.groupby(keys, dropna=False, sort=True):
+            values = values if isinstance(values, tuple) else (values,)
+            entry = {"run": run.id, "agent": values[0],
+                     "conditions": [_clean(v) for v in values[1:]], "n": len(group)}
+            has_metric = bool(metric) and metric in group.columns
+            scores = _number(group[metric]).dropna() if has_metric else pd.Series([], dtype=float)
+            entry["metric_mean"] = float(scores.mean()) if len(scores) else None
+            entry["metric_sd"] = float(scores.std(ddof=1)) if len(scores) > 1 else None
+            for name, columns in (("tokens", ("total_tokens",)), ("cost", ("cost_usd",)),
+                                  ("seconds", ("agent_seconds", "seconds"))):
+                column = next((c for c in columns if c in group.columns), None)
+                values_ = _number(group[column]).dropna() if column else pd.Series([], dtype=float)
+                entry[name] = float(values_.mean()) if len(values_) else None
+            entry["failures"] = int((group["status"] != "ok").sum()) if "status" in group.columns else 0
+            entries.append(entry)
+    return present, entries
+
+
+# -- trajectory ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class StepView:
+    """One trajectory step prepared for display."""
+
+    index: int
+    step_id: Any
+    source: str
+    timestamp: str | None
+    seconds: float | None          # until the next step's timestamp
+    message: str
+    reasoning: str
+    calls: list[dict]              # {name, arguments (pretty JSON text), output, is_error, images}
+    loose_results: list[dict]      # results answering no call of this step
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    error: bool
+
+    @property
+    def summary(self) -> str:
+        text = (self.message or self.reasoning).strip().splitlines()
+        first = text[0] if text else ""
+        return first[:160] + ("…" if len(first) > 160 else "")
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return pd.Timestamp(value).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+def _count(value: Any) -> Any:
+    """A number from a trajectory field, or None (a malformed value is not shown rather than raised)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
+
+
+def _is_error(result: dict | None) -> bool:
+    extra = result.get("extra") if isinstance(result, dict) else None
+    return bool(isinstance(extra, dict) and extra.get("is_error"))
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        only = next(iter(arguments.values()))
+        if isinstance(only, str):
+            return only
+    if isinstance(arguments, dict) and "command" in arguments and isinstance(arguments["command"], str):
+        rest = {k: v for k, v in arguments.items() if k not in ("command", "description")}
+        return arguments["command"] + (("\n" + json.dumps(rest, indent=1)) if rest else "")
+    try:
+        return json.dumps(arguments, indent=1, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
+def step_views(trajectory: dict | None) -> list[StepView]:
+    """The steps of an ATIF trajectory dict, read leniently (a malformed step shows what it has)."""
+    raw = trajectory_steps(trajectory)
+    times = [_time(s.get("timestamp")) for s in raw]
+    out: list[StepView] = []
+    for i, step in enumerate(raw):
+        results = step.get("observation", {}).get("results") if isinstance(step.get("observation"), dict) else None
+        results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        by_id = {r.get("source_call_id"): r for r in results if isinstance(r.get("source_call_id"), str)}
+        unmatched = [r for r in results if not isinstance(r.get("source_call_id"), str)]
+        used: set[int] = set()
+        calls = []
+        for call in step.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            result = by_id.get(call.get("tool_call_id"))
+            if result is None and unmatched:
+                result = unmatched.pop(0)
+            if result is not None:
+                used.add(id(result))
+            content = result.get("content") if result else None
+            calls.append({"name": str(call.get("function_name") or "?"), "arguments": call.get("arguments"),
+                          "arguments_text": _arguments_text(call.get("arguments")),
+                          "output": content_text(content) if result else None, "is_error": _is_error(result),
+                          "images": content_images(content)})
+        loose = [{"output": content_text(r.get("content")), "is_error": _is_error(r),
+                  "images": content_images(r.get("content"))} for r in results if id(r) not in used]
+        metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
+        nxt = next((t for t in times[i + 1:] if t is not None), None)
+        seconds = (nxt - times[i]) if nxt is not None and times[i] is not None else None
+        extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+        message = step.get("message")
+        out.append(StepView(
+            index=i, step_id=_count(step.get("step_id")) or i + 1, source=str(step.get("source") or "?"),
+            timestamp=step.get("timestamp") if isinstance(step.get("timestamp"), str) else None,
+            seconds=seconds, message=message if isinstance(message, str) else content_text(message),
+            reasoning=step.get("reasoning_content") if isinstance(step.get("reasoning_content"), str) else "",
+            calls=calls, loose_results=loose,
+            prompt_tokens=_count(metrics.get("prompt_tokens")),
+            completion_tokens=_count(metrics.get("completion_tokens")), cost_usd=_count(metrics.get("cost_usd")),
+            error=any(c["is_error"] for c in calls) or any(r["is_error"] for r in loose) or bool(extra.get("error"))))
+    return out
+
+
+def read_trajectory(folder: Path | None) -> dict | None:
+    """``trajectory.json`` of an episode folder, or None when missing or not JSON."""
+    if folder is None:
+        return None
+    try:
+        with open(folder / "trajectory.json", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# -- plots the agent made ----------------------------------------------------------------------------------------
+
+@dataclass
+class Plot:
+    """An image in the episode's workspace: where it was first named and whether a read tool opened it."""
+
+    path: str                 # relative POSIX path in the workspace
+    size: int
+    step_index: int | None    # first step whose tool call or output names it
+    inspected: bool
+
+
+def workspace_images(folder: Path | None) -> dict[str, int]:
+    """Image files of ``folder/workspace`` (relative path -> bytes), tool caches skipped."""
+    found: dict[str, int] = {}
+    if folder is None or not (folder / "workspace").is_dir():
+        return found
+    root = folder / "workspace"
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        for name in files:
+            if name.lower().endswith(IMAGE_EXTENSIONS):
+                relative = (Path(here) / name).relative_to(root).as_posix()
+                path = regular_file(root, relative)
+                if path is not None:
+                    found[relative] = path.stat().st_size
+    return found
+
+
+def _names(text: str, path: str) -> bool:
+    return path in text or f"/{Path(path).name}" in text or text.strip() == Path(path).name
+
+
+def plots(folder: Path | None, steps: list[StepView]) -> list[Plot]:
+    """The workspace images with the step that made or first named them and whether they were inspected.
+
+    Display heuristic (the counted metric is ``plots_inspected``): an image is
+    inspected when a read tool's arguments name it or a tool result carries it
+    as an image part, and that result is not an error.
+    """
+    out = []
+    for path, size in sorted(workspace_images(folder).items()):
+        first, inspected = None, False
+        for step in steps:
+            for call in step.calls:
+                named = _names(call["arguments_text"], path) or _names(call["output"] or "", path)
+                shown = any(_names(image, path) for image in call["images"])
+                if (named or shown) and first is None:
+                    first = step.index
+                read = call["name"].split("__")[-1].lower() in READ_TOOLS and _names(call["arguments_text"], path)
+                if (read or shown) and not call["is_error"]:
+                    inspected = True
+        out.append(Plot(path, size, first, inspected))
+    return out

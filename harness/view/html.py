@@ -1,0 +1,144 @@
+"""Building blocks of viewer pages: escaping, highlighted numbers, tables, inline SVG charts.
+
+Every function returns a :class:`markupsafe.Markup` (safe to put in a page) and
+escapes the values it is given.  Charts are inline ``<svg>`` so a page works
+the same from the server and from a ``--bundle`` opened over ``file://``, and
+dozens of them draw in milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from markupsafe import Markup, escape
+
+__all__ = ["Markup", "escape", "highlight_numbers", "table", "stacked_lines_svg", "fan_svg"]
+
+#: Numeric literals as the viewer highlights them: integers, decimals, scientific
+#: notation, nan/inf, not part of an identifier (``col1``, ``x2``).  A display
+#: aid only; the counted metric is TraceBench's ``numeric_values_printed``.
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)(?![\w.]*[A-Za-z_])",
+                    re.IGNORECASE)
+
+
+def highlight_numbers(text: str) -> Markup:
+    """``text`` escaped, each numeric literal wrapped in ``<span class="num">``."""
+    out, last = [], 0
+    for match in NUMBER.finditer(text):
+        out.append(str(escape(text[last:match.start()])))
+        out.append(f'<span class="num">{escape(match.group())}</span>')
+        last = match.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+def table(header: Iterable[Any], rows: Iterable[Iterable[Any]], css: str = "") -> Markup:
+    """A plain table; cells that are :class:`Markup` are kept, others escaped."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return Markup(f'<table class="{escape(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+# -- inline SVG charts (fast enough to draw dozens per page; no figure library in the request path) -------------
+
+def _ticks(lo: float, hi: float) -> str:
+    return f"{lo:.3g} … {hi:.3g}"
+
+
+def _points(x: Any, y: Any, x0: float, x1: float, y0: float, y1: float, width: float, height: float,
+            left: float, top: float) -> str:
+    import numpy as np
+
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    px = left + (x[ok] - x0) / ((x1 - x0) or 1.0) * width
+    py = top + height - (y[ok] - y0) / ((y1 - y0) or 1.0) * height
+    return " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py))
+
+
+def _range(*arrays: Any) -> tuple[float, float]:
+    import numpy as np
+
+    values = np.concatenate([np.asarray(a, float).ravel() for a in arrays])
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return 0.0, 1.0
+    lo, hi = float(values.min()), float(values.max())
+    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+
+
+def stacked_lines_svg(x: Any, channels: dict[str, Any], title: str = "", width: int = 440,
+                      row_height: int = 52) -> Markup:
+    """One line chart per channel, stacked on a shared x axis, as inline ``<svg>``.
+
+    ``x``: (N,) values; ``channels``: name -> (N,) values.  Each row is scaled
+    to its own range, printed at its left as ``min … max``.
+    """
+    left, pad = 92, 4
+    top = 16 if title else 4
+    height = top + row_height * len(channels) + 14
+    x0, x1 = _range(x)
+    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img"><title>{escape(title)}</title>']
+    if title:
+        parts.append(f'<text x="{left}" y="11" font-size="11" fill="#1d2433">{escape(title)}</text>')
+    for row, (name, y) in enumerate(channels.items()):
+        y0, y1 = _range(y)
+        y_top = top + row * row_height
+        parts.append(f'<rect x="{left}" y="{y_top + pad}" width="{width - left - 4}" height="{row_height - 2 * pad}" '
+                     f'fill="#f7f8fa" stroke="#e3e6ec"/>')
+        parts.append(f'<text x="{left - 6}" y="{y_top + row_height / 2}" font-size="10" text-anchor="end" '
+                     f'fill="#1d2433">{escape(name)}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y_top + row_height / 2 + 11}" font-size="8" text-anchor="end" '
+                     f'fill="#667085">{escape(_ticks(y0, y1))}</text>')
+        points = _points(x, y, x0, x1, y0, y1, width - left - 4, row_height - 2 * pad - 2, left, y_top + pad + 1)
+        parts.append(f'<polyline fill="none" stroke="#2f5fb3" stroke-width="0.8" points="{points}"/>')
+    parts.append(f'<text x="{left}" y="{height - 2}" font-size="8" fill="#667085">x: {escape(_ticks(x0, x1))}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def fan_svg(history_x: Any, history: Any, future_x: Any, samples: Any, future: Any | None = None,
+            title: str = "", width: int = 640, height: int = 250) -> Markup:
+    """A forecast fan as inline ``<svg>``: history line, the sample paths' 5–95 % and 25–75 %
+    bands and median over the horizon, and the realised future when given.
+
+    ``history_x``/``history``: (T,); ``future_x``: (H,); ``samples``: (S, H);
+    ``future``: (H,) or None (not drawn: hidden, or not revealed).
+    """
+    import numpy as np
+
+    samples = np.asarray(samples, float)
+    q = np.nanpercentile(samples, [5, 25, 50, 75, 95], axis=0) if samples.size else np.zeros((5, 0))
+    left, top, bottom, right = 46, 18 if title else 6, 16, 6
+    w, h = width - left - right, height - top - bottom
+    x0, x1 = _range(history_x, future_x)
+    arrays = [history, q] + ([future] if future is not None else [])
+    y0, y1 = _range(*arrays)
+
+    def band(lo, hi, color, css):
+        upper = _points(future_x, hi, x0, x1, y0, y1, w, h, left, top)
+        lower = _points(np.asarray(future_x)[::-1], np.asarray(lo)[::-1], x0, x1, y0, y1, w, h, left, top)
+        return f'<polygon class="{css}" fill="{color}" stroke="none" points="{upper} {lower}"/>'
+
+    parts = [f'<svg class="chart fan" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img"><title>{escape(title)}</title>',
+             f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="#fbfcfd" stroke="#e3e6ec"/>']
+    if title:
+        parts.append(f'<text x="{left}" y="12" font-size="11" fill="#1d2433">{escape(title)}</text>')
+    parts.append(f'<text x="{left - 4}" y="{top + 8}" font-size="8" text-anchor="end" fill="#667085">{y1:.4g}</text>')
+    parts.append(f'<text x="{left - 4}" y="{top + h}" font-size="8" text-anchor="end" fill="#667085">{y0:.4g}</text>')
+    parts.append(f'<polyline fill="none" stroke="#1d2433" stroke-width="1" '
+                 f'points="{_points(history_x, history, x0, x1, y0, y1, w, h, left, top)}"/>')
+    if q.shape[1]:
+        parts.append(band(q[0], q[4], "#b2ccff", "fan-outer"))
+        parts.append(band(q[1], q[3], "#84adff", "fan-inner"))
+        parts.append(f'<polyline class="fan-median" fill="none" stroke="#1849a9" stroke-width="1.2" '
+                     f'points="{_points(future_x, q[2], x0, x1, y0, y1, w, h, left, top)}"/>')
+    if future is not None:
+        parts.append(f'<polyline class="future" fill="none" stroke="#d92d20" stroke-width="1" stroke-dasharray="3 2" '
+                     f'points="{_points(future_x, future, x0, x1, y0, y1, w, h, left, top)}"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

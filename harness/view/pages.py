@@ -1,0 +1,124 @@
+"""What a task-template plugin contributes to ``harness view``: leaderboard columns and episode panels.
+
+A plugin registers one :class:`ViewPage` per template through the
+``register_view_pages`` hook (:mod:`harness.hookspecs`)::
+
+    @hookimpl
+    def register_view_pages(register):
+        register(ViewPage(template="my-template", metric="accuracy", conditions=("noise",), render=render))
+
+``render(episode)`` receives an :class:`EpisodeView` and returns a list of
+:class:`Panel` (HTML fragments shown above the trajectory).  Answers (true
+labels, held-out results, document roles) go into a panel only when
+``episode.reveal`` is true: the server sets it; a ``--bundle`` export sets it
+only with ``--with-answers`` and only for episodes whose ``labels_public(row)``
+is true.  A render that raises is shown as an error on the page, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+
+@dataclass
+class Panel:
+    """One section of an episode page: a title and a trusted HTML fragment
+    (built with :mod:`harness.view.html`, every value escaped)."""
+
+    title: str
+    html: str
+
+
+@dataclass
+class EpisodeView:
+    """One results row as the viewer sees it.
+
+    ``row``: the results row (column -> value, NaN as None); ``rows``: every row
+    of the same run (a benchmark page may show sibling conditions);
+    ``folder``: ``episodes/<episode>/`` when the run has one, else None;
+    ``run``: the parsed ``run.json`` (empty when absent); ``reveal``: whether
+    answers may be shown.
+    """
+
+    run_root: Path
+    run: dict
+    row: dict
+    rows: pd.DataFrame
+    folder: Path | None
+    reveal: bool
+
+    def file(self, name: str) -> Path | None:
+        """``folder/name`` when it is a regular file inside the episode folder reached through no symbolic
+        link (the agent writes ``workspace/``), else None.  Read episode files only through this."""
+        from harness.view.data import regular_file
+
+        return regular_file(self.folder, name)
+
+    def read_json(self, name: str) -> Any | None:
+        """``folder/name`` parsed, or None when missing, linked or malformed."""
+        path = self.file(name)
+        try:
+            return json.loads(path.read_text(encoding="utf-8")) if path else None
+        except (OSError, ValueError):
+            return None
+
+    def read_text(self, name: str, limit: int = 200_000) -> str | None:
+        """The first ``limit`` characters of ``folder/name``, or None when missing or linked."""
+        path = self.file(name)
+        if path is None:
+            return None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                return handle.read(limit)
+        except OSError:
+            return None
+
+
+def _always(row: dict) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ViewPage:
+    """A template's view contribution.
+
+    ``metric``: the results column the leaderboard ranks by (``metric_label``
+    shown, ``lower_is_better`` for the sort); ``conditions``: the columns that
+    make a condition (e.g. noise, submission); ``agent_column``: who is being
+    evaluated (default ``profile``); ``render``: episode panels, or None;
+    ``labels_public(row)``: whether answers of that row may ever be exported.
+    """
+
+    template: str
+    metric: str | None = None
+    metric_label: str | None = None
+    lower_is_better: bool = False
+    conditions: tuple[str, ...] = ()
+    agent_column: str = "profile"
+    render: Callable[[EpisodeView], list[Panel]] | None = None
+    labels_public: Callable[[dict], bool] = field(default=_always)
+
+
+def registered_pages() -> dict[str, ViewPage]:
+    """View pages registered by the loaded plugins, by template (first registration wins)."""
+    from harness import plugins as registry
+
+    found: dict[str, ViewPage] = {}
+    plugin_set = registry.plugins()
+    for impl in plugin_set.pm.hook.register_view_pages.get_hookimpls():
+        def register(page: ViewPage) -> None:
+            if isinstance(page, ViewPage) and page.template:
+                found.setdefault(page.template, page)
+
+        try:
+            impl.function(register)
+        except Exception as exc:  # noqa: BLE001 - a failing plugin costs its own pages only
+            dist = plugin_set._origin.get(impl.plugin_name, ("(local)", ""))[0]
+            plugin_set.problems.append(registry.PluginProblem(dist, impl.plugin_name, "register_view_pages",
+                                                              f"raised {type(exc).__name__}: {exc}"))
+    return found

@@ -1,0 +1,212 @@
+"""Dr-CiK episode page for ``harness view`` (``register_view_pages``).
+
+A Dr-CiK row is one forecaster × context condition × task (``episode``
+``<forecaster>/<context>/<benchmark_id>``).  The page shows, for that
+forecaster and task, one forecast fan per context condition found in the
+run: the history, the sample paths' 5–95 % and 25–75 % bands and median
+(an episode folder's ``samples.npy``, or a ``harness forecast`` run's
+``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
+when the viewer may reveal answers and the task's labels are public -- the
+realised future; each fan carries its condition's sCRPS.  A research episode (an
+episode folder with ``workspace/report.md`` and/or ``workspace/evidence.json``)
+shows the report and the evidence items, every cited document id linked to
+the task's document.  Below, the task's documents
+(sorted by id: file order leaks roles) and, revealed only, each document's
+role and distractor subtype and the ground-truth evidence items.
+
+Choice written down here: the history drawn is the last
+:data:`HISTORY_HORIZONS` × H points (the whole history can be thousands of
+points; the fan is what the page is for).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from harness.hookspecs import hookimpl
+from harness.view import EpisodeView, Panel, ViewPage
+from harness.view.html import Markup, escape, fan_svg
+
+HISTORY_HORIZONS = 3
+#: The leaderboard's condition columns.
+CONDITIONS = ("context",)
+
+
+def _tasks_values(value) -> list[str]:
+    """Every string under a ``tasks`` key of run.json (the spec's task source: ``sample`` or a folder)."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "tasks" and isinstance(item, str):
+                found.append(item)
+            else:
+                found += _tasks_values(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _tasks_values(item)
+    return found
+
+
+@lru_cache(maxsize=8)
+def _folder_tasks(folder: str) -> dict:
+    from plugins.tasks.drcik.loader import load_tasks
+
+    return {t.benchmark_id: t for t in load_tasks(folder)}
+
+
+def _task(episode: EpisodeView, benchmark_id: str):
+    """The task of a row: from run.json's ``tasks`` list (``harness forecast`` runs: each task's source file),
+    else from the spec's ``tasks`` value (``sample`` or a release folder)."""
+    from plugins.tasks.drcik.loader import SAMPLE_DIR, load_task_file
+
+    for entry in episode.run.get("tasks") or []:
+        if isinstance(entry, dict) and entry.get("benchmark_id") == benchmark_id and entry.get("source"):
+            return load_task_file(entry["source"])
+    for value in dict.fromkeys(_tasks_values(episode.run)):
+        folder = SAMPLE_DIR if value == "sample" else Path(value)
+        if Path(folder).exists():
+            task = _folder_tasks(str(folder)).get(benchmark_id)
+            if task is not None:
+                return task
+    return None
+
+
+def _samples(root: Path, forecaster: str, context: str, benchmark_id: str, episode: str | None) -> np.ndarray | None:
+    """The (S, H) sample paths: ``episodes/<episode>/samples.npy`` (an episode folder per row), else
+    ``samples/<forecaster>/<context>.npz`` keyed by benchmark_id (``harness forecast`` runs)."""
+    if isinstance(episode, str) and (root / "episodes" / episode / "samples.npy").is_file():
+        return np.asarray(np.load(root / "episodes" / episode / "samples.npy", allow_pickle=False), float)
+    path = root / "samples" / forecaster / f"{context}.npz"
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        return np.asarray(data[benchmark_id], float) if benchmark_id in data.files else None
+
+
+def _role(doc, reveal: bool) -> str:
+    if not reveal or doc is None:
+        return ""
+    subtype = f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else ""
+    return f' <span class="answer doc-role">{escape(doc.role)}{subtype}</span>'
+
+
+def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
+    row, rows = episode.row, episode.rows
+    history = task.history.iloc[-HISTORY_HORIZONS * task.horizon:]
+    hx = history.index.asi8 / 1e9
+    fx = task.future_index.asi8 / 1e9
+    show_future = episode.reveal and task.future is not None
+    same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == row["benchmark_id"])] \
+        if {"forecaster", "benchmark_id"} <= set(rows.columns) else rows.iloc[:0]
+    contexts = list(dict.fromkeys(list(same["context"]) if "context" in same.columns else [context]))
+    fans = []
+    for name in contexts:
+        match = same[same["context"] == name]
+        samples = _samples(episode.run_root, forecaster, name, task.benchmark_id,
+                           match["episode"].iloc[0] if "episode" in match.columns and len(match) else None)
+        current = " current" if name == context else ""
+        if samples is None:
+            fans.append(f'<div class="sample{current}"><b>{escape(name)}</b>: no samples in this run</div>')
+            continue
+        score = match["scrps"].iloc[0] if "scrps" in match.columns and len(match) else None
+        caption = f"{samples.shape[0]} sample paths" + (  # a score, not an answer: shown in every export
+            f" · sCRPS {score:.3f}" if isinstance(score, float) and np.isfinite(score) else "")
+        chart = fan_svg(hx, history.to_numpy(float), fx, samples, task.future.to_numpy(float) if show_future else None,
+                        title=f"{forecaster} · {name}")
+        fans.append(f'<div class="sample forecast{current}" data-context="{escape(name)}">{chart}'
+                    f'<div>{escape(name)} · {escape(caption)}</div></div>')
+    legend = ("history (black), forecast median (dark blue), 25–75 % and 5–95 % sample bands"
+              + (", realised future (red, dashed)" if show_future else
+                 "; the realised future is not part of this export" if task.future is not None else
+                 "; this task's future is hidden"))
+    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
+        f'<p class="hint">{escape(task.target_description[:400])}</p><p class="hint">{escape(legend)}</p>'
+        f'<div class="fans">{"".join(fans)}</div>'))
+
+
+def _research(episode: EpisodeView, task) -> Panel | None:
+    """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (format:
+    :mod:`plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
+    from harness.config import ConfigError
+    from plugins.tasks.drcik.contexts import load_dr_evidence
+
+    evidence = episode.file("workspace/evidence.json")
+    if evidence is None and episode.file("workspace/report.md") is None:
+        return None
+    docs = {d.document_id: d for d in task.documents}
+
+    def cite(doc_id: str) -> str:
+        if doc_id not in docs:
+            return f'<span class="cite unknown" title="not a document of this task">{escape(doc_id)}</span>'
+        return f'<a class="cite" href="#doc-{escape(doc_id)}">{escape(doc_id)}</a>{_role(docs[doc_id], episode.reveal)}'
+
+    body = ""
+    report = episode.read_text("workspace/report.md")
+    if report is not None:
+        text = str(escape(report))
+        if docs:
+            pattern = re.compile("|".join(re.escape(str(escape(i))) for i in sorted(docs, key=len, reverse=True)))
+            text = pattern.sub(lambda m: f'<a class="cite" href="#doc-{m.group()}">{m.group()}</a>', text)
+        body += f'<h3>report.md</h3><pre class="text report">{text}</pre>'
+    if evidence is not None:
+        try:
+            claims = load_dr_evidence(evidence)
+        except ConfigError as exc:
+            body += f'<div class="error-box">{escape(exc)}</div>'
+            claims = []
+        items = "".join(f'<li class="claim">{escape(c.claim)}<div class="hint">cites: '
+                        f'{", ".join(cite(d) for d in c.cited_document_ids) or "nothing"}</div></li>'
+                        for c in claims)
+        body += f'<h3>Evidence items ({len(claims)})</h3><ol class="evidence-items">{items}</ol>'
+    return Panel("Research output", Markup(body))
+
+
+def _documents(task, reveal: bool) -> Panel:
+    docs = [f'<li id="doc-{escape(doc.document_id)}"><b>{escape(doc.document_id)}</b>{_role(doc, reveal)}'
+            f'<div class="hint">{escape(doc.content[:300])}{"…" * (len(doc.content) > 300)}</div></li>'
+            for doc in sorted(task.documents, key=lambda d: d.document_id)]
+    body = (f'<details><summary>{len(docs)} documents, sorted by id</summary><ol class="docs">{"".join(docs)}'
+            f'</ol></details>' if docs else '<p class="hint">No documents.</p>')
+    if reveal and task.evidence:
+        body += '<h3>Ground-truth evidence</h3><ol class="evidence">' + "".join(
+            f'<li class="answer"><b>{escape(item.id)}</b>: {escape(item.text)}</li>'
+            for item in task.evidence) + "</ol>"
+    return Panel(f"Documents ({len(task.documents)})", Markup(body))
+
+
+def render(episode: EpisodeView) -> list[Panel]:
+    """The Dr-CiK panels of one row (see the module docstring)."""
+    row = episode.row
+    benchmark_id = row.get("benchmark_id")
+    if not benchmark_id:
+        return [Panel("Dr-CiK", Markup('<p class="hint">This row names no task.</p>'))]
+    task = _task(episode, benchmark_id)
+    if task is None:
+        return [Panel("Dr-CiK", Markup(f'<p class="hint">Task {escape(benchmark_id)} is not listed in run.json.</p>'))]
+    panels = []
+    if row.get("forecaster"):
+        panels.append(_fans(episode, task, row["forecaster"], row.get("context")))
+    research = _research(episode, task)
+    if research is not None:
+        panels.append(research)
+    panels.append(_documents(task, episode.reveal))
+    return panels
+
+
+def labels_public(row: dict) -> bool:
+    """Hidden-label (expert) tasks are never exported with answers."""
+    return row.get("scale_status") != "labels_hidden"
+
+
+PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
+                conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public)
+
+
+@hookimpl
+def register_view_pages(register):
+    """The Dr-CiK leaderboard (sCRPS by forecaster and context condition) and episode page."""
+    register(PAGE)

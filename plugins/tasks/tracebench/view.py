@@ -1,0 +1,113 @@
+"""TraceBench episode page for ``harness view`` (``register_view_pages``).
+
+Shows the test samples as plots (one panel per channel, stacked), each with
+the agent's ranked answer and -- only when the viewer may reveal answers --
+the true label and whether the top-1 answer was right; for programmatic
+episodes the submitted ``rule.py`` and, revealed, its held-out results.
+Inputs: ``workspace/test_samples/*.parquet`` (what the agent saw),
+``score.json`` details (predictions; ``true_label`` is read only when revealing)
+and ``workspace/rule.py``.
+
+Choice written down here: the x axis of a sample plot is its first strictly
+increasing column (the time column of every TraceBench simulator), else the
+row index; every channel is scaled to its own range; channels are thinned to at most :data:`MAX_POINTS` points by a
+uniform stride (a display choice; scoring never reads these plots).
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from harness.hookspecs import hookimpl
+from harness.view import EpisodeView, Panel, ViewPage
+from harness.view.html import Markup, escape, stacked_lines_svg, table
+
+#: Points per channel drawn in a sample plot.
+MAX_POINTS = 600
+#: Test samples plotted per episode page.
+MAX_SAMPLES = 24
+CONDITIONS = ("noise", "submission", "context", "examples_per_class")
+
+
+def _sample_chart(frame: pd.DataFrame, title: str) -> Markup:
+    numeric = frame.select_dtypes("number")
+    x_name = next((c for c in numeric.columns if len(numeric) > 1 and np.all(np.diff(numeric[c].to_numpy()) > 0)),
+                  None)
+    channels = [c for c in numeric.columns if c != x_name] or list(numeric.columns)
+    stride = max(1, -(-len(numeric) // MAX_POINTS))  # ceil: at most MAX_POINTS points
+    x = numeric[x_name].to_numpy()[::stride] if x_name else np.arange(len(numeric))[::stride]
+    return stacked_lines_svg(x, {c: numeric[c].to_numpy()[::stride] for c in channels},
+                             f"{title} (x: {x_name or 'row'})")
+
+
+def _labels(value) -> str:
+    if isinstance(value, list):
+        return " › ".join(str(v) for v in value) or "(empty)"
+    return "(no valid answer)" if value is None else f"(invalid: {value})"
+
+
+def render(episode: EpisodeView) -> list[Panel]:
+    """The TraceBench panels of one episode (see the module docstring)."""
+    panels: list[Panel] = []
+    folder = episode.folder
+    score = episode.read_json("score.json") or {}
+    details = [d for d in score.get("details") or [] if isinstance(d, dict)]
+    test = {d.get("file"): d for d in details if d.get("split") == "test"}
+    names = sorted(p.name for p in (folder / "workspace" / "test_samples").glob("*.parquet")) if folder else []
+    files = [p for p in (episode.file(f"workspace/test_samples/{n}") for n in names) if p is not None]
+    cards = []
+    for path in files[:MAX_SAMPLES]:
+        detail = test.get(path.name, {})
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - a damaged file is shown, not raised
+            cards.append(Markup(f'<div class="sample"><b>{escape(path.name)}</b>: unreadable ({escape(exc)})</div>'))
+            continue
+        answer = _labels(detail.get("predicted")) if detail else "(not scored)"
+        verdict, css = "", ""
+        if episode.reveal and detail:
+            right = bool(detail.get("correct"))
+            css = " right" if right else " wrong"
+            verdict = (f'<div class="answer">true label: <b class="true-label">{escape(detail.get("true_label"))}</b>'
+                       f' · <span class="verdict">{"right" if right else "wrong"}</span></div>')
+        note = detail.get("reason") or detail.get("note")
+        cards.append(Markup(
+            f'<div class="sample{css}" data-file="{escape(path.name)}">{_sample_chart(frame, path.name)}'
+            f'<div>agent\'s answer: <b>{escape(answer)}</b></div>{verdict}'
+            + (f'<div class="hint">{escape(note)}</div>' if note else "") + "</div>"))
+    if cards:
+        more = f'<p class="hint">{len(files) - MAX_SAMPLES} more test samples not shown.</p>' \
+            if len(files) > MAX_SAMPLES else ""
+        hidden = "" if episode.reveal else '<p class="hint">True labels are not part of this export.</p>'
+        panels.append(Panel(f"Test samples ({len(files)})", Markup(
+            f'{hidden}<div class="samples">{"".join(cards)}</div>{more}')))
+    elif folder is not None:
+        panels.append(Panel("Test samples", Markup('<p class="hint">No test samples in the workspace.</p>')))
+    if episode.row.get("submission") == "programmatic":
+        rule = episode.read_text("workspace/rule.py", limit=50_000)
+        body = f'<pre class="code">{escape(rule)}</pre>' if rule is not None else \
+            '<p class="hint">No rule.py was submitted.</p>'
+
+        heldout = [d for d in details if d.get("split") == "heldout"]
+        accuracy = episode.row.get("heldout_accuracy")
+        summary = f"held-out accuracy: <b>{accuracy:.3f}</b> on {len(heldout)} samples" \
+            if isinstance(accuracy, (int, float)) else "no held-out accuracy"
+        body += f"<p>{summary}</p>"
+        if episode.reveal and heldout:
+            body += str(table(["file", "rule.py answer", "true label", "top-1"],
+                              [[d.get("file"), _labels(d.get("predicted")), d.get("true_label"),
+                                "right" if d.get("correct") else "wrong"] for d in heldout], css="grid heldout"))
+        panels.append(Panel("Submitted rule.py", Markup(body)))
+    return panels
+
+
+PAGE = ViewPage(template="tracebench", metric="accuracy", metric_label="accuracy", conditions=CONDITIONS,
+                render=render)
+
+
+@hookimpl
+def register_view_pages(register):
+    """The TraceBench leaderboard (accuracy by noise, submission, context, examples) and episode page."""
+    register(PAGE)

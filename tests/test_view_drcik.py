@@ -1,0 +1,99 @@
+"""The Dr-CiK view page on an episode-folder run (``episodes/<episode>/samples.npy``): fans, answers, roles."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from harness.store import RunStore, write_json
+from harness.view.data import load_runs
+from harness.view.site import Site
+from plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
+
+TASK = "task_42"
+CONTEXTS = {"no-context": 0.25, "supporting-evidence": 0.125}
+SUPPORTING, DISTRACTOR = "doc_1548", "doc_1561"  # roles in the embedded sample: supporting; off-variable
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    task = {t.benchmark_id: t for t in load_tasks(SAMPLE_DIR)}[TASK]
+    store = RunStore.create(tmp_path_factory.mktemp("drcik-view") / "dr")
+    write_json(store.root / "run.json", {"spec": {"template": "drcik", "params": {"tasks": "sample"}}})
+    for context, scrps in CONTEXTS.items():
+        label = f"ses_{context}_{TASK}-s20"
+        paths = store.episode(label).create()
+        samples = np.tile(np.arange(20, dtype=float)[:, None], (1, task.horizon))  # quantiles known exactly
+        np.save(paths.root / "samples.npy", samples)
+        write_json(paths.row, {"run_id": store.run_id, "episode": label, "template": "drcik", "task": "t",
+                               "forecaster": "ses", "context": context, "benchmark_id": TASK, "status": "ok",
+                               "scale_status": task.scale_status, "scrps": scrps})
+    paths = store.episode(f"research_{TASK}").create()
+    (paths.workspace / "report.md").write_text(f"# Report\nSales rose after a bug ({SUPPORTING}).\n")
+    (paths.workspace / "evidence.json").write_text(json.dumps({"evidence": [
+        {"claim": "A software bug inflated sales.", "cited_document_ids": [SUPPORTING, DISTRACTOR]},
+        {"claim": "Unsupported.", "cited_document_ids": ["doc_nope"]}]}))
+    write_json(paths.row, {"run_id": store.run_id, "episode": f"research_{TASK}", "template": "drcik", "task": "t",
+                           "benchmark_id": TASK, "status": "ok", "scale_status": task.scale_status,
+                           "profile": "dr-agent"})
+    store.write_results()
+    return store.root, task
+
+
+def page(run, reveal: bool, context: str = "no-context") -> str:
+    root, _ = run
+    site = Site(load_runs([root]), reveal=reveal)
+    return site.render(f"runs/dr/ses_{context}_{TASK}-s20/index.html")[0].decode()
+
+
+def test_fan_per_context_from_episode_folders(run):
+    html = page(run, reveal=True)
+    assert re.findall(r'class="sample forecast[^"]*" data-context="([^"]+)"', html) == list(CONTEXTS)
+    assert html.count('class="fan-outer"') == 2 and html.count('class="fan-median"') == 2
+    assert "no-context · 20 sample paths · sCRPS 0.250" in html
+    assert "supporting-evidence · 20 sample paths · sCRPS 0.125" in html
+    assert html.count('class="future"') == 2  # revealed: the realised future on both fans
+    # the current condition is framed
+    assert re.search(r'class="sample forecast current" data-context="no-context"', html)
+
+
+def test_answers_only_when_revealed(run):
+    _, task = run
+    shown, hidden = page(run, reveal=True), page(run, reveal=False)
+    roles = [d.role for d in task.documents]
+    assert shown.count('class="answer doc-role"') == len(task.documents) and "Ground-truth evidence" in shown
+    assert shown.count("distractor") >= roles.count("distractor")
+    for marker in ("doc-role", "Ground-truth evidence", 'class="future"', "distractor"):
+        assert marker not in hidden, marker
+    assert "no-context · 20 sample paths · sCRPS 0.250" in hidden  # scores are not answers
+    # documents are listed by id, not in file order (file order leaks roles)
+    ids = re.findall(r'<li id="doc-([^"]+)">', hidden)
+    assert ids == sorted(d.document_id for d in task.documents)
+
+
+def test_leaderboard_ranks_scrps_lower_first(run):
+    root, _ = run
+    html = Site(load_runs([root])).render("index.html")[0].decode()
+    assert "Leaderboard · drcik" in html and "lower is better" in html
+    cells = re.findall(r'<td class="n metric" data-sort="([^"]+)">([^<]+)</td>', html)
+    assert sorted(cells) == sorted([(str(-v), f"{v:.3f}") for v in CONTEXTS.values()])
+
+
+def test_research_output_links_citations_and_reveals_roles(run):
+    _, task = run
+    docs = {d.document_id: d for d in task.documents}
+    assert docs[SUPPORTING].role == "supporting" and docs[DISTRACTOR].role == "distractor"
+    root, _ = run
+    shown, hidden = (Site(load_runs([root]), reveal=r).render(f"runs/dr/research_{TASK}/index.html")[0].decode()
+                     for r in (True, False))
+    for html in (shown, hidden):
+        assert "Research output" in html and "Forecast fans" not in html
+        assert f'Sales rose after a bug (<a class="cite" href="#doc-{SUPPORTING}">{SUPPORTING}</a>).' in html
+        assert html.count(f'href="#doc-{DISTRACTOR}"') == 1 and f'id="doc-{DISTRACTOR}"' in html
+        assert '<span class="cite unknown" title="not a document of this task">doc_nope</span>' in html
+    assert (f'<a class="cite" href="#doc-{DISTRACTOR}">{DISTRACTOR}</a> <span class="answer doc-role">distractor · '
+            f'{docs[DISTRACTOR].paper_subtype or docs[DISTRACTOR].subtype}</span>') in shown
+    assert "doc-role" not in hidden and "distractor" not in hidden
