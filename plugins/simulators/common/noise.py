@@ -50,6 +50,7 @@ class ChannelNoise:
     """Coefficients of one channel at ``kappa = 1`` (0 = component absent).
 
     ``events``: ``"events"`` (the trajectory's event times) or ``"active"`` (non-zero clean samples).
+    ``event_tau``/``post_tau``: this channel's envelope time scales (s); None = the model's.
     """
 
     base: float = 0.0
@@ -61,9 +62,12 @@ class ChannelNoise:
     quant_floor: float = 0.0
     quant_scale: float = 0.0
     events: str = "events"
+    event_tau: float | None = None
+    post_tau: float | None = None
 
     @classmethod
-    def from_table(cls, table: dict[str, float], prefix: str, events: str = "events") -> "ChannelNoise":
+    def from_table(cls, table: dict[str, float], prefix: str, events: str = "events",
+                   event_tau: float | None = None, post_tau: float | None = None) -> "ChannelNoise":
         """The components of ``prefix`` in a coefficient table keyed like Tables 11 and 16."""
         kw = {c: table.get(f"{prefix}_{c}_sigma_scale", 0.0) for c in _COMPONENTS}
         kw["quant_floor"] = table.get(f"{prefix}_quant_step_floor", 0.0)
@@ -73,7 +77,7 @@ class ChannelNoise:
             f"{prefix}_quant_step_floor", f"{prefix}_quant_step_scale")]
         if unknown:
             raise ValueError(f"unknown noise coefficient(s) {unknown}")
-        return cls(**kw, events=events)
+        return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau)
 
 
 def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: float):
@@ -157,18 +161,13 @@ class FieldNoise:
         D = np.zeros(C)
         B = np.zeros(C)
         delta = np.zeros((C, T))
-        shared = None
         for c, ch in enumerate(self.channels):
             y = yt[c]
             s = float(np.abs(y).max(initial=0.0))
             var = np.full(T, (ch.base * s) ** 2)
             if ch.event or ch.post_event:
-                if ch.events == "active":
-                    w, p = envelopes(time, time[y != 0.0], self.event_tau, self.post_tau)
-                else:
-                    if shared is None:
-                        shared = envelopes(time, events, self.event_tau, self.post_tau)
-                    w, p = shared
+                taus = (ch.event_tau or self.event_tau, ch.post_tau or self.post_tau)
+                w, p = envelopes(time, time[y != 0.0] if ch.events == "active" else events, *taus)
                 var = var + (ch.event * s * w) ** 2 + (ch.post_event * s * p) ** 2
             if ch.hetero:
                 var = var + ch.hetero ** 2 * s * np.abs(y)
