@@ -32,7 +32,9 @@ class BounceBall(TableSimulator):
     Initial_Spacer_F_x (position, m), Initial_Spacer_F_v (velocity, m/s), Right_Hard_Stop_f
     (mean right-wall contact force per sample interval, N).  Physics in :mod:`.dynamics`,
     observation model in :mod:`.noise`, Table 9 rules in :mod:`.rules`, sampling in :mod:`.sampling`.
-    Parameter order is the label order of the released questions.
+    Parameter order is the label order of the released questions.  The prompt's channel
+    descriptions are Appendix A's observed channels in the form of BallDrop's Appendix H text
+    ("ball height", "ball velocity", "contact impulse (N*s)"): the paper prints no BounceBall prompt.
     """
 
     name = "bounceball"
@@ -55,8 +57,8 @@ class BounceBall(TableSimulator):
                      "left restitution", "restitution_right": "right restitution",
                      "viscous_damping": "viscous damping"}
     channels = (
-        Channel("Initial_Spacer_F_x", "mass position (m)", "m"),
-        Channel("Initial_Spacer_F_v", "mass velocity (m/s)", "m/s"),
+        Channel("Initial_Spacer_F_x", "mass position", "m"),
+        Channel("Initial_Spacer_F_v", "mass velocity", "m/s"),
         Channel("Right_Hard_Stop_f", "right-wall contact force (N)", "N", impulse=True),
     )
     description = DESCRIPTION

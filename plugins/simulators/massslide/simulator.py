@@ -34,6 +34,8 @@ class MassSlide(TableSimulator):
     ``mass``, ``Amplitude`` and ``Period`` are baseline values of the configuration
     (``initial_state``) but not intervention classes.  Physics in :mod:`.dynamics`, observation
     model in :mod:`.noise`, Table 14 rules in :mod:`.rules`, sampling in :mod:`.sampling`.
+    The prompt's channel descriptions are Appendix A's observed channels in the form of BallDrop's
+    Appendix H text (the paper prints no MassSlide prompt).
     """
 
     name = "massslide"
@@ -57,7 +59,7 @@ class MassSlide(TableSimulator):
                      "coulomb_friction_coefficient": "Coulomb friction",
                      "gravity_constant": "gravity constant", "plane_inclination": "plane inclination"}
     channels = (
-        Channel("mass_velocity", "block velocity along the plane (m/s)", "m/s"),
+        Channel("mass_velocity", "block velocity", "m/s"),
         Channel("friction_force", "friction force (N)", "N"),
         Channel("normal_force", "normal force (N)", "N"),
     )
