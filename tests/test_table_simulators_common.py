@@ -96,3 +96,10 @@ def test_force_event_noise_sits_on_right_wall_contacts():
     tr = Trajectory(t, y, np.array([5.0, 20.0]))  # impacts elsewhere do not disturb the force channel
     power = sim.noise_power(tr, 1.0, 8)[:, 2]
     assert power[1000] > 100 * power[200]
+
+
+def test_summed_envelopes_add_one_burst_per_event():
+    t = np.array([1.0, 1.5])
+    w, p = envelopes(t, np.array([1.0, 1.0, 2.0]), 0.5, 1.0, overlap="sum")
+    np.testing.assert_allclose(w ** 2, [2 + np.exp(-4.0), 2 * np.exp(-2.0) + np.exp(-2.0)])
+    np.testing.assert_allclose(p ** 2, [2.0, 2 * np.exp(-1.0)])

@@ -51,6 +51,8 @@ class ChannelNoise:
 
     ``events``: ``"events"`` (the trajectory's event times) or ``"active"`` (non-zero clean samples).
     ``event_tau``/``post_tau``: this channel's envelope time scales (s); None = the model's.
+    ``overlap``: ``"nearest"`` (the nearest event's envelope) or ``"sum"`` (each event adds its own
+    burst: ``w(t)^2 = sum_e exp(-2 |t - t_e| / event_tau)``, and likewise for the post-event part).
     """
 
     base: float = 0.0
@@ -64,10 +66,12 @@ class ChannelNoise:
     events: str = "events"
     event_tau: float | None = None
     post_tau: float | None = None
+    overlap: str = "nearest"
 
     @classmethod
     def from_table(cls, table: dict[str, float], prefix: str, events: str = "events",
-                   event_tau: float | None = None, post_tau: float | None = None) -> "ChannelNoise":
+                   event_tau: float | None = None, post_tau: float | None = None,
+                   overlap: str = "nearest") -> "ChannelNoise":
         """The components of ``prefix`` in a coefficient table keyed like Tables 11 and 16."""
         kw = {c: table.get(f"{prefix}_{c}_sigma_scale", 0.0) for c in _COMPONENTS}
         kw["quant_floor"] = table.get(f"{prefix}_quant_step_floor", 0.0)
@@ -77,15 +81,22 @@ class ChannelNoise:
             f"{prefix}_quant_step_floor", f"{prefix}_quant_step_scale")]
         if unknown:
             raise ValueError(f"unknown noise coefficient(s) {unknown}")
-        return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau)
+        return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau, overlap=overlap)
 
 
-def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: float):
-    """``(w, p)``, each shape (T,): two-sided and one-sided (after) exponential envelopes of ``events``."""
+def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: float, overlap: str = "nearest"):
+    """``(w, p)``, each shape (T,): two-sided and one-sided (after) exponential envelopes of ``events``.
+
+    ``overlap="sum"``: root-sum-square over every event instead of the nearest one."""
     ev = np.sort(np.asarray(events, dtype=float).ravel())
     if ev.size == 0:
         z = np.zeros_like(time, dtype=float)
         return z, z.copy()
+    if overlap == "sum":
+        d = time[:, None] - ev[None, :]
+        w2 = np.exp(-2.0 * np.abs(d) / event_tau).sum(axis=1)
+        p2 = np.where(d >= 0, np.exp(-2.0 * np.clip(d, 0.0, None) / post_tau), 0.0).sum(axis=1)
+        return np.sqrt(w2), np.sqrt(p2)
     j = np.searchsorted(ev, time, side="right")  # ev[j-1] <= t < ev[j]
     prev = ev[np.maximum(j - 1, 0)]
     nxt = ev[np.minimum(j, ev.size - 1)]
@@ -167,7 +178,7 @@ class FieldNoise:
             var = np.full(T, (ch.base * s) ** 2)
             if ch.event or ch.post_event:
                 taus = (ch.event_tau or self.event_tau, ch.post_tau or self.post_tau)
-                w, p = envelopes(time, time[y != 0.0] if ch.events == "active" else events, *taus)
+                w, p = envelopes(time, time[y != 0.0] if ch.events == "active" else events, *taus, ch.overlap)
                 var = var + (ch.event * s * w) ** 2 + (ch.post_event * s * p) ** 2
             if ch.hetero:
                 var = var + ch.hetero ** 2 * s * np.abs(y)
