@@ -103,3 +103,13 @@ def test_summed_envelopes_add_one_burst_per_event():
     w, p = envelopes(t, np.array([1.0, 1.0, 2.0]), 0.5, 1.0, overlap="sum")
     np.testing.assert_allclose(w ** 2, [2 + np.exp(-4.0), 2 * np.exp(-2.0) + np.exp(-2.0)])
     np.testing.assert_allclose(p ** 2, [2.0, 2 * np.exp(-1.0)])
+
+
+def test_simulators_pickle_for_worker_processes():
+    import pickle
+
+    for sim in (BounceBall(), MassSlide()):
+        tr = sim.simulate(sim.sample_configurations(1, np.random.default_rng(0))[0])
+        sim.noise_power(tr, 4.0, 4)  # fills the moment cache
+        copy = pickle.loads(pickle.dumps(sim))
+        np.testing.assert_array_equal(copy.observe(tr, 1.0, 3), sim.observe(tr, 1.0, 3))

@@ -124,6 +124,16 @@ class FieldNoise:
         self._cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict:
+        """Picklable (worker processes started by forkserver/spawn): the moment cache and lock stay behind."""
+        state = dict(self.__dict__)
+        state["_cache"], state["_lock"] = {}, None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # ------------------------------------------------------------------ fields
     @property
     def n_channels(self) -> int:
