@@ -48,7 +48,8 @@ from scipy.optimize import brentq
 #: Wall positions (m).  The paper gives none; Table 10's initial positions (3 to 9.3 m) and the
 #: older generator's range [3, 10] lie between walls at 0 and 10 m.
 X_LEFT, X_RIGHT = 0.0, 10.0
-#: Gravitational acceleration (m/s^2); not a parameter of BounceBall.
+#: Gravitational acceleration (m/s^2): standard gravity; BounceBall has no gravity parameter
+#: (Table 10 lists none), so the inclination alone sets the gravity component along the rail.
 GRAVITY = 9.81
 #: Impact speed (m/s) below which a mass pressed into a wall by gravity comes to rest there.
 REST_SPEED = 0.1

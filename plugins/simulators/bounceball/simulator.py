@@ -80,7 +80,8 @@ class BounceBall(TableSimulator):
 
         Returns ``time`` (T,) s, ``values`` (T, 3): position (m), velocity (m/s), mean right-wall
         contact force per interval (N), and ``events`` (E,): every wall impact time (s) up to the
-        last sample.  Raises ValueError naming the field for a bad configuration or intervention.
+        last sample, both walls (Appendix B's 30 ms window of the force channel is taken around the
+        impacts of either trace, as the paper words it, "impacts detected").  Raises ValueError naming the field for a bad configuration or intervention.
         """
         state, params = self._values(config)
         change = self._change(intervention)

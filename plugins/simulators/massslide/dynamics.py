@@ -1,7 +1,8 @@
 """Event-driven MassSlide dynamics: a block on an incline with periodic forcing and Coulomb friction.
 
 TraceBench Appendix A (MassSlide system description, Table 13).  The axis ``x`` runs along the
-plane, positive down-slope; the block's velocity ``v`` (m/s).  Parameters: mass ``m`` (kg),
+plane, positive down-slope (the paper only says it is aligned with the plane; down-slope makes
+gravity's component positive); the block's velocity ``v`` (m/s).  Parameters: mass ``m`` (kg),
 gravity ``g`` (m/s^2), plane inclination ``theta`` (degrees), Coulomb (kinetic) friction
 coefficient ``mu_k`` and breakaway (static) friction coefficient ``mu_s`` (dimensionless); the
 applied force ``F(t) = A sin(2 pi t / P)`` (amplitude ``A`` in N, period ``P`` in s; sine phase,
