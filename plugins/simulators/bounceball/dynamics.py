@@ -119,6 +119,18 @@ def state(x0, v0, k, a, tau):
     return x0 + v0 * e1 + a * e2, v0 * np.exp(-np.asarray(k) * np.asarray(tau)) + a * e1
 
 
+def state_scalar(x0: float, v0: float, k: float, a: float, tau: float) -> tuple[float, float]:
+    """:func:`state` for Python floats (the event loop's hot path; same formulas)."""
+    kt = k * tau
+    if abs(kt) < _SMALL:
+        e1 = tau * (1 - kt / 2 + kt * kt / 6)
+        e2 = tau * tau * (0.5 - kt / 6 + kt * kt / 24)
+    else:
+        e1 = -math.expm1(-kt) / k
+        e2 = (tau - e1) / k
+    return x0 + v0 * e1 + a * e2, v0 * math.exp(-kt) + a * e1
+
+
 def _turn_time(v0: float, k: float, a: float) -> float | None:
     """Time at which the velocity reaches 0 (None if never): needs v0 and a of opposite signs."""
     if v0 == 0.0 or a == 0.0 or (v0 > 0) == (a > 0):
@@ -135,16 +147,16 @@ def _first_hit(x0: float, v0: float, k: float, a: float, span: float, leaving: s
     turn = _turn_time(v0, k, a)
     pieces = [(0.0, turn), (turn, span)] if turn is not None and turn < span else [(0.0, span)]
     for i, (lo, hi) in enumerate(pieces):
-        vmid = float(state(x0, v0, k, a, 0.5 * (lo + hi))[1])
+        vmid = state_scalar(x0, v0, k, a, 0.5 * (lo + hi))[1]
         if vmid == 0.0:
             continue
         wall, xw = ("R", X_RIGHT) if vmid > 0 else ("L", X_LEFT)
         if i == 0 and wall == leaving:
             continue
-        x_hi = float(state(x0, v0, k, a, hi)[0])
+        x_hi = state_scalar(x0, v0, k, a, hi)[0]
         if (x_hi - xw) * (1 if wall == "R" else -1) < 0:
             continue
-        f = lambda t: float(state(x0, v0, k, a, t)[0]) - xw  # noqa: E731
+        f = lambda t: state_scalar(x0, v0, k, a, t)[0] - xw  # noqa: E731
         f_lo = f(lo)
         if f_lo == 0.0 and lo > 0:
             return lo, wall
@@ -190,12 +202,12 @@ def solve(x0: float, v0: float, params: Params, t_stop: float,
         path.segments.append((t, x, v, k, a))
         tau, wall = _first_hit(x, v, k, a, t_next - t, leaving)
         if tau is None:
-            xs, vs = state(x, v, k, a, t_next - t)
-            x, v = min(max(float(xs), X_LEFT), X_RIGHT), float(vs)
+            xs, vs = state_scalar(x, v, k, a, t_next - t)
+            x, v = min(max(xs, X_LEFT), X_RIGHT), vs
             t = t_next
             leaving = None if X_LEFT < x < X_RIGHT else leaving
             continue
-        u = abs(float(state(x, v, k, a, tau)[1]))
+        u = abs(state_scalar(x, v, k, a, tau)[1])
         t += tau
         x = X_RIGHT if wall == "R" else X_LEFT
         e = p.restitution_right if wall == "R" else p.restitution_left
