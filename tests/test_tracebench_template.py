@@ -372,7 +372,7 @@ SLUGS = {"gentle-cloud", "gentle-pine", "gentle-flame", "gentle-orbit", "frost-p
 
 
 def test_exactly_the_eight_balldrop_specs():
-    assert sorted(p.stem for p in SPECS.glob("*.yaml")) == sorted(CONDITIONS)
+    assert sorted(p.stem for p in SPECS.glob("balldrop-*.yaml")) == sorted(CONDITIONS)
 
 
 @pytest.mark.parametrize("stem", sorted(CONDITIONS))
@@ -386,6 +386,7 @@ def test_task_spec_matches_its_paper_condition(stem):
         ("balldrop", noise, submission, context, k)
     assert (params.n_test, params.seed, params.pool_seed, params.heldout_per_class) == (10, 0, 0, 142)
     assert [s for s in SLUGS if s in spec.description] == [slug]
+    assert params.slug == slug
 
 
 # -- with the real BallDrop simulator and sample pool --------------------------------------------

@@ -49,6 +49,19 @@ PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
 """``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``plugins.tasks.tracebench.pool``)."""
 
 
+#: The paper's condition slugs (Section 4.5): slug -> (noise, submission, context, labeled examples).
+PAPER_CONDITIONS = {
+    "gentle-cloud": ("low", "direct", True, True),
+    "gentle-pine": ("high", "direct", True, True),
+    "gentle-flame": ("low", "programmatic", True, True),
+    "gentle-orbit": ("high", "programmatic", True, True),
+    "frost-pine": ("high", "direct", True, False),
+    "frost-orbit": ("high", "programmatic", True, False),
+    "gentle-harbor": ("high", "direct", False, True),
+    "gentle-tide": ("high", "programmatic", False, True),
+}
+
+
 class TracebenchParams(BaseModel):
     """The ``params`` block of a ``template: tracebench`` TaskSpec.
 
@@ -62,7 +75,9 @@ class TracebenchParams(BaseModel):
     pool.  ``heldout_per_class``: held-out samples per class for programmatic
     submission (142 in the paper, Appendix C.1).  ``pool_per_class``: samples
     per class in the generated pool (default 160, raised when the batches
-    need more; a smaller pool makes quick demos and tests cheap).
+    need more; a smaller pool makes quick demos and tests cheap).  ``slug``: the
+    paper's condition slug (:data:`PAPER_CONDITIONS`, e.g. ``gentle-cloud``); when
+    given it must name the condition the other fields set.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -77,6 +92,7 @@ class TracebenchParams(BaseModel):
     pool_seed: int = Field(0, ge=0)
     heldout_per_class: int = Field(142, ge=0)
     pool_per_class: int | None = Field(None, ge=1)
+    slug: str | None = None
 
     @field_validator("simulator")
     @classmethod
@@ -96,6 +112,17 @@ class TracebenchParams(BaseModel):
                 "context: false with examples_per_class: 0 is not a TraceBench condition (the no-context "
                 "ablation keeps the labeled examples); set context: true or examples_per_class > 0"
             )
+        if self.slug is not None:
+            if self.slug not in PAPER_CONDITIONS:
+                raise ValueError(f"slug {self.slug!r} is not a paper condition (known: {sorted(PAPER_CONDITIONS)})")
+            setting = (self.noise, self.submission, self.context, self.examples_per_class > 0)
+            if PAPER_CONDITIONS[self.slug] != setting:
+                noise, submission, context, examples = PAPER_CONDITIONS[self.slug]
+                raise ValueError(
+                    f"slug {self.slug!r} is noise: {noise}, submission: {submission}, context: "
+                    f"{str(context).lower()}, {'with' if examples else 'without'} labeled examples; these params set "
+                    f"noise: {self.noise}, submission: {self.submission}, context: {str(self.context).lower()}, "
+                    f"examples_per_class: {self.examples_per_class}")
         return self
 
 

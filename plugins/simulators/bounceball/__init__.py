@@ -1,0 +1,14 @@
+"""BounceBall: a damped mass on a tilted rail between two walls.
+
+TraceBench Appendix A, Tables 8-12.  Registered as the simulator ``bounceball``.
+"""
+
+from harness.hookspecs import hookimpl
+from plugins.simulators.bounceball.simulator import BounceBall
+
+__all__ = ["BounceBall", "register_simulators"]
+
+
+@hookimpl
+def register_simulators(register):
+    register(BounceBall())

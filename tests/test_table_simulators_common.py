@@ -1,0 +1,115 @@
+"""Sampling and observation-model building blocks of BounceBall and MassSlide."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.contracts import Parameter, Trajectory
+from plugins.simulators.bounceball import BounceBall
+from plugins.simulators.bounceball import noise as bb_noise
+from plugins.simulators.bounceball.sampling import TABLE10
+from plugins.simulators.common.noise import ChannelNoise, FieldNoise, envelopes
+from plugins.simulators.common.sampling import Marginal, admissible_sides, new_value, srd
+from plugins.simulators.massslide import MassSlide
+from plugins.simulators.massslide import noise as ms_noise
+from plugins.simulators.massslide.sampling import TABLE15
+
+
+def test_two_piece_marginal_hits_min_median_max():
+    m = Marginal(0.3, 15.4, 99.3, log=True)
+    np.testing.assert_allclose(m.ppf(np.array([0.0, 0.25, 0.5, 1.0])), [0.3, np.sqrt(0.3 * 15.4), 15.4, 99.3])
+    u = np.random.default_rng(0).random(20001)
+    assert np.median(Marginal(-17.01, -8.2, 10.0).ppf(u)) == pytest.approx(-8.2, abs=0.2)
+
+
+def test_zero_mass_marginal_puts_an_atom_at_zero():
+    m = Marginal(-0.67, 0.0, 0.95, zero_mass=0.3)
+    x = m.ppf(np.random.default_rng(1).random(10000))
+    assert np.mean(x == 0.0) == pytest.approx(0.3, abs=0.02)
+    assert x.min() >= -0.67 and x.max() <= 0.95 and np.median(x) == 0.0
+    with pytest.raises(ValueError, match="zero_mass"):
+        Marginal(0.1, 0.5, 1.0, zero_mass=0.2)
+
+
+def test_new_values_on_a_signed_range_respect_min_abs_and_min_srd():
+    p = Parameter("inclination_angle", "x", "deg", -0.67, 0.95, min_srd=0.3, min_abs=0.06)
+    rng = np.random.default_rng(2)
+    for old in (-0.6, -0.05, 0.0, 0.03, 0.5, 0.9):
+        for _ in range(50):
+            b = new_value(p, old, rng)
+            assert -0.67 <= b <= 0.95 and abs(b - old) >= 0.06 - 1e-12 and srd(old, b) >= 0.3 - 1e-9
+    # from 0.5 the SRD bound is 0.5 * 2.3 / 1.7 = 0.676 above and 0.5 * 1.7 / 2.3 = 0.370 below
+    (up_lo, up_hi), (dn_lo, dn_hi) = admissible_sides(p, 0.5)
+    assert up_lo == pytest.approx(0.5 * 2.3 / 1.7, rel=1e-9) and dn_hi == pytest.approx(0.5 * 1.7 / 2.3, rel=1e-9)
+    with pytest.raises(ValueError, match="no admissible new value"):
+        new_value(Parameter("q", "q", "-", 0.9, 1.0, min_srd=0.3, min_abs=0.06), 0.95, rng)
+
+
+@pytest.mark.parametrize("sim, table", [(BounceBall(), TABLE10), (MassSlide(), TABLE15)])
+def test_ranges_are_the_tables(sim, table):
+    for p in (*sim.state_variables, *sim.parameters):
+        assert (p.low, p.high) == (table[p.name][0], table[p.name][2])
+        assert sim.marginals[p.name].low == p.low and sim.marginals[p.name].high == p.high
+
+
+def test_noise_coefficients_are_tables_11_and_16_exactly():
+    bb = bb_noise.model(0.02).channels
+    assert (bb[0].base, bb[0].drift, bb[0].event, bb[0].quant_floor, bb[0].quant_scale) == (
+        0.0175, 0.004, 0.04, 0.0005, 0.0025)
+    assert (bb[1].base, bb[1].drift, bb[1].event, bb[1].hetero, bb[1].post_event) == (
+        0.00088, 0.0001056, 0.00704, 0.0022, 0.00308)
+    assert (bb[2].base, bb[2].event, bb[2].drift) == (0.0001, 0.004, 0.0)
+    ms = ms_noise.model(0.02).channels
+    assert (ms[0].base, ms[0].drift, ms[0].event, ms[0].hetero) == (0.003, 0.0005, 0.01, 0.003)
+    assert (ms[1].base, ms[1].bias, ms[1].drift, ms[1].event) == (0.001, 0.002, 0.001, 0.02)
+    assert (ms[2].base, ms[2].drift) == (0.001, 0.0002)
+    with pytest.raises(ValueError, match="unknown noise coefficient"):
+        ChannelNoise.from_table({"speed_wobble_sigma_scale": 1.0}, "speed")
+
+
+def test_noise_is_linear_in_kappa_and_the_bias_is_constant_per_seed():
+    t = np.arange(1, 101) * 0.02
+    y = np.stack([np.sin(t), np.cos(t)], axis=1)
+    fn = FieldNoise((ChannelNoise(base=0.01, drift=0.01), ChannelNoise(bias=0.1)), dt=0.02, event_tau=0.1,
+                    post_tau=0.1, drift_tau=0.2, salt=1)
+    a, b = fn.observe(t, y, np.zeros(0), 1.0, 5) - y, fn.observe(t, y, np.zeros(0), 4.0, 5) - y
+    np.testing.assert_allclose(b, 4 * a, rtol=1e-12)
+    assert np.ptp(a[:, 1]) == pytest.approx(0.0, abs=1e-15) and a[0, 1] != 0.0
+    naive = np.mean([(fn.observe(t, y, np.zeros(0), 2.0, s) - y) ** 2 for s in range(16)], axis=0)
+    np.testing.assert_allclose(fn.noise_power(t, y, np.zeros(0), 2.0, 16), naive, rtol=1e-10)
+
+
+def test_envelopes_two_sided_and_after_only():
+    t = np.array([0.5, 1.0, 1.5, 2.5])
+    w, p = envelopes(t, np.array([1.0, 2.0]), 0.5, 1.0)
+    np.testing.assert_allclose(w, np.exp(-np.array([0.5, 0.0, 0.5, 0.5]) / 0.5))
+    np.testing.assert_allclose(p, [0.0, 1.0, np.exp(-0.5), np.exp(-0.5)])
+
+
+def test_force_event_noise_sits_on_right_wall_contacts():
+    sim = BounceBall()
+    t = sim.time
+    y = np.zeros((t.size, 3))
+    y[:, 0], y[:, 1] = 5.0, 1.0
+    y[1000, 2] = 800.0
+    tr = Trajectory(t, y, np.array([5.0, 20.0]))  # impacts elsewhere do not disturb the force channel
+    power = sim.noise_power(tr, 1.0, 8)[:, 2]
+    assert power[1000] > 100 * power[200]
+
+
+def test_summed_envelopes_add_one_burst_per_event():
+    t = np.array([1.0, 1.5])
+    w, p = envelopes(t, np.array([1.0, 1.0, 2.0]), 0.5, 1.0, overlap="sum")
+    np.testing.assert_allclose(w ** 2, [2 + np.exp(-4.0), 2 * np.exp(-2.0) + np.exp(-2.0)])
+    np.testing.assert_allclose(p ** 2, [2.0, 2 * np.exp(-1.0)])
+
+
+def test_simulators_pickle_for_worker_processes():
+    import pickle
+
+    for sim in (BounceBall(), MassSlide()):
+        tr = sim.simulate(sim.sample_configurations(1, np.random.default_rng(0))[0])
+        sim.noise_power(tr, 4.0, 4)  # fills the moment cache
+        copy = pickle.loads(pickle.dumps(sim))
+        np.testing.assert_array_equal(copy.observe(tr, 1.0, 3), sim.observe(tr, 1.0, 3))
