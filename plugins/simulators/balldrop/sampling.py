@@ -192,6 +192,22 @@ def new_value(p: Parameter, old: float, rng: np.random.Generator) -> float:
 
 
 # ------------------------------------------------------------------ BallDrop's choices
+# Choices the paper leaves open, for BallDrop, in one place (with the reason):
+#
+# * Sampling bounds, baseline and new values alike: Table 5's retained-pool [min, max]
+#   (``BallDrop.state_variables`` / ``parameters``): the published pool never leaves them.
+# * Baseline distributions: :data:`DISTRIBUTIONS` below, each with its reason.
+# * Intervention time: uniform in :data:`T_INT_RANGE` = [0.2, 0.8] of the 10 s horizon, the
+#   reference generator's choice; it leaves 2 s of pre-intervention context and 2 s of
+#   post-intervention evidence.
+# * Minimum intervention size (``Parameter.min_abs`` / ``min_srd``): the reference
+#   generator's -- restitution |delta| >= 0.3; mass >= 1 kg and SRD >= 0.1; drag >= 2 kg/m;
+#   gravity >= 3 m/s^2 and SRD >= 0.3 -- so a change is a distinct regime, not a nudge.
+# * New value: a side (increase / decrease) with room chosen uniformly, then uniform on it
+#   (:func:`new_value`): increases and decreases are equally likely whatever the old value.
+# * Impact-speed cutoff 0.5 m/s: Appendix A.  Observation-model forms: :mod:`.noise`.
+#   Rule constants (divergence tolerance, DTW normalisation): :mod:`.rules`.
+#   Configurations, draws per parameter and the C.1 rule: ``plugins.tasks.tracebench._generation``.
 #: BallDrop baseline distributions, bounds = Table 5's retained-pool [min, max].  The filter
 #: reshapes them: the share of configurations it keeps falls about 25-fold from drag 0 to 6
 #: kg/m and 18-fold from restitution 0.99 to 0.4, and rises about 2-fold with height and 4-fold

@@ -35,7 +35,9 @@ class BallDrop(Simulator):
 
     Output: T = 3,999 samples at ``t_k = k / 400`` s (k = 1..3999, Table 3), channels
     Position (m), Velocity (m/s), Hard_Stop_f (contact impulse per sample interval, N s).
-    Physics in :mod:`.dynamics`, observation model in :mod:`.noise`, Table 4 rules in :mod:`.rules`.
+    Physics in :mod:`.dynamics`, observation model in :mod:`.noise`, Table 4 rules in :mod:`.rules`;
+    the choices the paper leaves open (sampling, intervention time and size) are listed in
+    :mod:`.sampling` ("BallDrop's choices").
     """
 
     name = "balldrop"

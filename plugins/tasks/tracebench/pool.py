@@ -192,6 +192,8 @@ def _open(sim: Simulator, path: Path, from_cache: bool) -> Pool:
     except Exception as exc:  # noqa: BLE001
         raise PoolCacheError(f"{path / 'configs.parquet'}: unreadable ({exc})") from exc
     stats = _store.read_json(path / "stats.json") | {"from_cache": from_cache}
+    if (path / "timings.json").exists():
+        stats |= _store.read_json(path / "timings.json")
     bad = set(recipes["label"]) - set(sim.labels)
     if bad:
         raise PoolCacheError(f"{path / 'recipes.parquet'}: field 'label' has unknown labels {sorted(bad)}")
