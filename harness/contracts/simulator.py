@@ -114,7 +114,8 @@ class Simulator(ABC):
     ``channels`` (:class:`Channel` tuple), ``description`` (the domain-context
     paragraph of the prompt), ``kappa_ref`` (reference noise scale).  Optional:
     ``reference`` (:class:`ReferenceTables`, the paper's retained-pool summaries; read by the
-    pool summary) and :meth:`early_rejection` (a cheap rule verdict before simulating).
+    pool summary), :meth:`early_rejection` (a cheap rule verdict before simulating) and
+    :meth:`events_from_clean` (event times of a trajectory known only by its samples).
     """
 
     name: str
@@ -176,6 +177,13 @@ class Simulator(ABC):
     ) -> list[RuleOutcome]:
         """Simulator-specific rejection rules; ``baseline`` is the no-intervention probe."""
         return []
+
+    def events_from_clean(self, time: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Optional: event times (s) recovered from a clean trajectory given only as samples
+        (``time`` (T,), ``values`` (T, C)), e.g. a released dataset's Parquet file without the
+        simulator's exact event times.  Used where the observation model needs ``events``.
+        Default: no events (shape (0,))."""
+        return np.zeros(0)
 
     def early_rejection(
         self, config: Configuration, intervention: Intervention, baseline: Trajectory

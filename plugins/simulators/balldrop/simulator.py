@@ -165,6 +165,22 @@ class BallDrop(Simulator):
         new[intervention.parameter] = float(intervention.new_value)
         return rules.evaluate(intervention.parameter, state, new, target, baseline)
 
+    def events_from_clean(self, time: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Ground impacts read off sampled clean values (for released files without event times).
+
+        An impact is placed at the sample time ``t_k`` where the velocity goes from negative at
+        ``t_{k-1}`` to non-negative at ``t_k`` with the ball on the ground (height <= 1 mm), or
+        at ``t_1`` when the trace starts on the ground with a contact impulse.  Exact impact
+        times lie within one sample interval before; shape (E,), seconds."""
+        t = np.asarray(time, float)
+        y = np.asarray(values, float)
+        if y.ndim != 2 or y.shape[1] != 3 or y.shape[0] != t.shape[0]:
+            raise ValueError(f"BallDrop values must have shape (T, 3) matching time (T,), got {y.shape}")
+        k = np.flatnonzero((y[:-1, 1] < 0.0) & (y[1:, 1] >= 0.0) & (y[1:, 0] <= 1e-3)) + 1
+        if y.shape[0] and y[0, 0] <= 1e-3 and y[0, 1] >= 0.0 and y[0, 2] > 0.0:
+            k = np.concatenate([[0], k])
+        return t[k]
+
     def early_rejection(self, config: Configuration, intervention: Intervention,
                         baseline: Trajectory) -> RuleOutcome | None:
         """Table 4's apex rule decided before the target is simulated (:meth:`Simulator.early_rejection`).

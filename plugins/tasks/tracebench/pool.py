@@ -72,6 +72,7 @@ class Pool:
         self._stats = stats
         self._trajectories = trajectories
         self._row = {sid: i for i, sid in enumerate(recipes.index)}
+        self._pool_seed: int | None = None
 
     def __len__(self) -> int:
         return len(self.recipes)
@@ -115,6 +116,16 @@ class Pool:
         held-out samples are disjoint from both.  ValueError when the pool is too small."""
         return _split.choose(self.recipes, self.simulator.labels, rep_seed, n_test, n_support_per_class,
                              n_heldout_per_class, where=f"pool {self.path}")
+
+    def noise_seed(self, sample_id: str, rep_seed: int) -> int:
+        """Seed of ``Simulator.observe`` for ``sample_id`` in repetition ``rep_seed``
+        (:func:`plugins.tasks.tracebench.files.noise_seed` of this pool's seed)."""
+        from plugins.tasks.tracebench.files import noise_seed
+
+        self._check(sample_id)
+        if self._pool_seed is None:
+            self._pool_seed = int(_store.read_json(self.path / "meta.json")["pool_seed"])
+        return noise_seed(self._pool_seed, sample_id, rep_seed)
 
     def stats(self) -> dict:
         """Generation statistics: ``configurations`` (processed), ``configurations_kept``,
