@@ -96,7 +96,8 @@ def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int
 
     Every paper condition gets, per repetition seed, the split and noise seeds a run on the
     pool itself with these batch sizes would use (so an episode on the written copy equals one
-    on the pool).  ``heldout_per_class`` is lowered to what the pool can serve; a run
+    on the pool).  ``heldout_per_class`` is lowered to the largest size every split can
+    serve (the pool's ValueError when even 0 fails); a run
     reproducing the written episodes uses the recorded ``heldout_per_class``.  Returns ``out``.
     """
     sim: Simulator = pool.simulator
@@ -121,8 +122,18 @@ def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int
             "impact_times": [float(t) for t in clean.events],
         }
     questions, manifest = {}, {}
-    # the held-out size a run with ``heldout_per_class`` uses (it shapes the support draw too)
+    # the held-out size a run with ``heldout_per_class`` uses (it shapes the support draw too),
+    # lowered to the largest one every repetition's split can serve
     held = max(0, min(heldout_per_class, per_class - n_support_per_class - math.ceil(n_test / k)))
+    while True:
+        try:
+            for rep in rep_seeds:
+                pool.split(int(rep), n_test, n_support_per_class, held)
+            break
+        except ValueError:
+            if held == 0:
+                raise
+            held -= 1
     for slug, (submission, noise, context, examples) in CONDITIONS.items():
         n_sup = n_support_per_class if examples else 0
         questions[slug] = {"noise": noise, "submission": submission, "context": context,
