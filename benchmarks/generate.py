@@ -5,8 +5,9 @@ Usage: ``python benchmarks/generate.py [--simulator balldrop] [--per-class 142] 
 Generates a pool (TraceBench Section 3.4 / Appendix B filter with N = 128 then
 1,024, Appendix C.1 configuration rule) into a temporary directory, then prints
 candidates/s, accepted samples/s, the rejections per rule/stage and the time
-spent in each stage (summed over workers), plus the machine load.  Target for
-BallDrop: 710 accepted samples (142 per class) in under 2 minutes on 2 cores.
+spent in each stage (summed over workers), plus the machine load (other users of a shared
+machine slow it down: read the wall time with the load).  Target for BallDrop: 710 samples
+(142 per class) in under 40 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -91,8 +92,10 @@ def main(sim_name: str, per_class: int, seed: int, workers: int | None, keep: Pa
         if stage in timings:
             tim.add_row(stage, f"{timings[stage]:.2f}", f"{1e3 * timings[stage] / max(1, s['candidates']):.3f}")
     console.print(tim)
-    verdict = "met" if sim_name != "balldrop" or per_class != 142 or wall < 120 else "MISSED"
-    console.print(f"target (BallDrop, 710 samples < 120 s): {verdict}")
+    if sim_name == "balldrop" and per_class == 142:
+        verdict = "met" if wall < 40 else "MISSED"
+        console.print(f"target (BallDrop, 710 samples < 40 s on 2 cores): {verdict} ({wall:.1f} s, "
+                      f"load {load1[0]:.2f} on {os.cpu_count()} CPUs)")
 
 
 def _cpu_seconds() -> float:
