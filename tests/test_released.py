@@ -157,3 +157,14 @@ def test_col_layout_and_events_from_clean(sim, pool, release, tmp_path):
             assert np.min(np.abs(exact - t)) <= sim.dt + 1e-9
         assert len(read) >= 1
     assert (r.recipes["label"] == NO_CHANGE).sum() == PER_CLASS
+
+
+def test_paired_no_intervention_trajectory(sim, pool, release):
+    """Every sample's clean paired no-intervention run is available (privileged baselines)."""
+    r = released.load_released(sim, release)
+    for sid, row in pool.recipes.iloc[::4].iterrows():
+        expect = sim.simulate(pool.config(sid), None)
+        np.testing.assert_array_equal(pool.paired_clean(sid).values, expect.values)
+        np.testing.assert_array_equal(r.paired_clean(sid).values, expect.values)
+        if row["parameter"] is None:
+            np.testing.assert_array_equal(pool.paired_clean(sid).values, pool.clean(sid).values)

@@ -93,6 +93,17 @@ class Pool:
         t = self._load()[self._check(sample_id)]
         return Trajectory(t.time.copy(), t.values.copy(), t.events.copy())
 
+    def paired_clean(self, sample_id: str) -> Trajectory:
+        """The clean no-intervention trajectory of ``sample_id``'s configuration (its paired NI
+        run, for privileged baselines): the pool's NI sample of that configuration when it has
+        one, else ``simulator.simulate(config)`` -- the same deterministic run the filter used
+        as its NI probe.  For a no-intervention sample it is the sample itself."""
+        cfg = int(self.recipes.iloc[self._check(sample_id)]["config_id"])
+        ni = self.recipes.index[(self.recipes["config_id"] == cfg) & self.recipes["parameter"].isna()]
+        if len(ni):
+            return self.clean(str(ni[0]))
+        return self.simulator.simulate(self.config(sample_id), None)
+
     def config(self, sample_id: str) -> Configuration:
         """The initial configuration (initial state, baseline parameters) of ``sample_id``."""
         row = self.recipes.iloc[self._check(sample_id)]

@@ -273,6 +273,17 @@ class ReleasedPool:
             self.simulator.events_from_clean(time, values), dtype=float)
         return Trajectory(time, values, events)
 
+    def paired_clean(self, sample_id: str) -> Trajectory:
+        """The clean no-intervention run of ``sample_id``'s configuration: a released
+        no-intervention sample of the same configuration, else simulated by our simulator from
+        the released initial state and parameters (ValueError when the state is absent)."""
+        self._check(sample_id)
+        cfg = self.recipes.loc[sample_id, "config_id"]
+        ni = self.recipes.index[(self.recipes["config_id"] == cfg) & self.recipes["parameter"].isna()]
+        if len(ni):
+            return self.clean(str(ni[0]))
+        return self.simulator.simulate(self.config(sample_id), None)
+
     def config(self, sample_id: str) -> Configuration:
         self._check(sample_id)
         row = self.recipes.loc[sample_id]
