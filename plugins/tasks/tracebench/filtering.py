@@ -129,7 +129,7 @@ class Verdict:
     ratios: dict[str, float]
     channel_ratios: dict[str, np.ndarray]
     rules: list[RuleOutcome]
-    target: Trajectory
+    target: Trajectory | None
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -261,7 +261,7 @@ class SolvabilityFilter:
             early = sim.early_rejection(config, intervention, ni_probe)
             timings["rules"] += time.perf_counter() - t0
             if early is not None and not early.passed:
-                return Verdict(False, early.rule, {}, {}, [early], None, timings)  # type: ignore[arg-type]
+                return Verdict(False, early.rule, {}, {}, [early], None, timings)
         t0 = time.perf_counter()
         target = sim.simulate(config, intervention)
         timings["simulate"] += time.perf_counter() - t0
