@@ -11,6 +11,10 @@ and the time per ``simulate()``, per ``rejection_rules()``, per ``observe()`` an
 ``noise_power(N=1024)`` call (plus the one-off per-process moment computation).
 
     python benchmarks/snr.py --n 400 --rules
+
+Table 7 describes the *retained* pool: ``benchmarks/pool_summary.py`` checks it on a freshly
+generated, filtered pool (same SNR definition); the unfiltered ``sampled`` set here keeps
+many balls that soon rest and reads lower.
 """
 
 from __future__ import annotations

@@ -32,10 +32,14 @@ def test_registered_and_attributes_match_the_paper():
     assert isinstance(sim, BallDrop)
     assert sim.labels == ["coefficient of restitution", "mass", "drag coefficient", "gravity acceleration", NO_CHANGE]
     assert [p.name for p in sim.parameters] == ["restitution", "mass", "drag_coeff", "gravity"]
+    # sampling bounds are Table 5's retained-pool [min, max]
     assert [(p.low, p.high, p.min_srd, p.min_abs) for p in sim.parameters] == [
-        (0.15, 1.0, 0.0, 0.3), (0.5, 20.0, 0.1, 1.0), (0.0, 30.0, 0.0, 2.0), (2.0, 15.0, 0.3, 3.0)]
+        (0.377, 0.99, 0.0, 0.3), (0.5, 19.434, 0.1, 1.0), (0.0, 6.0, 0.0, 2.0), (2.0, 10.0, 0.3, 3.0)]
     assert [(p.name, p.low, p.high) for p in sim.state_variables] == [
-        ("initial_height", 0.0, 6.0), ("initial_velocity", -10.0, 2.0)]
+        ("initial_height", 0.19122, 5.769), ("initial_velocity", -9.7276, 1.1469)]
+    for p in sim.state_variables + sim.parameters:
+        t = sim.reference.ranges[p.name]
+        assert (p.low, p.high) == (t[0], t[2])
     assert [(ch.name, ch.description, ch.unit, ch.impulse) for ch in sim.channels] == [
         ("Position", "ball height", "m", False), ("Velocity", "ball velocity", "m/s", False),
         ("Hard_Stop_f", "contact impulse (N*s)", "N*s", True)]
@@ -227,15 +231,45 @@ def test_intervention_after_the_last_sample_has_no_effect():
 # ------------------------------------------------------------------ sampling
 def test_latin_hypercube_stratifies_every_dimension():
     n = 50
+    unit = sampling.sample_unit_latin_hypercube(6, n, np.random.default_rng(4))
+    for j in range(6):
+        assert sorted(np.floor(unit[:, j] * n).astype(int)) == list(range(n))
+    # configurations are those unit points through each variable's distribution, in order
     cfgs = SIM.sample_configurations(n, np.random.default_rng(4))
     specs = SIM.state_variables + SIM.parameters
-    for p in specs:
+    for j, p in enumerate(specs):
         vals = np.array([{**c.initial_state, **c.parameters}[p.name] for c in cfgs])
+        np.testing.assert_array_equal(vals, sampling.DISTRIBUTIONS[p.name].ppf(unit[:, j]))
         assert np.all((vals >= p.low) & (vals <= p.high))
-        strata = np.floor((vals - p.low) / (p.high - p.low) * n).astype(int)
-        assert sorted(strata) == list(range(n))
     again = SIM.sample_configurations(n, np.random.default_rng(4))
     assert again == cfgs
+
+
+def test_distributions_quantiles_and_medians():
+    d = sampling.Distribution
+    u = np.array([0.0, 0.5, 0.999999])
+    np.testing.assert_allclose(d("uniform", 2.0, 10.0).ppf(u), [2.0, 6.0, 10.0], atol=1e-4)
+    assert d("log-uniform", 0.5, 18.0).median() == pytest.approx(3.0)  # geometric mean
+    assert d("log-power", 0.5, 18.0, k=1.0).median() == pytest.approx(3.0)
+    assert d("power-high", 0.0, 1.0, k=2.0).median() == pytest.approx(0.75)
+    assert d("power-low", 0.0, 1.0, k=2.0).median() == pytest.approx(0.25)
+    z = d("zero-uniform", 0.0, 6.0, p_low=0.2)
+    np.testing.assert_allclose(z.ppf(np.array([0.1, 0.2, 0.6])), [0.0, 0.0, 3.0])
+    zl = d("zero-log-uniform", 0.0, 6.0, p_low=0.5, start=0.06)
+    np.testing.assert_allclose(zl.ppf(np.array([0.25, 0.75])), [0.0, 0.6])
+    m = sampling.Mixture(((0.25, d("uniform", 0.0, 1.0)), (0.75, d("uniform", 2.0, 3.0))))
+    np.testing.assert_allclose(m.ppf(np.array([0.0, 0.125, 0.25, 0.625, 1.0])), [0.0, 0.5, 2.0, 2.5, 3.0])
+    assert (m.low, m.high) == (0.0, 3.0)
+    with pytest.raises(ValueError, match="Mixture"):
+        sampling.Mixture(((0.5, d("uniform", 0.0, 1.0)),))
+    for bad in (dict(kind="nope", low=0, high=1), dict(kind="log-uniform", low=0.0, high=1.0),
+                dict(kind="uniform", low=2.0, high=1.0)):
+        with pytest.raises(ValueError, match="Distribution"):
+            d(**bad)
+    # every BallDrop distribution stays inside Table 5's bounds
+    for p in SIM.state_variables + SIM.parameters:
+        v = sampling.DISTRIBUTIONS[p.name].ppf(np.linspace(0, 1, 1001))
+        assert v.min() >= p.low and v.max() <= p.high
 
 
 def test_intervention_values_respect_distance_rules():
@@ -260,13 +294,19 @@ def test_intervention_values_respect_distance_rules():
 
 def test_srd_bounds_are_the_closed_form():
     g = SIM.parameters[3]
-    (up_lo, up_hi), (dn_lo, dn_hi) = sampling.admissible_sides(g, 10.0)
-    assert up_lo == pytest.approx(10.0 * 2.3 / 1.7) and up_hi == 15.0  # SRD binds above
-    assert dn_lo == 2.0 and dn_hi == pytest.approx(7.0)  # min_abs binds below
-    assert sampling.srd(10.0, up_lo) == pytest.approx(0.3)
+    assert sampling.admissible_sides(g, 10.0) == [(2.0, pytest.approx(7.0))]  # nothing above the max
+    m = SIM.parameters[1]
+    (up_lo, up_hi), (dn_lo, dn_hi) = sampling.admissible_sides(m, 15.0)
+    assert up_lo == pytest.approx(15.0 * 2.1 / 1.9) and up_hi == 19.434  # SRD binds above
+    assert dn_lo == 0.5 and dn_hi == pytest.approx(15.0 * 1.9 / 2.1)  # and below
+    assert sampling.srd(15.0, up_lo) == pytest.approx(0.1) == sampling.srd(15.0, dn_hi)
+    (up_lo, _), (_, dn_hi) = sampling.admissible_sides(m, 3.0)
+    assert (up_lo, dn_hi) == (pytest.approx(4.0), pytest.approx(2.0))  # min_abs binds both sides
+    (up_lo, _), (dn_lo, dn_hi) = sampling.admissible_sides(g, 5.0)
+    assert dn_hi == pytest.approx(2.0) and up_lo == pytest.approx(8.0)  # min_abs binds both sides
     e = SIM.parameters[0]
-    assert sampling.admissible_sides(e, 0.5) == [(0.8, 1.0), (0.15, 0.2)]
-    assert sampling.admissible_sides(e, 0.75) == [(0.15, pytest.approx(0.45))]
+    assert sampling.admissible_sides(e, 0.5) == [(0.8, 0.99)]
+    assert sampling.admissible_sides(e, 0.75) == [(0.377, pytest.approx(0.45))]
     with pytest.raises(ValueError, match="no admissible new value"):
         sampling.new_value(type(e)("x", "x", "-", 0.0, 1.0, min_abs=0.6), 0.5, np.random.default_rng(0))
 

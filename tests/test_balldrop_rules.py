@@ -175,3 +175,48 @@ def test_terminal_rule_descent_after_a_rebound():
     old = dict(c.parameters)
     assert rules.terminal_descent(target, i_div, rules.qualifying_rebounds(target, 0.0), old) is None
     assert rules.terminal_descent(target, i_div, [], {**old, "drag_coeff": iv.new_value}) is None
+
+
+# ------------------------------------------------------------------ early rejection
+def test_early_rejection_agrees_with_the_full_rules():
+    """Whenever the apex rule is decided before simulating, the full rules fail it first;
+    and it catches most apex failures (the speed it exists for)."""
+    sim = BallDrop()
+    rng = np.random.default_rng(11)
+    early = apex_first = 0
+    for c in sim.sample_configurations(120, rng):
+        base = sim.simulate(c)
+        for p in sim.parameters:
+            try:
+                iv = sim.sample_intervention(c, p.name, rng)
+            except ValueError:
+                continue
+            out = sim.rejection_rules(c, iv, sim.simulate(c, iv), base)
+            failed = [o.rule for o in out if not o.passed]
+            apex_first += bool(failed) and failed[0] == "apex_after_divergence"
+            e = sim.early_rejection(c, iv, base)
+            if e is not None:
+                early += 1
+                assert not e.passed and e.rule == "apex_after_divergence" == failed[0], (c, iv)
+    assert early >= 0.7 * apex_first and apex_first > 20
+
+
+def test_early_rejection_keeps_the_filter_verdicts():
+    from plugins.tasks.tracebench.filtering import SolvabilityFilter
+
+    sim = BallDrop()
+    filt = SolvabilityFilter(sim)
+    rng = np.random.default_rng(3)
+    seen = 0
+    for c in sim.sample_configurations(25, rng):
+        base = sim.simulate(c)
+        for p in sim.parameters:
+            try:
+                iv = sim.sample_intervention(c, p.name, rng)
+            except ValueError:
+                continue
+            fast = filt.evaluate(c, iv, ni_probe=base)
+            slow = filt.evaluate(c, iv, ni_probe=base, full=True)  # never takes the early exit
+            assert (fast.accepted, fast.stage) == (slow.accepted, slow.stage)
+            seen += fast.target is None
+    assert seen > 0

@@ -67,6 +67,16 @@ def test_deterministic_regardless_of_workers(pools):
     for k in ("configurations", "configurations_kept", "candidates", "accepted", "rejections"):
         assert s1[k] == s2[k]
     assert s1["workers"] == 1 and s2["workers"] == 2
+    assert_byte_identical(p1.path, p2.path)
+
+
+def assert_byte_identical(a: Path, b: Path) -> None:
+    """Every pool file but timings.json (workers, seconds) is byte-identical."""
+    names = sorted(f.name for f in a.iterdir())
+    assert names == sorted(f.name for f in b.iterdir()) and "timings.json" in names
+    for name in names:
+        if name != "timings.json":
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
 def test_rejection_counts_add_up(pools):
@@ -360,6 +370,7 @@ def test_balldrop_pool(tmp_path):
     p1 = load_pool(sim, pool_seed=0, per_class=4, cache_dir=tmp_path / "a", workers=1)
     p2 = load_pool(sim, pool_seed=0, per_class=4, cache_dir=tmp_path / "b", workers=2)
     pd.testing.assert_frame_equal(p1.recipes, p2.recipes)
+    assert_byte_identical(p1.path, p2.path)
     assert p1.recipes["label"].value_counts().to_dict() == {lab: 4 for lab in sim.labels}
     assert p1.clean(p1.recipes.index[0]).values.shape == (3999, 3)
     filt = SolvabilityFilter(sim)

@@ -11,6 +11,7 @@ from harness.contracts.simulator import (
     Configuration,
     Intervention,
     Parameter,
+    ReferenceTables,
     RuleOutcome,
     Simulator,
     Trajectory,
@@ -22,6 +23,6 @@ __all__ = [
     "Forecast", "Forecaster", "ForecastError", "ForecastRequest",
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
     "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
-    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "RuleOutcome", "Simulator",
+    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables", "RuleOutcome", "Simulator",
     "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate",
 ]

@@ -89,6 +89,21 @@ class RuleOutcome:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class ReferenceTables:
+    """A paper's summaries of a simulator's retained pool, to compare a generated pool with.
+
+    ``ranges``: variable name (state variable or parameter) -> ``(min, median, max)`` over
+    the retained samples (e.g. TraceBench Table 5).  ``snr``: channel name -> ``((low mean,
+    low sd), (high mean, high sd))`` in dB at ``kappa_ref`` and ``kappa_high`` (e.g. Table 7).
+    ``source``: where the numbers come from, e.g. ``"TraceBench Tables 5 and 7"``.
+    """
+
+    ranges: Mapping[str, tuple[float, float, float]]
+    snr: Mapping[str, tuple[tuple[float, float], tuple[float, float]]]
+    source: str = ""
+
+
 class Simulator(ABC):
     """Contract every simulator plugin implements.
 
@@ -97,7 +112,10 @@ class Simulator(ABC):
     ``horizon`` and ``dt`` (seconds), ``state_variables`` and ``parameters``
     (:class:`Parameter` tuples; every parameter is an intervention target),
     ``channels`` (:class:`Channel` tuple), ``description`` (the domain-context
-    paragraph of the prompt), ``kappa_ref`` (reference noise scale).
+    paragraph of the prompt), ``kappa_ref`` (reference noise scale).  Optional:
+    ``reference`` (:class:`ReferenceTables`, the paper's retained-pool summaries; read by the
+    pool summary), :meth:`early_rejection` (a cheap rule verdict before simulating) and
+    :meth:`events_from_clean` (event times of a trajectory known only by its samples).
     """
 
     name: str
@@ -109,6 +127,7 @@ class Simulator(ABC):
     channels: tuple[Channel, ...]
     description: str
     kappa_ref: float = 1.0
+    reference: ReferenceTables | None = None
 
     @property
     def kappa_high(self) -> float:
@@ -158,3 +177,23 @@ class Simulator(ABC):
     ) -> list[RuleOutcome]:
         """Simulator-specific rejection rules; ``baseline`` is the no-intervention probe."""
         return []
+
+    def events_from_clean(self, time: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Optional: event times (s) recovered from a clean trajectory given only as samples
+        (``time`` (T,), ``values`` (T, C)), e.g. a released dataset's Parquet file without the
+        simulator's exact event times.  Used where the observation model needs ``events``.
+        Default: no events (shape (0,))."""
+        return np.zeros(0)
+
+    def early_rejection(
+        self, config: Configuration, intervention: Intervention, baseline: Trajectory
+    ) -> RuleOutcome | None:
+        """Optional, for speed: a rule verdict reached *before* the target is simulated.
+
+        Return a failing :class:`RuleOutcome` only when :meth:`rejection_rules` would certainly
+        fail that same rule, and it is the first failing rule it would report, for this
+        candidate (the filter then skips the target simulation; the decision and the recorded
+        rejecting rule are unchanged).  Return None when unsure.  Default: always None.
+        ``baseline`` is the no-intervention probe ``simulate(config)``.
+        """
+        return None

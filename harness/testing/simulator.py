@@ -3,7 +3,8 @@
 Fixture contract: override ``simulator`` to return an instance of your
 :class:`harness.contracts.Simulator`.  Optional knobs (class attributes):
 ``n_configurations`` (how many sampled configurations the checks use) and
-``noise_seeds`` (N for the noise_power agreement check)::
+``noise_seeds`` (N for the noise_power agreement check).  The optional contract parts
+(``early_rejection``, ``reference``) are checked when a simulator provides them::
 
     import pytest
     from harness.testing import SimulatorTests
@@ -118,3 +119,31 @@ class SimulatorTests:
         outcomes = simulator.rejection_rules(config, iv, simulator.simulate(config, iv), baseline)
         for o in outcomes:
             assert isinstance(o.rule, str) and o.rule and isinstance(o.passed, bool)
+
+    def test_early_rejection_agrees_with_the_rules(self, simulator, configurations):
+        """An early rejection (before simulating) must be the first failing rule of the full check."""
+        rng = np.random.default_rng(5)
+        for config in configurations:
+            baseline = simulator.simulate(config)
+            for p in simulator.parameters:
+                try:
+                    iv = simulator.sample_intervention(config, p.name, rng)
+                except ValueError:
+                    continue
+                early = simulator.early_rejection(config, iv, baseline)
+                if early is None:
+                    continue
+                full = simulator.rejection_rules(config, iv, simulator.simulate(config, iv), baseline)
+                failed = [o.rule for o in full if not o.passed]
+                assert not early.passed and failed and failed[0] == early.rule, (config, iv, early, failed)
+
+    def test_reference_tables_match_the_ranges(self, simulator):
+        """When the paper's retained-pool table is given, it names every variable and holds its bounds."""
+        ref = simulator.reference
+        if ref is None:
+            pytest.skip("no reference tables")
+        for v in simulator.state_variables + simulator.parameters:
+            assert v.name in ref.ranges, f"reference.ranges lacks {v.name!r}"
+            lo, med, hi = ref.ranges[v.name]
+            assert lo <= med <= hi and v.low <= lo and hi <= v.high, v.name
+        assert set(ref.snr) <= {c.name for c in simulator.channels}

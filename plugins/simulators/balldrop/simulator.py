@@ -12,6 +12,7 @@ from harness.contracts import (
     Configuration,
     Intervention,
     Parameter,
+    ReferenceTables,
     RuleOutcome,
     Simulator,
     Trajectory,
@@ -34,22 +35,25 @@ class BallDrop(Simulator):
 
     Output: T = 3,999 samples at ``t_k = k / 400`` s (k = 1..3999, Table 3), channels
     Position (m), Velocity (m/s), Hard_Stop_f (contact impulse per sample interval, N s).
-    Physics in :mod:`.dynamics`, observation model in :mod:`.noise`, Table 4 rules in :mod:`.rules`.
+    Physics in :mod:`.dynamics`, observation model in :mod:`.noise`, Table 4 rules in :mod:`.rules`;
+    the choices the paper leaves open (sampling, intervention time and size) are listed in
+    :mod:`.sampling` ("BallDrop's choices").
     """
 
     name = "balldrop"
-    version = "1"
+    version = "2"
     horizon = 10.0
     dt = 1.0 / 400.0
+    # Sampling bounds: the retained-pool [min, max] of Table 5, for baseline and new values alike.
     state_variables = (
-        Parameter("initial_height", "initial height", "m", 0.0, 6.0),
-        Parameter("initial_velocity", "initial velocity", "m/s", -10.0, 2.0),
+        Parameter("initial_height", "initial height", "m", 0.19122, 5.769),
+        Parameter("initial_velocity", "initial velocity", "m/s", -9.7276, 1.1469),
     )
     parameters = (
-        Parameter("restitution", "coefficient of restitution", "-", 0.15, 1.0, min_srd=0.0, min_abs=0.3),
-        Parameter("mass", "mass", "kg", 0.5, 20.0, min_srd=0.1, min_abs=1.0),
-        Parameter("drag_coeff", "drag coefficient", "kg/m", 0.0, 30.0, min_srd=0.0, min_abs=2.0),
-        Parameter("gravity", "gravity acceleration", "m/s^2", 2.0, 15.0, min_srd=0.3, min_abs=3.0),
+        Parameter("restitution", "coefficient of restitution", "-", 0.377, 0.99, min_srd=0.0, min_abs=0.3),
+        Parameter("mass", "mass", "kg", 0.5, 19.434, min_srd=0.1, min_abs=1.0),
+        Parameter("drag_coeff", "drag coefficient", "kg/m", 0.0, 6.0, min_srd=0.0, min_abs=2.0),
+        Parameter("gravity", "gravity acceleration", "m/s^2", 2.0, 10.0, min_srd=0.3, min_abs=3.0),
     )
     channels = (
         Channel("Position", "ball height", "m"),
@@ -58,6 +62,14 @@ class BallDrop(Simulator):
     )
     description = DESCRIPTION
     kappa_ref = 1.0
+    reference = ReferenceTables(
+        ranges={"initial_height": (0.19122, 3.0483, 5.769), "initial_velocity": (-9.7276, -4.8861, 1.1469),
+                "mass": (0.5, 3.2, 19.434), "drag_coeff": (0.0, 0.5, 6.0), "restitution": (0.377, 0.93, 0.99),
+                "gravity": (2.0, 5.0, 10.0)},
+        snr={"Position": ((42.41, 3.19), (30.58, 3.14)), "Velocity": ((36.58, 2.60), (24.54, 2.60)),
+             "Hard_Stop_f": ((21.07, 2.55), (9.03, 2.55))},
+        source="TraceBench Tables 5 and 7",
+    )
 
     # ------------------------------------------------------------------ grid
     @property
@@ -72,9 +84,12 @@ class BallDrop(Simulator):
 
     # ------------------------------------------------------------------ sampling
     def sample_configurations(self, n: int, rng: np.random.Generator) -> list[Configuration]:
-        """``n`` baselines by Latin hypercube over the 2 state + 4 parameter ranges (in that order)."""
+        """``n`` baselines: a Latin hypercube over the 2 state + 4 parameter coordinates (in that
+        order), each mapped through the variable's distribution in :data:`.sampling.DISTRIBUTIONS`."""
         specs = self.state_variables + self.parameters
-        pts = sampling.latin_hypercube([(p.low, p.high) for p in specs], n, rng)
+        unit = sampling.sample_unit_latin_hypercube(len(specs), n, rng)
+        pts = np.column_stack([sampling.DISTRIBUTIONS[p.name].ppf(unit[:, i]) for i, p in enumerate(specs)]) \
+            if n else unit
         ns = len(self.state_variables)
         return [
             Configuration(
@@ -149,6 +164,59 @@ class BallDrop(Simulator):
         new = dict(params)
         new[intervention.parameter] = float(intervention.new_value)
         return rules.evaluate(intervention.parameter, state, new, target, baseline)
+
+    def events_from_clean(self, time: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Ground impacts read off sampled clean values (for released files without event times).
+
+        An impact is placed at the sample time ``t_k`` where the velocity goes from negative at
+        ``t_{k-1}`` to non-negative at ``t_k`` with the ball on the ground (height <= 1 mm), or
+        at ``t_1`` when the trace starts on the ground with a contact impulse.  Exact impact
+        times lie within one sample interval before; shape (E,), seconds."""
+        t = np.asarray(time, float)
+        y = np.asarray(values, float)
+        if y.ndim != 2 or y.shape[1] != 3 or y.shape[0] != t.shape[0]:
+            raise ValueError(f"BallDrop values must have shape (T, 3) matching time (T,), got {y.shape}")
+        k = np.flatnonzero((y[:-1, 1] < 0.0) & (y[1:, 1] >= 0.0) & (y[1:, 0] <= 1e-3)) + 1
+        if y.shape[0] and y[0, 0] <= 1e-3 and y[0, 1] >= 0.0 and y[0, 2] > 0.0:
+            k = np.concatenate([[0], k])
+        return t[k]
+
+    def early_rejection(self, config: Configuration, intervention: Intervention,
+                        baseline: Trajectory) -> RuleOutcome | None:
+        """Table 4's apex rule decided before the target is simulated (:meth:`Simulator.early_rejection`).
+
+        Every sample of the target from the first one at or after ``t_int`` (index ``i0``) lies
+        at most ``H = x + v^2 / (2 g')`` high, with ``(x, v)`` the exact state at ``t_int`` and
+        ``g'`` the gravity in force after it: after ``t_int`` the parameters are constant, and
+        drag (``c >= 0``) and impacts (``e <= 1``) only lose energy.  The first divergence is at
+        or after ``i0`` (the traces coincide before ``t_int``), so every apex the rule can see
+        is at most ``max(H, x[i0 - 1])`` in the target and at most the highest apex of the
+        baseline from ``i0`` on.  When all of these are <= 0.1 m the rule fails (it is the first
+        rule :meth:`rejection_rules` reports), and the outcome says so; otherwise None.
+        """
+        self._parameter(intervention.parameter)
+        state, params = self._values(config)
+        time = np.asarray(baseline.time, float)
+        i0 = int(np.searchsorted(time, intervention.time - 1e-9, side="left"))
+        if i0 >= time.size:
+            return None  # never observable: the full rules decide
+        path = dynamics.solve(state["initial_height"], state["initial_velocity"], dynamics.Params(**params),
+                              float(intervention.time))
+        x, v = dynamics.sample(path, np.array([float(intervention.time)]), self.dt)[0, :2]
+        g_new = float(intervention.new_value) if intervention.parameter == "gravity" else params["gravity"]
+        bound = max(0.0, float(x)) + float(v) ** 2 / (2.0 * g_new)
+        y = np.asarray(baseline.values, float)
+        before = float(y[i0 - 1, 0]) if i0 > 0 else state["initial_height"]
+        vb = y[:, 1]
+        i = np.arange(max(i0, 1), vb.size)
+        apex = i[(vb[i - 1] > 0.0) & (vb[i] <= 0.0)]
+        base = float(np.maximum(y[apex - 1, 0], y[apex, 0]).max()) if apex.size else 0.0
+        top = max(bound, before, base)
+        if top * (1.0 + 1e-9) + 1e-12 <= rules.APEX_MIN:
+            return RuleOutcome("apex_after_divergence", False,
+                               f"decided before simulation: every apex after t_int is <= {top:.4f} m "
+                               f"(need > {rules.APEX_MIN} m in one)")
+        return None
 
     # ------------------------------------------------------------------ validation
     def _parameter(self, name: str) -> Parameter:

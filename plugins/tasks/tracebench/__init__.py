@@ -1,4 +1,5 @@
-"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`)."""
+"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`) and the
+commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`)."""
 
 from harness.hookspecs import hookimpl
 
@@ -9,3 +10,13 @@ def register_task_templates(register):
     from plugins.tasks.tracebench.template import TracebenchTemplate
 
     register(TracebenchTemplate())
+
+
+@hookimpl
+def register_commands(cli):
+    """Add ``generate`` and ``plot-sample``."""
+    from plugins.tasks.tracebench.cli_generate import generate
+    from plugins.tasks.tracebench.cli_plot import plot_sample
+
+    cli.add_command(generate)
+    cli.add_command(plot_sample)

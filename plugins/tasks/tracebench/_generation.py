@@ -47,7 +47,7 @@ from plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
 
 #: interventions drawn per (configuration, parameter) before the parameter is given up.
 #: One draw: each configuration yields one candidate per class, varying class, time
-#: and new value (Appendix C.1).  Measured on BallDrop (142 per class, pool seed 0),
+#: and new value (Appendix C.1).  Measured on BallDrop generator version 1 (142 per class, pool seed 0),
 #: total worker time for 1 / 2 / 3 draws was about 72 / 104 / 115 s: a second draw rarely
 #: rescues a configuration (rarest class: drag, ~1 pass per 80 configurations), so fresh
 #: configurations are the cheaper source of samples.

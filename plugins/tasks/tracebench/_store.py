@@ -4,7 +4,10 @@ A pool directory holds:
 
 * ``meta.json``: format version, simulator name/version, pool seed, per-class
   size, filter settings, channel names, sample count;
-* ``stats.json``: generation statistics (candidates, rejections per stage, timings);
+* ``stats.json``: generation statistics (configurations, candidates, rejections per stage);
+* ``timings.json``: how the generation ran (``workers``, ``timings`` per stage,
+  ``wall_seconds``) -- the only file that depends on the machine and the number of
+  workers; every other file is byte-identical for the same seed and library versions;
 * ``recipes.parquet``: one row per sample (see :func:`recipe_columns`);
 * ``configs.parquet``: one row per processed initial configuration (kept flag,
   passing parameters);
@@ -33,7 +36,10 @@ import pyarrow.parquet as pq
 from harness.contracts.simulator import Trajectory
 
 FORMAT = 1
-FILES = ("meta.json", "stats.json", "recipes.parquet", "configs.parquet", "trajectories.parquet", "events.parquet")
+FILES = ("meta.json", "stats.json", "timings.json", "recipes.parquet", "configs.parquet", "trajectories.parquet",
+         "events.parquet")
+#: keys of the generation statistics that go to ``timings.json`` (machine-dependent)
+RUN_KEYS = ("workers", "timings", "wall_seconds")
 REQUIRED_RECIPE_COLUMNS = ("config_id", "label", "parameter", "t_int", "old_value", "new_value")
 STALE_TMP_SECONDS = 24 * 3600
 
@@ -46,7 +52,8 @@ def write_dir(path: Path, recipes: pd.DataFrame, trajectories: list[Trajectory],
               meta: dict, stats: dict) -> None:
     """Write every pool file into the existing directory ``path`` (not atomic by itself).
 
-    Adds ``stats["timings"]["writing"]`` (seconds) before writing ``stats.json``."""
+    Adds ``stats["timings"]["writing"]`` (seconds); :data:`RUN_KEYS` go to ``timings.json``,
+    the rest of ``stats`` to ``stats.json``."""
     t0 = time.perf_counter()
     if len(trajectories) != len(recipes):
         raise ValueError(f"{len(trajectories)} trajectories for {len(recipes)} recipes")
@@ -67,7 +74,10 @@ def write_dir(path: Path, recipes: pd.DataFrame, trajectories: list[Trajectory],
     ev_times = np.concatenate(ev) if ev else np.zeros(0)
     pq.write_table(pa.table({"row": ev_rows, "time": ev_times}), path / "events.parquet")
     stats["timings"] = dict(stats.get("timings", {}), writing=round(time.perf_counter() - t0, 6))
-    (path / "stats.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
+    run = {k: stats[k] for k in RUN_KEYS if k in stats}
+    (path / "stats.json").write_text(json.dumps({k: v for k, v in stats.items() if k not in RUN_KEYS},
+                                                indent=1, sort_keys=True))
+    (path / "timings.json").write_text(json.dumps(run, indent=1, sort_keys=True))
     (path / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
 
 

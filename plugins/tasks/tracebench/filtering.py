@@ -28,6 +28,10 @@ so the candidate cannot pass.  A candidate is kept when ``R_NI > rho`` and
 ``N = 1,024`` (confirmation), and every simulator-specific rule
 (:meth:`Simulator.rejection_rules`, e.g. TraceBench Table 4) passes.
 
+Before the target is simulated, :meth:`Simulator.early_rejection` may reject a candidate
+whose first failing rule is already certain from the NI probe (only with ``rules_first``,
+so the recorded stage is unchanged; never with ``full=True``).
+
 Evaluation order (the decision does not depend on it; the recorded rejecting
 stage is the first failing one in this order): rules, ``R_NI`` at N=128,
 ``R_SC`` at N=128, ``R_NI`` at N=1,024, ``R_SC`` at N=1,024
@@ -114,7 +118,9 @@ class Verdict:
     stage evaluated (absent stages were skipped after an earlier rejection).
     ``channel_ratios``: ``R_{c,q}`` arrays (C,) by the same keys (NaN = empty
     window).  ``rules``: the simulator's rule outcomes (empty when a rejection came
-    before the rules ran).  ``target`` is the clean target trajectory.  ``timings``: seconds
+    before the rules ran; only the early outcome after :meth:`Simulator.early_rejection`).
+    ``target`` is the clean target trajectory (None after an early rejection, where it is
+    never simulated).  ``timings``: seconds
     spent in ``simulate``, ``rules``, ``noise@N=<n>`` and ``ratios``.
     """
 
@@ -123,7 +129,7 @@ class Verdict:
     ratios: dict[str, float]
     channel_ratios: dict[str, np.ndarray]
     rules: list[RuleOutcome]
-    target: Trajectory
+    target: Trajectory | None
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -247,9 +253,17 @@ class SolvabilityFilter:
         stage: str | None = None
 
         t0 = time.perf_counter()
-        target = sim.simulate(config, intervention)
         if ni_probe is None:
             ni_probe = sim.simulate(config, None)
+        timings["simulate"] += time.perf_counter() - t0
+        if s.rules_first and not full:
+            t0 = time.perf_counter()
+            early = sim.early_rejection(config, intervention, ni_probe)
+            timings["rules"] += time.perf_counter() - t0
+            if early is not None and not early.passed:
+                return Verdict(False, early.rule, {}, {}, [early], None, timings)
+        t0 = time.perf_counter()
+        target = sim.simulate(config, intervention)
         timings["simulate"] += time.perf_counter() - t0
 
         outcomes: list[RuleOutcome] = []

@@ -72,6 +72,7 @@ class Pool:
         self._stats = stats
         self._trajectories = trajectories
         self._row = {sid: i for i, sid in enumerate(recipes.index)}
+        self._pool_seed: int | None = None
 
     def __len__(self) -> int:
         return len(self.recipes)
@@ -91,6 +92,17 @@ class Pool:
         """The clean trajectory of ``sample_id`` (a copy): time (T,) s, values (T, C), events (E,) s."""
         t = self._load()[self._check(sample_id)]
         return Trajectory(t.time.copy(), t.values.copy(), t.events.copy())
+
+    def paired_clean(self, sample_id: str) -> Trajectory:
+        """The clean no-intervention trajectory of ``sample_id``'s configuration (its paired NI
+        run, for privileged baselines): the pool's NI sample of that configuration when it has
+        one, else ``simulator.simulate(config)`` -- the same deterministic run the filter used
+        as its NI probe.  For a no-intervention sample it is the sample itself."""
+        cfg = int(self.recipes.iloc[self._check(sample_id)]["config_id"])
+        ni = self.recipes.index[(self.recipes["config_id"] == cfg) & self.recipes["parameter"].isna()]
+        if len(ni):
+            return self.clean(str(ni[0]))
+        return self.simulator.simulate(self.config(sample_id), None)
 
     def config(self, sample_id: str) -> Configuration:
         """The initial configuration (initial state, baseline parameters) of ``sample_id``."""
@@ -115,6 +127,16 @@ class Pool:
         held-out samples are disjoint from both.  ValueError when the pool is too small."""
         return _split.choose(self.recipes, self.simulator.labels, rep_seed, n_test, n_support_per_class,
                              n_heldout_per_class, where=f"pool {self.path}")
+
+    def noise_seed(self, sample_id: str, rep_seed: int) -> int:
+        """Seed of ``Simulator.observe`` for ``sample_id`` in repetition ``rep_seed``
+        (:func:`plugins.tasks.tracebench.files.noise_seed` of this pool's seed)."""
+        from plugins.tasks.tracebench.files import noise_seed
+
+        self._check(sample_id)
+        if self._pool_seed is None:
+            self._pool_seed = int(_store.read_json(self.path / "meta.json")["pool_seed"])
+        return noise_seed(self._pool_seed, sample_id, rep_seed)
 
     def stats(self) -> dict:
         """Generation statistics: ``configurations`` (processed), ``configurations_kept``,
@@ -192,6 +214,8 @@ def _open(sim: Simulator, path: Path, from_cache: bool) -> Pool:
     except Exception as exc:  # noqa: BLE001
         raise PoolCacheError(f"{path / 'configs.parquet'}: unreadable ({exc})") from exc
     stats = _store.read_json(path / "stats.json") | {"from_cache": from_cache}
+    if (path / "timings.json").exists():
+        stats |= _store.read_json(path / "timings.json")
     bad = set(recipes["label"]) - set(sim.labels)
     if bad:
         raise PoolCacheError(f"{path / 'recipes.parquet'}: field 'label' has unknown labels {sorted(bad)}")

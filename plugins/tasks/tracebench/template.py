@@ -62,6 +62,27 @@ PAPER_CONDITIONS = {
 }
 
 
+class ReleasedPoolRef(BaseModel):
+    """``params.pool``: run on a downloaded TraceBench release instead of a generated pool.
+
+    ``path``: the simulator's released directory (``questions.json``, ``sample_manifest.json``,
+    ``dataframes/``; :mod:`plugins.tasks.tracebench.released`).  ``condition``: the paper's
+    condition slug whose sample assignment to use (default: the slug of this task's settings,
+    e.g. ``gentle-cloud`` for direct / low noise).  ``noise`` is fixed text recorded in the
+    run's parameters: the noise on these clean samples is this harness's model.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    condition: str | None = None
+    noise: Literal[
+        "clean samples and assignments from the released dataset; observation noise from this "
+        "harness's model (the released noise code is not public)"
+    ] = ("clean samples and assignments from the released dataset; observation noise from this "
+         "harness's model (the released noise code is not public)")
+
+
 class TracebenchParams(BaseModel):
     """The ``params`` block of a ``template: tracebench`` TaskSpec.
 
@@ -78,6 +99,9 @@ class TracebenchParams(BaseModel):
     need more; a smaller pool makes quick demos and tests cheap).  ``slug``: the
     paper's condition slug (:data:`PAPER_CONDITIONS`, e.g. ``gentle-cloud``); when
     given it must name the condition the other fields set.
+
+    need more; a smaller pool makes quick demos and tests cheap).  ``pool``:
+    a released TraceBench directory to use instead (:class:`ReleasedPoolRef`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -93,6 +117,8 @@ class TracebenchParams(BaseModel):
     heldout_per_class: int = Field(142, ge=0)
     pool_per_class: int | None = Field(None, ge=1)
     slug: str | None = None
+
+    pool: ReleasedPoolRef | None = None
 
     @field_validator("simulator")
     @classmethod
@@ -181,9 +207,31 @@ class TracebenchTemplate(TaskTemplate):
         """
         sim = self._simulator(params.simulator)
         text = f"{sim.name} sample pool (pool seed {params.pool_seed})"
-        pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)),
-                               lambda done, total: progress(done, total, text))
-        pool.split(params.seed, params.n_test, params.examples_per_class, params.heldout_per_class)
+        pool = self._pool(sim, params, lambda done, total: progress(done, total, text))
+        self._split(pool, params)
+
+    def _pool(self, sim: Simulator, params: TracebenchParams, progress: Progress | None = None) -> Any:
+        """The generated pool, or the released one when ``params.pool`` is set."""
+        if params.pool is not None:
+            from plugins.tasks.tracebench.released import load_released
+
+            key = ("released", sim.name, str(Path(params.pool.path).resolve()))
+            if key not in _pool_cache:
+                _pool_cache[key] = load_released(sim, Path(params.pool.path))
+            return _pool_cache[key]
+        return self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)), progress)
+
+    @staticmethod
+    def _split(pool, params: TracebenchParams):
+        if params.pool is not None:
+            from plugins.tasks.tracebench.released import condition_slug
+
+            slug = params.pool.condition or condition_slug(params.submission, params.noise, params.context,
+                                                          params.examples_per_class)
+            return pool.split(params.seed, params.n_test, params.examples_per_class,
+                              params.heldout_per_class if params.submission == "programmatic" else 0,
+                              condition=slug)
+        return pool.split(params.seed, params.n_test, params.examples_per_class, params.heldout_per_class)
 
     def pool_per_class(self, params: TracebenchParams, n_classes: int) -> int:
         """Pool size per class: ``params.pool_per_class`` (default 160), or more when the batches need it."""
@@ -208,8 +256,8 @@ class TracebenchTemplate(TaskTemplate):
         sim = self._simulator(params.simulator)
         labels = shown_labels(sim, params.context)
         as_shown = dict(zip(sim.labels, labels))
-        pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(labels)), None)
-        split = pool.split(params.seed, params.n_test, params.examples_per_class, params.heldout_per_class)
+        pool = self._pool(sim, params)
+        split = self._split(pool, params)
         kappa = sim.kappa_ref if params.noise == "low" else sim.kappa_high
 
         names_seed = sample_files.derive_seed("tracebench-names", sim.name, params.pool_seed, params.seed)
@@ -228,6 +276,8 @@ class TracebenchTemplate(TaskTemplate):
             "seed": params.seed, "pool_seed": params.pool_seed,
             "labels": labels, "label_mapping": {shown: cls for cls, shown in as_shown.items()},
         }
+        if params.pool is not None:
+            key["released_pool"] = params.pool.model_dump(mode="json")
         for group, (ids, folders) in groups.items():
             key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown,
                                            shared=group == "heldout")
@@ -267,7 +317,8 @@ class TracebenchTemplate(TaskTemplate):
             class_label = str(pool.recipes.loc[sample_id, "label"])
             if class_label not in as_shown:
                 raise ValueError(f"pool sample {sample_id!r} has label {class_label!r}, not one of {list(as_shown)}")
-            seed = sample_files.noise_seed(params.pool_seed, sample_id, params.seed)
+            seed = (pool.noise_seed(sample_id, params.seed) if hasattr(pool, "noise_seed")
+                    else sample_files.noise_seed(params.pool_seed, sample_id, params.seed))
             clean = pool.clean(sample_id)
             noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
             if noisy.shape != np.shape(clean.values):
