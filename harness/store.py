@@ -108,6 +108,8 @@ class RunStore:
     def write_results(self) -> Path:
         """Write ``results.parquet`` from the finished episodes' rows."""
         frame = pd.DataFrame(self.rows())
+        if "episode_id" in frame.columns:  # each episode id once (a folder renamed by hand must not repeat it)
+            frame = frame[~(frame["episode_id"].notna() & frame.duplicated("episode_id", keep="last"))]
         path = self.root / "results.parquet"
         tmp = path.with_suffix(".parquet.tmp")
         frame.to_parquet(tmp, index=False)

@@ -4,14 +4,15 @@ Modules: :mod:`.loader` (release task format and data rules) and :mod:`.flat`
 (the flat Hugging Face layout), :mod:`.frequency` (frequency alias table,
 seasonal periods), :mod:`.corpus` (the shared corpus as agents see it),
 :mod:`.contexts` (context conditions), :mod:`.metrics` (sMAE, sRMSE, sCRPS,
-aggregation and average ranks), :mod:`.experiment` (forecasters × conditions,
-submission files), :mod:`.spec` (the experiment spec), :mod:`.runner` (a
-``harness forecast`` run directory), :mod:`.cli` (the ``harness forecast``
-command) and :mod:`.report` (Table 2 in ``harness report``).  The embedded
-public sample (3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
+aggregation and average ranks), :mod:`.experiment` (one forecast, forecasters ×
+conditions, submission files), :mod:`.spec` (the ``drcik`` params),
+:mod:`.template` (the ``drcik`` task template run by ``harness run``) and
+:mod:`.report` (Table 2 in ``harness report``).  The embedded public sample
+(3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
 
-No task template is registered yet: the deep-research episode template
-(workspace with the salted corpus, report + cited evidence, scoring) is to come.
+Episodes have a kind (``params.episode_kind``): ``forecast`` (forecaster ×
+context × task, in the harness process) today; ``research`` (deep-research
+agents in a sandbox) is declared and refused until its template code exists.
 """
 
 from harness.hookspecs import hookimpl
@@ -21,10 +22,11 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 
 
 @hookimpl
-def register_commands(cli):
-    from plugins.tasks.drcik.cli import forecast
+def register_task_templates(register):
+    """Register the ``drcik`` template (forecasting episodes; research episodes to come)."""
+    from plugins.tasks.drcik.template import DrcikTemplate
 
-    cli.add_command(forecast)
+    register(DrcikTemplate())
 
 
 def _report_section(frame):
