@@ -112,11 +112,6 @@ def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
     return points
 
 
-def axis_names(stage: StageSpec) -> list[str]:
-    """The names a stage's episodes are produced by (profile names or forecaster names)."""
-    return [a for a in stage.agents] or [f.name for f in stage.forecasters]
-
-
 def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
                  evidence: list[dict[str, str]] | None = None) -> list[Unit]:
     """The units of one stage: tasks × (agents | forecasters) × grid × evidence sources, each with its seeds.
@@ -158,3 +153,32 @@ def stage_dirs(spec: ExperimentSpec, root: Path) -> dict[str, Path]:
     if not spec.stages:
         return {stages[0].name: root}
     return {s.name: root / s.name for s in stages}
+
+
+@dataclass
+class PlannedStage:
+    """A stage ready to run: its run directory, units and the identity recorded in ``run.json``."""
+
+    name: str
+    root: Path
+    units: list[Unit]
+    identity: dict[str, str]
+
+
+def plan_experiment(spec: ExperimentSpec, file: Path | str, root: Path, resolve_profile,
+                    load_task) -> list[PlannedStage]:
+    """Every stage of ``spec`` with its units; a stage with ``evidence_from: S`` gets one evidence source
+    ``{"run": <S's run dir>, "agent": <name>}`` per agent profile (or forecaster) of S."""
+    dirs = stage_dirs(spec, root)
+    produced: dict[str, list[str]] = {}
+    out = []
+    for stage in spec.stage_list():
+        evidence = None
+        if stage.evidence_from is not None:
+            evidence = [{"run": str(dirs[stage.evidence_from].resolve()), "agent": name}
+                        for name in produced[stage.evidence_from]]
+        units = expand_stage(stage, file, resolve_profile, load_task, evidence)
+        produced[stage.name] = [f.name for f in stage.forecasters] or list(
+            dict.fromkeys(u.profile.name for u in units if u.profile is not None))
+        out.append(PlannedStage(stage.name, dirs[stage.name], units, {"experiment": spec.name, "stage": stage.name}))
+    return out

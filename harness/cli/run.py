@@ -11,7 +11,7 @@ from rich.table import Table
 
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
-from harness.experiment import Unit, axis_names, expand_stage, parse_set, stage_dirs
+from harness.experiment import Unit, parse_set, plan_experiment
 from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
@@ -75,16 +75,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         if seeds or sets or agent_profile:
             raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
         spec = load_experiment(experiment_file)
-        dirs = stage_dirs(spec, Path(out) if out else Path("runs") / spec.name)
-        stages, produced = [], {}
-        for stage in spec.stage_list():
-            evidence = None
-            if stage.evidence_from is not None:
-                evidence = [{"run": str(dirs[stage.evidence_from].resolve()), "agent": name}
-                            for name in produced[stage.evidence_from]]
-            units = expand_stage(stage, experiment_file, resolve_profile, load_task, evidence)
-            produced[stage.name] = axis_names(stage) or sorted({u.profile.name for u in units if u.profile})
-            stages.append((dirs[stage.name], units, {"experiment": spec.name, "stage": stage.name}))
+        planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+                                  resolve_profile, load_task)
+        stages = [(p.root, p.units, p.identity) for p in planned]
         title = spec.name
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
@@ -124,7 +117,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
 def summary_table(rows: list[dict], title: str) -> Table:
     """One line per episode: the columns of :data:`SUMMARY_COLUMNS` that any row fills."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)]
+    shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
+             or (c == "accuracy" and any(c in r for r in rows))]
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
         table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
