@@ -276,6 +276,8 @@ class ExperimentSpec(Strict):
             raise ValueError(f"give stages or a top-level grid, not both (top-level: {', '.join(sorted(top))})")
         if not self.stages and not self.tasks:
             raise ValueError("tasks: give at least one task spec (or stages)")
+        if self.agents and self.forecasters:
+            raise ValueError("give agents or forecasters, not both (a forecaster is the model under test)")
         seen: list[str] = []
         for stage in self.stages:
             if stage.name in seen:

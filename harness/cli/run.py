@@ -119,6 +119,8 @@ def summary_table(rows: list[dict], title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD)
     shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
              or (c == "accuracy" and any(c in r for r in rows))]
+    if "forecaster" not in shown and "context" in shown:  # TraceBench's context is a setting, not a condition
+        shown.remove("context")
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
         table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
