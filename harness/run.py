@@ -173,6 +173,8 @@ def execute(
     ``identity``: what the run directory holds (e.g. ``{"task": name, "profile": name}`` or
     ``{"experiment": name}``); resuming a directory holding another identity is refused.
     Episodes are found again by id: a finished episode is skipped, any other is run afresh.
+    After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
+    in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events).
     """
     plans = plan_episodes(units, settings, store.run_id)
     identity = identity or {}
@@ -240,16 +242,21 @@ def execute(
     finally:
         for proxy in proxies.values():
             proxy.stop()
-    finished = {}
+    data = store.read_run_json() or {}
+    finished = data.setdefault("finished", {})
     for plan in distinct.values():
         mine = [r for p, r in zip(plans, rows) if p.params is plan.params]
         summary = plan.template.finish(plan.params, mine, store.root)
-        if summary:
-            finished[plan.key] = summary
-    if finished:
-        data = store.read_run_json() or {}
-        data["finished"] = {**data.get("finished", {}), **finished}
-        store.write_run_json(data)
+        for text in summary.pop("messages", []):
+            on_event("message", {"text": text, "final": True})
+        mine_before = finished.setdefault(plan.task_name, {})
+        for key, value in summary.items():
+            if isinstance(value, dict) and isinstance(mine_before.get(key), dict):
+                mine_before[key].update(value)
+            else:
+                mine_before[key] = value
+    data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    store.write_run_json(data)
     store.write_results()
     return rows
 

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from harness.config import RunSettings
 from harness.proxy import UpstreamRequest, detect_wire
+from harness.experiment import Unit
 from harness.run import execute, load_task, resolve_profile
 from harness.store import RunStore
 from plugins.models.scripted import ScriptedUpstream
@@ -87,7 +88,7 @@ def test_host_key_reaches_the_provider_and_nothing_else(tmp_path, monkeypatch):
         task = load_task(task_file(tmp_path, "direct"))
         store = RunStore.create(tmp_path / "run")
         settings = RunSettings(sandbox="docker", episode_timeout=240, infra_retries=0)
-        rows = execute(task, profile, [None], store, settings, model_backend="custom",
+        rows = execute([Unit(task, profile, None)], store, settings, model_backend="custom",
                        model_options={"auth": "x-api-key", "api_key_env": "ANTHROPIC_API_KEY"})
     (row,) = rows
     assert provider.keys and set(provider.keys) == {CANARY}, "positive control: the provider gets the real key"

@@ -105,6 +105,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
                 elif event == "retry":
                     err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
+                elif event == "message" and data.get("final"):
+                    err.print(data["text"], highlight=False, soft_wrap=True)
                 elif event == "message":
                     progress.update(bar, description=data["text"])
 

@@ -258,5 +258,11 @@ class DrcikTemplate(TaskTemplate):
                 target = write_submission(Path(run_dir) / "submissions" / key, result, entry.name, cond_name, meta)
                 check = validate_submission(target, tasks)
                 out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings}
-        return {"submissions": out}
+        messages = [f"submission {key}: " + ("valid" if check["ok"] else
+                                             f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}")
+                    for key, check in out.items()]
+        failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
+        messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
+                     for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
+        return {"submissions": out, "messages": messages}
 
