@@ -10,7 +10,7 @@
       tasks: sample                 # "sample" (the embedded public sample) or a path, relative to this file
       forecasters:                  # registered forecaster names, or {name, options}
         - naive
-        - {name: chronos, options: {model: /models/chronos-t5-small}}
+        - {name: chronos, options: {model: models/chronos-t5-small}}   # a local folder of weights
       contexts: [no-context, supporting-evidence]
       samples: 25                   # S, the paper's default (the leaderboard asks for >= 100)
       seed: 0
@@ -132,7 +132,7 @@ class DrcikParams(Strict):
 
     def resolved(self, base: Path) -> "DrcikParams":
         """These params with relative paths (tasks, script, dr_evidence, evidence.run, agent when it is a
-        file) made absolute against ``base``."""
+        file, a forecaster's ``model`` option naming an existing path) made absolute against ``base``."""
         def absolute(value: str | None) -> str | None:
             if value is None:
                 return None
@@ -144,6 +144,9 @@ class DrcikParams(Strict):
             update["tasks"] = absolute(self.tasks)
         if self.evidence is not None:
             update["evidence"] = self.evidence.model_copy(update={"run": absolute(self.evidence.run)})
+        update["forecasters"] = [f.model_copy(update={"options": {**f.options, "model": absolute(f.options["model"])}})
+                                 if isinstance(f.options.get("model"), str) and (base / f.options["model"]).exists()
+                                 else f for f in self.forecasters]
         if self.agent and Path(self.agent).suffix in (".yaml", ".yml"):
             update["agent"] = absolute(self.agent)
         return self.model_copy(update=update)

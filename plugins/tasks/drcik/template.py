@@ -22,7 +22,9 @@ run and which agent produced the evidence), ``fitted_model`` (JSON of what the
 forecaster fitted, e.g. ARIMA order and AIC, the seasonal period and where it
 came from), ``seasonal_period`` (the task's m), ``n_samples``, ``seed``,
 ``data_rules`` (the loader's data rules applied to this task), ``profile`` and
-``model`` (model-backed forecasters).
+``model`` (model-backed forecasters).  An agent profile whose ``agent`` is a
+forecaster's name (``--agent``) supplies that forecaster's options (e.g. a
+Chronos ``model`` folder); the spec's own options win.
 
 A forecaster that ignores text (``uses_context = False``) forecasts a task once
 per process and the forecast is reused for every condition (``context_used`` is
@@ -161,6 +163,8 @@ class DrcikTemplate(TaskTemplate):
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
         fname, cond_name, task_id = episode.split("/")
         entry = next(f for f in params.forecasters if f.name == fname)
+        if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
+            entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
         forecaster = self.forecaster(entry)
         task = self.tasks(params)[task_id]
         cond = ctx.get(cond_name)
