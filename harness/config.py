@@ -208,7 +208,7 @@ class ExperimentSpec(Strict):
     It expands a grid into episodes, all written to one run directory
     (default ``runs/<name>``; with stages, one sub-directory per stage)::
 
-        name: balldrop-smoke               # the run directory's default name
+        name: my-grid                      # the run directory's default name
         description: ...
         tasks:                             # task spec files or glob patterns, relative to this file
           - ../tracebench/balldrop-low-direct.yaml

@@ -3,9 +3,9 @@
 Layout::
 
     runs/<run_id>/
-      run.json                    specs, profile, settings, versions, seeds
-      results.parquet             one typed row per episode
-      episodes/<episode_key>/
+      run.json                    identity, episodes (id, task, params, profile), profiles, settings, versions
+      results.parquet             one typed row per episode, each episode id once
+      episodes/<label>-<episode_id>/
         workspace/                what the agent saw and left (mounted at /workspace)
         home/                     the agent's per-episode home (native logs)
         key/                      the answer key (never mounted into a sandbox)
