@@ -191,3 +191,16 @@ def test_shipped_experiments_expand(tmp_path):
     assert [(u.task.spec.name, u.profile.name, u.seed) for u in units] == [
         ("balldrop-low-direct", "euclidean-1nn", 0), ("balldrop-low-direct", "euclidean-1nn", 1),
         ("balldrop-high-direct", "euclidean-1nn", 0), ("balldrop-high-direct", "euclidean-1nn", 1)]
+
+
+def test_one_run_directory_holds_rows_of_both_templates(tmp_path):
+    """TraceBench's bool ``context`` beside Dr-CiK's condition names: the column is written as text."""
+    from harness.store import RunStore
+
+    store = RunStore.create(tmp_path / "run")
+    for key, row in (("a", {"episode": "a", "episode_id": "1", "context": True, "accuracy": 0.5}),
+                     ("b", {"episode": "b", "episode_id": "2", "context": "no-context", "scrps": 0.3})):
+        store.episode(key).root.mkdir(parents=True)
+        store.episode(key).row.write_text(json.dumps(row))
+    frame = pd.read_parquet(store.write_results())
+    assert frame["context"].tolist() == ["True", "no-context"] and frame["accuracy"].iloc[0] == 0.5

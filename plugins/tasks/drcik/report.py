@@ -1,6 +1,6 @@
 """Dr-CiK Table 2 in ``harness report`` (paper Section 5.2 Table 2, Section 5.4, Appendix H.2).
 
-:func:`build_section` turns the rows of ``harness forecast`` runs (template
+:func:`build_section` turns the rows of Dr-CiK forecasting runs (template
 ``drcik``) into two tables:
 
 - **Table 2**: sCRPS per forecaster (rows) × context condition (columns), mean ±
