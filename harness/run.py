@@ -1,6 +1,11 @@
-"""A run: one task spec x one agent profile x repetition seeds -> a run directory.
+"""A run: units (task spec after overrides × agent profile × seed, see :mod:`harness.experiment`) -> a run
+directory.
 
-Episodes already finished in the run directory are skipped (resume).
+Each episode is keyed by a content hash (:func:`harness.experiment.episode_id`);
+episodes already finished in the run directory are skipped (resume by id).
+Agent episodes run in a sandbox; a template whose episodes run in the harness
+process (:meth:`~harness.contracts.TaskTemplate.runs_in_harness`, e.g. Dr-CiK
+forecasting) gets the same run directory, resume, retries and results.
 Infrastructure failures are retried with exponential backoff up to
 ``RunSettings.infra_retries`` and reported apart from agent failures.
 """
