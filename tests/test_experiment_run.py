@@ -177,6 +177,10 @@ def test_stages_carry_the_evidence_source_into_the_forecasting_rows(tmp_path):
     ep = "naive/dr-evidence/task_42"
     assert episode_id(a.spec.name, a.template, a.params, ep, None) != episode_id(b.spec.name, b.template, b.params,
                                                                                  ep, None)
+    # a condition that reads no evidence is one episode whatever the evidence source
+    ep = "naive/no-context/task_42"
+    assert episode_id(a.spec.name, a.template, a.params, ep, None) == episode_id(b.spec.name, b.template, b.params,
+                                                                                 ep, None)
 
 
 def test_shipped_experiments_expand(tmp_path):

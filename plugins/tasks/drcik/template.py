@@ -86,7 +86,10 @@ class DrcikTemplate(TaskTemplate):
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         fname, cond, task_id = episode.split("/")
         entry = next(f for f in params.forecasters if f.name == fname)
-        narrowed = params.model_dump(mode="json", exclude={"forecasters", "contexts", "submission"})
+        exclude = {"forecasters", "contexts", "submission"}
+        if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
+            exclude |= {"dr_evidence", "evidence"}
+        narrowed = params.model_dump(mode="json", exclude=exclude)
         return {"params": narrowed, "forecaster": entry.model_dump(mode="json"), "context": cond, "task": task_id}
 
     def episode_label(self, task_name: str, params: DrcikParams, episode: str) -> str:
