@@ -245,11 +245,12 @@ class ExperimentSpec(Strict):
     each task set to ``{"run": "<run dir>/S", "agent": "<that profile's name>"}``.
     The evidence source is therefore part of the episode's content (its id) and
     of its results row.  A template that reads evidence takes it from that run
-    directory: the rows of ``results.parquet`` (or ``episodes/*/row.json``) whose
-    ``profile`` is the agent, and each such episode's ``workspace/`` output
-    (for Dr-CiK: ``workspace/evidence.json`` of the row with the task's
-    ``benchmark_id``).  A stage that produces evidence must therefore write one
-    episode per (agent, task) with a ``benchmark_id`` column.
+    directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
+    the agent.  For Dr-CiK (:meth:`plugins.tasks.drcik.template.DrcikTemplate.research_evidence`):
+    the episode's task is the row's ``benchmark_id`` or ``key/research_key.json``'s;
+    its claims with release document ids are the ``{"claim", "resolved"}`` items
+    of its ``score.json`` details, else ``workspace/evidence.json``.  A stage
+    that produces evidence therefore writes one episode per (agent, task).
 
     Errors are :class:`ConfigError` naming the file and the field.
     """

@@ -217,17 +217,29 @@ def test_dr_conditions_need_and_read_evidence(tmp_path):
 
 
 def research_run(folder: Path, agents: dict[str, Path]) -> Path:
-    """A research run directory as the stage contract describes it: per agent and task a row with
-    ``profile`` and ``benchmark_id`` and the episode's ``workspace/evidence.json``."""
+    """A research run directory as the stage contract describes it: one episode per agent and task, its row
+    naming the ``profile``.  ``dr-a`` episodes carry ``benchmark_id`` in the row and ``workspace/evidence.json``
+    (release ids); the others the research template's layout: ``key/research_key.json`` and the resolved
+    items in ``score.json`` details."""
     for agent, evidence in agents.items():
         for task_id in ("task_163", "task_42"):
             source = evidence / f"{task_id}.json"
             source = source if source.is_file() else evidence / task_id / "evidence.json"
             episode = folder / "episodes" / f"{agent}-{task_id}"
             (episode / "workspace").mkdir(parents=True)
-            (episode / "workspace" / "evidence.json").write_text(source.read_text())
-            (episode / "row.json").write_text(json.dumps({"episode": episode.name, "profile": agent,
-                                                          "benchmark_id": task_id}))
+            row = {"episode": episode.name, "profile": agent}
+            if agent == "dr-a":
+                (episode / "workspace" / "evidence.json").write_text(source.read_text())
+                row["benchmark_id"] = task_id
+            else:
+                items = json.loads(source.read_text())
+                (episode / "workspace" / "evidence.json").write_text("not what is read: ids are sandbox ids")
+                (episode / "key").mkdir()
+                (episode / "key" / "research_key.json").write_text(json.dumps({"benchmark_id": task_id}))
+                (episode / "score.json").write_text(json.dumps({"metrics": {}, "details": [
+                    {"claim": i["claim"], "cited": ["x"], "resolved": i["cited_document_ids"], "dropped": []}
+                    for i in items]}))
+            (episode / "row.json").write_text(json.dumps(row))
     return folder
 
 
@@ -239,6 +251,11 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
         {"claim": "b", "cited_document_ids": [tasks["task_163"].supporting_ids[0]]}]))
     (tmp_path / "ev-b" / "task_42.json").write_text(json.dumps([{"claim": "b", "cited_document_ids": []}]))
     research = research_run(tmp_path / "research", {"dr-a": tmp_path / "ev-a", "dr-b": tmp_path / "ev-b"})
+    from plugins.tasks.drcik.template import DrcikTemplate
+
+    claims = DrcikTemplate().research_evidence(str(research), "dr-b")
+    assert sorted(claims) == ["task_163", "task_42"]
+    assert [c.cited_document_ids for c in claims["task_163"]] == [(tasks["task_163"].supporting_ids[0],)]
     spec = spec_file(tmp_path, "dr", forecasters=["naive"], contexts=["dr-evidence"], samples=4)
     for agent in ("dr-a", "dr-b"):
         result = harness_run("--task", spec, "--set", f"evidence.run={research}", "--set", f"evidence.agent={agent}",

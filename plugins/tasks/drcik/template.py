@@ -147,20 +147,35 @@ class DrcikTemplate(TaskTemplate):
                     return ctx.load_dr_evidence(candidate), str(folder), None
             return None, str(folder), None
         if params.evidence:
-            files = self._evidence_files(params.evidence.run, params.evidence.agent)
-            path = files.get(task_id)
-            claims = ctx.load_dr_evidence(path) if path is not None and path.is_file() else None
+            claims = self.research_evidence(params.evidence.run, params.evidence.agent).get(task_id)
             return claims, params.evidence.run, params.evidence.agent
         return None, None, None
 
-    def _evidence_files(self, run: str, agent: str) -> dict[str, Path]:
-        """``benchmark_id -> episodes/<episode>/workspace/evidence.json`` of ``agent``'s rows in ``run``."""
+    def research_evidence(self, run: str, agent: str) -> dict[str, list[ctx.EvidenceClaim]]:
+        """DR evidence per task from the research run directory ``run``, for the episodes whose row's
+        ``profile`` is ``agent`` (cached).  An episode's task: the row's ``benchmark_id``, else
+        ``key/research_key.json``.  Its claims, with release document ids: the resolved items of its
+        ``score.json`` details (``{"claim", "resolved"}``), else ``workspace/evidence.json``."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
-            root = Path(run)
-            rows = [json.loads(p.read_text()) for p in sorted(root.glob("episodes/*/row.json"))]
-            self._evidence[key] = {r["benchmark_id"]: root / "episodes" / r["episode"] / "workspace" / "evidence.json"
-                                   for r in rows if r.get("profile") == agent and r.get("benchmark_id")}
+            found: dict[str, list[ctx.EvidenceClaim]] = {}
+            for row_file in sorted(Path(run).glob("episodes/*/row.json")):
+                folder = row_file.parent
+                row = _json(row_file) or {}
+                if row.get("profile") != agent:
+                    continue
+                task_id = row.get("benchmark_id") or (_json(folder / "key" / "research_key.json") or {}).get(
+                    "benchmark_id")
+                if not isinstance(task_id, str):
+                    continue
+                details = (_json(folder / "score.json") or {}).get("details")
+                if isinstance(details, list) and details and all(isinstance(d, dict) and "resolved" in d
+                                                                   for d in details):
+                    found[task_id] = [ctx.EvidenceClaim(str(d.get("claim", "")), tuple(map(str, d["resolved"])))
+                                      for d in details]
+                elif (folder / "workspace" / "evidence.json").is_file():
+                    found[task_id] = ctx.load_dr_evidence(folder / "workspace" / "evidence.json")
+            self._evidence[key] = found
         return self._evidence[key]
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
@@ -273,3 +288,11 @@ class DrcikTemplate(TaskTemplate):
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
         return {"submissions": out, "messages": messages}
 
+
+def _json(path: Path) -> dict | None:
+    """A JSON object from ``path`` (None when missing, unreadable or not an object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
