@@ -208,3 +208,24 @@ def test_one_run_directory_holds_rows_of_both_templates(tmp_path):
         store.episode(key).row.write_text(json.dumps(row))
     frame = pd.read_parquet(store.write_results())
     assert frame["context"].tolist() == ["True", "no-context"] and frame["accuracy"].iloc[0] == 0.5
+
+
+def test_a_staged_experiment_runs_each_stage_into_its_folder_with_the_evidence_source(tmp_path):
+    """End to end through the command: stage ``first`` (naive forecasts) then ``second`` with
+    ``evidence_from: first``; the second stage's DR rows name the first stage's run and agent (which wrote
+    no evidence, so each is failed with that reason)."""
+    exp = tmp_path / "staged.yaml"
+    exp.write_text(yaml.safe_dump({"name": "staged", "stages": [
+        {"name": "first", "tasks": [str(SPEC)], "forecasters": ["naive"], "set": {"contexts": ["no-context"],
+                                                                                  "samples": 4}},
+        {"name": "second", "tasks": [str(SPEC)], "forecasters": ["naive"],
+         "set": {"contexts": ["dr-evidence"], "samples": 4}, "evidence_from": "first"}]}))
+    out = tmp_path / "run"
+    invoke("run", "--experiment", str(exp), "--out", str(out))
+    first, second = results(out / "first"), results(out / "second")
+    assert len(first) == 3 and len(second) == 3
+    assert set(second["evidence_run"]) == {str((out / "first").resolve())} and set(second["evidence_agent"]) == {
+        "naive"}
+    assert set(second["reason"]) == {"no DR evidence for this task"} and first["evidence_run"].isna().all()
+    run = json.loads((out / "second" / "run.json").read_text())
+    assert run["identity"] == {"experiment": "staged", "stage": "second"}
