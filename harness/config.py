@@ -233,8 +233,8 @@ class ExperimentSpec(Strict):
 
         stages:
           - name: research
-            tasks: [../drcik/sample-research.yaml]
-            agents: [claude-code-sonnet]
+            tasks: [../drcik/research-sample.yaml]
+            agents: [codex-dr-gpt-5.5]
           - name: forecast
             tasks: [../drcik/sample-statistical.yaml]
             forecasters: [naive, arima]
