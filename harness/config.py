@@ -1,4 +1,4 @@
-"""Configuration models: TaskSpec, AgentProfile, RunSettings (pydantic, ``extra="forbid"``).
+"""Configuration models: TaskSpec, AgentProfile, RunSettings, ExperimentSpec (pydantic, ``extra="forbid"``).
 
 Every loader turns a malformed file into a :class:`ConfigError` naming the file,
 the field path and what was expected.
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class ConfigError(ValueError):
@@ -146,3 +146,157 @@ def load_task_spec(path: Path | str) -> TaskSpec:
 def task_params(spec: TaskSpec, params_model: type[BaseModel], file: Path | str) -> BaseModel:
     """Validate ``spec.params`` against the template's model; errors name ``params.<field>``."""
     return parse(params_model, spec.params, file, prefix="params")
+
+
+class ForecasterRef(Strict):
+    """A forecaster on an experiment's ``forecasters`` axis: a registered name and its options."""
+
+    name: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def _forecaster_refs(value: Any) -> Any:
+    if isinstance(value, list):
+        return [{"name": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
+class StageSpec(Strict):
+    """One stage of an :class:`ExperimentSpec`: a grid of episodes (see there)."""
+
+    name: str = Field("main", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    tasks: list[str] = Field(min_length=1)
+    agents: list[str] = Field(default_factory=list)
+    forecasters: list[ForecasterRef] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=list)
+    set: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    evidence_from: str | None = None
+
+    @field_validator("forecasters", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        return _forecaster_refs(value)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, value: list[int]) -> list[int]:
+        if any(s < 0 for s in value):
+            raise ValueError("repetition seeds are non-negative integers")
+        if len(set(value)) != len(value):
+            raise ValueError("a seed is listed twice")
+        return value
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for key, values in value.items():
+            if not values:
+                raise ValueError(f"{key}: a grid axis needs at least one value")
+        return value
+
+    @model_validator(mode="after")
+    def _one_axis(self) -> "StageSpec":
+        if self.agents and self.forecasters:
+            raise ValueError("give agents or forecasters, not both (a forecaster is the model under test)")
+        return self
+
+
+class ExperimentSpec(Strict):
+    """An experiment: a YAML file under ``tasks/experiments/`` run by ``harness run --experiment FILE``.
+
+    It expands a grid into episodes, all written to one run directory
+    (default ``runs/<name>``; with stages, one sub-directory per stage)::
+
+        name: my-grid                      # the run directory's default name
+        description: ...
+        tasks:                             # task spec files or glob patterns, relative to this file
+          - ../tracebench/balldrop-low-direct.yaml
+          - ../tracebench/balldrop-high-*.yaml
+        agents: [euclidean-1nn]            # agent profile names or paths (sandboxed agents) ...
+        forecasters: [naive, {name: chronos, options: {model: /models/chronos-t5-small}}]
+                                           # ... or forecasters (in-harness templates such as drcik); not both
+        seeds: [0, 1]                      # repetition seeds (default: each spec's own seed)
+        set: {noise: high}                 # param overrides applied to every task (dotted paths into params)
+        grid: {samples: [25, 100]}         # param axes: the cartesian product of their values
+
+    Episodes are tasks × (agents | forecasters) × grid points × seeds × the
+    template's own episodes.  A forecaster sets the task's ``forecasters``
+    parameter to that one entry.  Each episode's id is a short hash of its
+    canonical content: the template's identity of the episode (its params after
+    the overrides, narrowed to the episode), the profile (name and content) and
+    the seed, so reordering or extending a grid never changes an existing id
+    and a re-run resumes by id (``results.parquet`` holds each id once).
+
+    **Stages.**  Instead of the top-level grid, ``stages`` lists named grids
+    (the same fields) run in order, each into ``<run dir>/<stage name>/``::
+
+        stages:
+          - name: research
+            tasks: [../drcik/research-sample.yaml]
+            agents: [codex-dr-gpt-5.5]
+          - name: forecast
+            tasks: [../drcik/sample-statistical.yaml]
+            forecasters: [naive, arima]
+            evidence_from: research
+
+    ``evidence_from: S`` (S an earlier stage) runs this stage's grid once per
+    agent profile (or forecaster) of stage S, with the parameter ``evidence`` of
+    each task set to ``{"run": "<run dir>/S", "agent": "<that profile's name>"}``.
+    The evidence source is therefore part of the episode's content (its id) and
+    of its results row.  A template that reads evidence takes it from that run
+    directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
+    the agent.  For Dr-CiK (:meth:`plugins.tasks.drcik.template.DrcikTemplate.research_evidence`):
+    the episode's task is the row's ``benchmark_id`` or ``key/research_key.json``'s;
+    its claims with release document ids are the ``{"claim", "resolved"}`` items
+    of its ``score.json`` details, else ``workspace/evidence.json``.  A stage
+    that produces evidence therefore writes one episode per (agent, task).
+
+    Errors are :class:`ConfigError` naming the file and the field.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    tasks: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
+    forecasters: list[ForecasterRef] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=list)
+    set: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    stages: list[StageSpec] = Field(default_factory=list)
+
+    @field_validator("forecasters", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        return _forecaster_refs(value)
+
+    @model_validator(mode="after")
+    def _stages(self) -> "ExperimentSpec":
+        top = {k for k in ("tasks", "agents", "forecasters", "seeds", "set", "grid") if getattr(self, k)}
+        if self.stages and top:
+            raise ValueError(f"give stages or a top-level grid, not both (top-level: {', '.join(sorted(top))})")
+        if not self.stages and not self.tasks:
+            raise ValueError("tasks: give at least one task spec (or stages)")
+        if self.agents and self.forecasters:
+            raise ValueError("give agents or forecasters, not both (a forecaster is the model under test)")
+        seen: list[str] = []
+        for stage in self.stages:
+            if stage.name in seen:
+                raise ValueError(f"stages: the stage name {stage.name!r} is used twice")
+            if stage.evidence_from is not None and stage.evidence_from not in seen:
+                raise ValueError(f"stages: {stage.name}.evidence_from: {stage.evidence_from!r} is not an earlier "
+                                 f"stage (earlier: {', '.join(seen) or 'none'})")
+            seen.append(stage.name)
+        return self
+
+    def stage_list(self) -> list[StageSpec]:
+        """The stages to run (the top-level grid is one stage named ``main``)."""
+        if self.stages:
+            return list(self.stages)
+        return [StageSpec(tasks=self.tasks, agents=self.agents, forecasters=self.forecasters, seeds=self.seeds,
+                          set=self.set, grid=self.grid)]
+
+
+def load_experiment(path: Path | str) -> ExperimentSpec:
+    """Load an experiment spec YAML (task files are resolved by :mod:`harness.experiment`)."""
+    return parse(ExperimentSpec, read_yaml(path), path)

@@ -36,20 +36,24 @@ from harness.store import EpisodePaths, write_json
 
 @dataclass
 class EpisodePlan:
-    """Everything needed to run one episode."""
+    """Everything needed to run one episode.  ``key``: the episode folder (``<label>-<episode_id>``);
+    ``agent``/``backend`` are None for in-harness episodes (``in_harness``)."""
 
     key: str
     task_name: str
     template: TaskTemplate
     params: BaseModel
     episode: str
-    profile: AgentProfile
-    agent: Agent
-    backend: SandboxBackend
+    profile: AgentProfile | None
+    agent: Agent | None
+    backend: SandboxBackend | None
     settings: RunSettings
     run_id: str
     extractors: list[MetricExtractor] = field(default_factory=list)
     model_channel: Any = None  # set by the run when the agent needs a model (proxy socket + URL)
+    episode_id: str = ""
+    in_harness: bool = False
+    task_file: str = ""
 
 
 def limits(settings: RunSettings) -> Limits:
@@ -123,6 +127,7 @@ def run_episode(
     row: dict[str, Any] = {
         "run_id": plan.run_id,
         "episode": plan.key,
+        "episode_id": plan.episode_id,
         "task": plan.task_name,
         "template": plan.template.name,
         **_flat_params(plan.params),
@@ -141,6 +146,28 @@ def run_episode(
     }
     if usage is not None:
         row.update(_usage_columns(usage))
+    write_json(paths.row, row)
+    return row
+
+
+def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any]:
+    """Run one in-harness episode (no sandbox, no agent: e.g. a forecaster on a Dr-CiK task) and return
+    its results row (also written to ``row.json``); the template's metrics fill the row."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile)
+    write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
+    row: dict[str, Any] = {
+        "run_id": plan.run_id,
+        "episode": plan.key,
+        "episode_id": plan.episode_id,
+        "task": plan.task_name,
+        "template": plan.template.name,
+        "profile": None,
+        "status": "ok",
+        **score.metrics,
+        "episode_seconds": round(time.time() - started, 3),
+    }
     write_json(paths.row, row)
     return row
 

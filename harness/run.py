@@ -1,6 +1,11 @@
-"""A run: one task spec x one agent profile x repetition seeds -> a run directory.
+"""A run: units (task spec after overrides × agent profile × seed, see :mod:`harness.experiment`) -> a run
+directory.
 
-Episodes already finished in the run directory are skipped (resume).
+Each episode is keyed by a content hash (:func:`harness.experiment.episode_id`);
+episodes already finished in the run directory are skipped (resume by id).
+Agent episodes run in a sandbox; a template whose episodes run in the harness
+process (:meth:`~harness.contracts.TaskTemplate.runs_in_harness`, e.g. Dr-CiK
+forecasting) gets the same run directory, resume, retries and results.
 Infrastructure failures are retried with exponential backoff up to
 ``RunSettings.infra_retries`` and reported apart from agent failures.
 """
@@ -9,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +32,8 @@ from harness.config import (
     task_params,
 )
 from harness.contracts import SandboxBackend, TaskTemplate
-from harness.episode import EpisodePlan, run_episode
+from harness.episode import EpisodePlan, run_episode, run_harness_episode
+from harness.experiment import Unit, apply_overrides, canonical, episode_id
 from harness.errors import EpisodeError, HarnessError
 from harness.store import RunStore, versions, write_json
 
@@ -60,19 +67,29 @@ class LoadedTask:
     spec: TaskSpec
     template: TaskTemplate
     params: Any
+    overrides: dict[str, Any] = field(default_factory=dict)
 
 
-def load_task(path: Path | str) -> LoadedTask:
-    """Load and validate a TaskSpec and its template params."""
+def load_task(path: Path | str, overrides: dict[str, Any] | None = None) -> LoadedTask:
+    """Load and validate a TaskSpec and its template params, with dotted-path ``overrides`` of params
+    applied first (``--set``, experiment ``set``/``grid``)."""
     path = Path(path)
     spec = load_task_spec(path)
+    if overrides:
+        spec = spec.model_copy(update={"params": apply_overrides(spec.params, overrides)})
     try:
         template = plugin_registry.get("task_template", spec.template)
     except plugin_registry.UnknownPlugin as exc:
         raise ConfigError(path, [f"template: {exc}"]) from None
-    params = task_params(spec, template.params_model, path)
+    try:
+        params = task_params(spec, template.params_model, path)
+    except ConfigError as exc:
+        if overrides:
+            exc.problems.append(f"(after the overrides {canonical(overrides)})")
+            exc.args = (f"{exc.file}: " + "; ".join(exc.problems),)
+        raise
     params = template.rewrite_paths(params, path)
-    return LoadedTask(path, spec, template, params)
+    return LoadedTask(path, spec, template, params, dict(overrides or {}))
 
 
 def with_seed(task: LoadedTask, seed: int | None) -> Any:
@@ -95,86 +112,118 @@ def choose_backend(name: str, agent) -> SandboxBackend:
     return backend
 
 
-def preflight(task: LoadedTask, profile: AgentProfile, settings: RunSettings, model_backend: str | None = None,
+def preflight(units: list[Unit], settings: RunSettings, model_backend: str | None = None,
               model_options: dict | None = None) -> None:
-    """Check everything a run needs before anything is written: the agent, the sandbox backend and,
+    """Check everything a run needs before anything is written: each agent, its sandbox backend and,
     for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
-    agent = plugin_registry.get("agent", profile.agent)
-    choose_backend(settings.sandbox, agent)
-    if agent.needs_model:
-        name = model_backend or profile.provider
-        if not name:
-            raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
-        opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {})}
-        plugin_registry.get("model_backend", name).upstream(opts)
+    checked = set()
+    for unit in units:
+        profile = unit.profile
+        if profile is None or profile.name in checked or unit.task.template.runs_in_harness(unit.task.params):
+            continue
+        checked.add(profile.name)
+        agent = plugin_registry.get("agent", profile.agent)
+        choose_backend(settings.sandbox, agent)
+        if agent.needs_model:
+            name = model_backend or profile.provider
+            if not name:
+                raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
+            opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {})}
+            plugin_registry.get("model_backend", name).upstream(opts)
+
+
+def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str) -> list[EpisodePlan]:
+    """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing)."""
+    extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
+    agents: dict[str, tuple[Any, SandboxBackend]] = {}
+    plans: dict[str, EpisodePlan] = {}
+    for unit in units:
+        task = unit.task
+        params = with_seed(task, unit.seed)
+        in_harness = task.template.runs_in_harness(params)
+        agent = backend = None
+        if not in_harness:
+            if unit.profile is None:
+                raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
+                                   "profile (--agent, or agents: in the experiment)")
+            if unit.profile.agent not in agents:
+                found = plugin_registry.get("agent", unit.profile.agent)
+                agents[unit.profile.agent] = (found, choose_backend(settings.sandbox, found))
+            agent, backend = agents[unit.profile.agent]
+        try:
+            episodes = task.template.episodes(params)
+        except ValueError as exc:
+            raise HarnessError(f"{task.path}: {exc}") from exc
+        for episode in episodes:
+            eid = episode_id(task.spec.name, task.template, params, episode, unit.profile)
+            label = _SAFE.sub("_", task.template.episode_label(task.spec.name, params, episode))[:80]
+            if eid not in plans:
+                plans[eid] = EpisodePlan(f"{label}-{eid}", task.spec.name, task.template, params, episode,
+                                         unit.profile, agent, backend, settings, run_id, extractors,
+                                         episode_id=eid, in_harness=in_harness, task_file=str(task.path))
+    return list(plans.values())
 
 
 def execute(
-    task: LoadedTask,
-    profile: AgentProfile,
-    seeds: list[int | None],
+    units: list[Unit],
     store: RunStore,
     settings: RunSettings,
     on_event: Callable[[str, dict], None] = lambda event, data: None,
     model_backend: str | None = None,
     model_options: dict | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every episode of ``task`` for each seed with ``profile``; return the rows."""
-    agent = plugin_registry.get("agent", profile.agent)
-    backend = choose_backend(settings.sandbox, agent)
-    extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
-    from harness.submission import make_runner
+    """Run every episode of ``units`` not yet finished in ``store``; return the rows of this plan.
 
-    def runner_factory():
-        return make_runner(backend, limits=None, call_timeout=settings.rule_call_timeout,
-                           memory_mb=settings.rule_memory_mb)
-
-    plans = []
-    for seed in seeds:
-        params = with_seed(task, seed)
-        for episode in task.template.episodes(params):
-            rep = getattr(params, "seed", None)
-            suffix = f"-seed{rep}" if rep is not None else ""
-            key = f"{task.spec.name}{suffix}" + (f"-{episode}" if episode != "0" else "")
-            plans.append(EpisodePlan(key, task.spec.name, task.template, params, episode, profile, agent,
-                                     backend, settings, store.run_id, extractors))
-
-    identity = {"task": task.spec.model_dump(mode="json"), "profile": profile.model_dump(mode="json")}
+    ``identity``: what the run directory holds (e.g. ``{"task": name, "profile": name}`` or
+    ``{"experiment": name}``); resuming a directory holding another identity is refused.
+    Episodes are found again by id: a finished episode is skipped, any other is run afresh.
+    After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
+    in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events).
+    """
+    plans = plan_episodes(units, settings, store.run_id)
+    identity = identity or {}
     previous = store.read_run_json()
     if previous is not None:
-        before = {"task": {k: v for k, v in previous.get("task", {}).items() if k != "file"},
-                  "profile": previous.get("profile")}
-        if before != identity:
-            raise HarnessError(f"{store.root} holds a run of another task or agent profile "
-                               f"({before['task'].get('name')} with {(before['profile'] or {}).get('name')}): "
-                               "resume it with the same --task and --agent, or choose another --out")
+        before = previous.get("identity")
+        if before is not None and before != identity:
+            what = "another task or agent profile" if "task" in identity else "another experiment"
+            raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
+                               "same command, or choose another --out")
         on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
+    episodes = {e["key"]: e for e in (previous or {}).get("episodes", []) if isinstance(e, dict) and "key" in e}
+    for p in plans:
+        episodes[p.key] = {"key": p.key, "id": p.episode_id, "task": p.task_name, "task_file": p.task_file,
+                           "episode": p.episode, "profile": p.profile.name if p.profile else None,
+                           "params": p.params.model_dump(mode="json")}
+    backends = {p.backend.name: p.backend for p in plans if p.backend is not None}
+    profiles = {p.profile.name: p.profile.model_dump(mode="json") for p in plans if p.profile is not None}
+    agents = {p.agent.name: p.agent.version for p in plans if p.agent is not None}
     store.write_run_json({
         "run_id": store.run_id,
-        "task": {"file": str(task.path), **task.spec.model_dump(mode="json")},
-        "episodes": [{"key": p.key, "params": p.params.model_dump(mode="json")} for p in plans],
-        "profile": profile.model_dump(mode="json"),
+        "identity": identity,
+        "tasks": sorted({p.task_file for p in plans}),
+        "episodes": list(episodes.values()),
+        "profiles": profiles,
         "settings": settings.model_dump(mode="json"),
-        "sandbox": backend.name,
-        "sandbox_details": backend.describe(),
-        "agent": {"name": agent.name, "version": agent.version},
+        "sandbox": ", ".join(sorted(backends)) or None,
+        "sandbox_details": {name: b.describe() for name, b in backends.items()},
+        "agents": agents,
         "model_backend": model_backend,
         "versions": versions(),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
     })
-    on_event("start", {"episodes": len(plans), "sandbox": backend.name})
-    for params in {id(p.params): p.params for p in plans}.values():
+    on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)"})
+    distinct = {id(p.params): p for p in plans}
+    for plan in distinct.values():
         try:
-            task.template.prepare(params, lambda done, total, text: on_event(
+            plan.template.prepare(plan.params, lambda done, total, text: on_event(
                 "message", {"text": f"{text} {done}/{total}"}))
         except ValueError as exc:
-            raise HarnessError(f"{task.path}: cannot prepare the task: {exc}") from exc
+            raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
-    proxy = None
-    if agent.needs_model:
-        from harness.model_session import start_proxy
-
-        proxy = start_proxy(profile, model_backend, model_options or {})
+    proxies: dict[str, Any] = {}
     rows = []
     try:
         for plan in plans:
@@ -184,14 +233,57 @@ def execute(
                 rows.append(done)
                 on_event("skip", {"key": plan.key})
                 continue
+            proxy = None
+            if plan.agent is not None and plan.agent.needs_model:
+                if plan.profile.name not in proxies:
+                    from harness.model_session import start_proxy
+
+                    proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, model_options or {})
+                proxy = proxies[plan.profile.name]
             on_event("episode", {"key": plan.key})
-            rows.append(_with_retries(plan, paths, runner_factory, settings, proxy, on_event))
+            rows.append(_with_retries(plan, paths, runner_factory(settings, plan.backend), settings, proxy,
+                                      on_event))
             on_event("done", {"key": plan.key, "row": rows[-1]})
     finally:
-        if proxy is not None:
+        for proxy in proxies.values():
             proxy.stop()
+    data = store.read_run_json() or {}
+    finished = data.setdefault("finished", {})
+    for plan in distinct.values():
+        mine = [r for p, r in zip(plans, rows) if p.params is plan.params]
+        summary = plan.template.finish(plan.params, mine, store.root)
+        for text in summary.pop("messages", []):
+            on_event("message", {"text": text, "final": True})
+        mine_before = finished.setdefault(plan.task_name, {})
+        for key, value in summary.items():
+            if isinstance(value, dict) and isinstance(mine_before.get(key), dict):
+                mine_before[key].update(value)
+            else:
+                mine_before[key] = value
+    data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    store.write_run_json(data)
     store.write_results()
     return rows
+
+
+def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
+    """Makes the sandboxed runner of submitted functions (TraceBench programmatic answers)."""
+    from harness.submission import make_runner
+
+    def make():
+        if backend is None:
+            raise HarnessError("in-harness episodes run no submitted code")
+        return make_runner(backend, limits=None, call_timeout=settings.rule_call_timeout,
+                           memory_mb=settings.rule_memory_mb)
+
+    return make
+
+
+def _describe(identity: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in identity.items())
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
 
 
 def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dict[str, Any]:
@@ -202,7 +294,8 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
         try:
             if proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)
-            row = run_episode(plan, paths, runner_factory)
+            row = (run_harness_episode(plan, paths) if plan.in_harness
+                   else run_episode(plan, paths, runner_factory))
             row["infra_retries"] = attempt
             return row
         except EpisodeError as exc:
@@ -210,7 +303,10 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
                 raise
             if attempt >= settings.infra_retries:
                 row = {"run_id": plan.run_id, "episode": plan.key, "task": plan.task_name,
-                       "profile": plan.profile.name, "agent": plan.agent.name, "sandbox": plan.backend.name,
+                       "episode_id": plan.episode_id, "template": plan.template.name,
+                       "profile": plan.profile.name if plan.profile else None,
+                       "agent": plan.agent.name if plan.agent else None,
+                       "sandbox": plan.backend.name if plan.backend else None,
                        "status": "infra_failed", "error_kind": exc.kind.value, "error": str(exc),
                        "infra_retries": attempt}
                 write_json(paths.row, row)

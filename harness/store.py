@@ -3,9 +3,9 @@
 Layout::
 
     runs/<run_id>/
-      run.json                    specs, profile, settings, versions, seeds
-      results.parquet             one typed row per episode
-      episodes/<episode_key>/
+      run.json                    identity, episodes (id, task, params, profile), profiles, settings, versions
+      results.parquet             one typed row per episode, each episode id once
+      episodes/<label>-<episode_id>/
         workspace/                what the agent saw and left (mounted at /workspace)
         home/                     the agent's per-episode home (native logs)
         key/                      the answer key (never mounted into a sandbox)
@@ -108,6 +108,11 @@ class RunStore:
     def write_results(self) -> Path:
         """Write ``results.parquet`` from the finished episodes' rows."""
         frame = pd.DataFrame(self.rows())
+        if "episode_id" in frame.columns:  # each episode id once (a folder renamed by hand must not repeat it)
+            frame = frame[~(frame["episode_id"].notna() & frame.duplicated("episode_id", keep="last"))]
+        for col in frame.columns[frame.dtypes == object]:  # e.g. TraceBench's bool context beside Dr-CiK's names
+            if len({type(v) for v in frame[col] if v is not None and v == v}) > 1:
+                frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
         path = self.root / "results.parquet"
         tmp = path.with_suffix(".parquet.tmp")
         frame.to_parquet(tmp, index=False)

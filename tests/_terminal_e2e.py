@@ -113,6 +113,7 @@ class Episode:
 def run_episode(profile_name: str, script: Path, tmp: Path, submission: str = "direct", timeout: float = 240,
                 case: str | None = None, profile_options: dict | None = None, **task_kw) -> Episode:
     """Run one episode of ``profile_name`` against ``script`` in Docker and load what it wrote."""
+    from harness.experiment import Unit
     from harness.run import execute, load_task, resolve_profile
     from harness.store import RunStore
 
@@ -122,7 +123,7 @@ def run_episode(profile_name: str, script: Path, tmp: Path, submission: str = "d
         profile = profile.model_copy(update={"options": profile_options})
     settings = RunSettings(sandbox="docker", episode_timeout=timeout, infra_retries=0, rule_call_timeout=30)
     store = RunStore.create(tmp / f"run-{uuid.uuid4().hex[:10]}")  # the run id labels its containers
-    rows = execute(task, profile, [None], store, settings, model_backend="scripted",
+    rows = execute([Unit(task, profile, None)], store, settings, model_backend="scripted",
                    model_options={"script": str(script)})
     assert len(rows) == 1
     root = store.episode(rows[0]["episode"]).root

@@ -22,6 +22,7 @@ pytestmark = e2e_marks
 
 
 def test_codex_dr_research_episode(tmp_path):
+    from harness.experiment import Unit
     from harness.run import execute, load_task, resolve_profile
     from harness.store import RunStore
 
@@ -30,7 +31,7 @@ def test_codex_dr_research_episode(tmp_path):
                                 "params": {"tasks": "sample", "episodes": ["task_42"]}}))
     store = RunStore.create(tmp_path / f"run-{uuid.uuid4().hex[:10]}")
     settings = RunSettings(sandbox="docker", episode_timeout=240, infra_retries=0)
-    [row] = execute(load_task(spec), resolve_profile("codex-dr-gpt-5.5"), [None], store, settings,
+    [row] = execute([Unit(load_task(spec), resolve_profile("codex-dr-gpt-5.5"), None)], store, settings,
                     model_backend="scripted", model_options={"script": str(SCRIPTS / "codex-dr-drcik.yaml")})
     root = store.episode(row["episode"]).root
     assert row["status"] == "ok", (row.get("error"), (root / "agent.stderr").read_text()[-2000:])

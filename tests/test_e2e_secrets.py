@@ -22,6 +22,7 @@ from aiohttp import web
 
 from harness.config import RunSettings
 from harness.proxy import UpstreamRequest, detect_wire
+from harness.experiment import Unit
 from harness.run import execute, load_task, resolve_profile
 from harness.store import RunStore
 from plugins.models.scripted import ScriptedUpstream
@@ -87,7 +88,7 @@ def test_host_key_reaches_the_provider_and_nothing_else(tmp_path, monkeypatch):
         task = load_task(task_file(tmp_path, "direct"))
         store = RunStore.create(tmp_path / "run")
         settings = RunSettings(sandbox="docker", episode_timeout=240, infra_retries=0)
-        rows = execute(task, profile, [None], store, settings, model_backend="custom",
+        rows = execute([Unit(task, profile, None)], store, settings, model_backend="custom",
                        model_options={"auth": "x-api-key", "api_key_env": "ANTHROPIC_API_KEY"})
     (row,) = rows
     assert provider.keys and set(provider.keys) == {CANARY}, "positive control: the provider gets the real key"
@@ -97,7 +98,8 @@ def test_host_key_reaches_the_provider_and_nothing_else(tmp_path, monkeypatch):
     hits = {m.group(1): int(m.group(2)) for m in re.finditer(r"(ENV|FILE)-HITS (\d+)", stdout)}
     assert hits == {"ENV": 0, "FILE": 0}, "the key is readable inside the sandbox"
     run = json.loads((store.root / "run.json").read_text())
-    assert run["agent"] == {"name": "claude-code", "version": "2.1.96"}
-    assert run["sandbox_details"]["image"].startswith("harness-agent:") and run["sandbox_details"]["image_id"]
+    assert run["agents"] == {"claude-code": "2.1.96"}
+    details = run["sandbox_details"]["docker"]
+    assert details["image"].startswith("harness-agent:") and details["image_id"]
     leaked = [p for p in store.root.rglob("*") if p.is_file() and CANARY.encode() in p.read_bytes()]
     assert leaked == [], f"the key was written to {leaked}"

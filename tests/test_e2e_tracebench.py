@@ -83,7 +83,9 @@ def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir):
     expected = one_nn_accuracy(files, truth, ep / "workspace" / "train_samples", support, impulse_col=2)
     assert row["accuracy"] == pytest.approx(expected)
     run = json.loads((out / "run.json").read_text())
-    assert run["profile"]["name"] == "euclidean-1nn" and run["sandbox"] == row["sandbox"]
+    assert run["profiles"]["euclidean-1nn"]["agent"] == "euclidean-1nn" and run["sandbox"] == row["sandbox"]
+    assert run["identity"] == {"task": "balldrop-low-direct", "profile": "euclidean-1nn"}
+    assert row["episode"] == f"balldrop-low-direct-seed0-{row['episode_id']}" and len(row["episode_id"]) == 12
 
 
 @pytest.mark.slow

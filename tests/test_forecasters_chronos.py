@@ -1,13 +1,19 @@
-"""chronos: the sample-path ChronosPipeline on a tiny randomly initialised model built here (no download).
+"""chronos: the sample-path ChronosPipeline on a tiny randomly initialised model built here (no download),
+and the conformance suite on real local weights when they are configured.
 
-Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``).
+Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``);
+the real-weights conformance class skips with :data:`NO_LOCAL_WEIGHTS` when ``$HARNESS_CHRONOS_MODEL``
+names no local folder.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 torch = pytest.importorskip("torch", reason="needs torch: pip install -e '.[chronos]' (CPU build of torch)")
@@ -16,9 +22,8 @@ pytest.importorskip("chronos", reason="needs chronos-forecasting: pip install -e
 from harness.contracts import ForecastError  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.testing.forecaster import ForecasterTests, synthetic_request  # noqa: E402
-from plugins.forecasters.chronos import ChronosForecaster, build_tiny_model, load_pipeline  # noqa: E402
-from plugins.tasks.drcik.runner import run_forecast_experiment  # noqa: E402
-from plugins.tasks.drcik.spec import spec_from_options  # noqa: E402
+from plugins.forecasters.chronos import (MODEL_ENV, NO_LOCAL_WEIGHTS, ChronosForecaster,  # noqa: E402
+                                         build_tiny_model, load_pipeline)
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +36,17 @@ class TestChronosConformance(ForecasterTests):
     @pytest.fixture
     def forecaster(self, tiny):
         return ChronosForecaster(tiny)
+
+
+class TestChronosLocalWeightsConformance(ForecasterTests):
+    """The suite on the configured local weights (e.g. a download of amazon/chronos-t5-small)."""
+
+    @pytest.fixture
+    def forecaster(self):
+        folder = os.environ.get(MODEL_ENV)
+        if not folder or not Path(folder).expanduser().is_dir():
+            pytest.skip(NO_LOCAL_WEIGHTS)
+        return ChronosForecaster()
 
 
 def test_tiny_model_is_a_real_chronos_folder_flagged_untrained(tiny):
@@ -63,14 +79,22 @@ def test_chunks_match_the_package_predict_and_leave_the_global_rng_alone(tiny):
     np.testing.assert_array_equal(ours, theirs.astype(float))
 
 
-def test_quantile_models_and_missing_models_are_refused(tmp_path, tiny):
+def test_quantile_models_and_missing_models_are_refused(tmp_path, tiny, monkeypatch):
     bolt = tmp_path / "bolt"
     bolt.mkdir()
     (bolt / "config.json").write_text(json.dumps({"chronos_pipeline_class": "ChronosBoltPipeline"}))
     with pytest.raises(ForecastError, match="ChronosBoltPipeline model returns quantiles, not sample paths"):
         ChronosForecaster(bolt).forecast(synthetic_request())
-    with pytest.raises(ForecastError, match="cannot load Chronos model"):
+    with pytest.raises(ForecastError, match="'.*nothing-here' is not a local folder"):
         ChronosForecaster(tmp_path / "nothing-here").forecast(synthetic_request())
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ForecastError, match="cannot load Chronos model"):
+        ChronosForecaster(tmp_path / "empty").forecast(synthetic_request())
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+    with pytest.raises(ForecastError, match="no local Chronos weights configured"):
+        ChronosForecaster().forecast(synthetic_request())
+    monkeypatch.setenv(MODEL_ENV, str(tiny))
+    assert ChronosForecaster().model == str(tiny)
     with pytest.raises(ValueError, match="unknown option"):
         ChronosForecaster().configured(size="large")
     assert ChronosForecaster().configured(model=str(tiny)).model == str(tiny)
@@ -84,20 +108,30 @@ def test_time_limit_is_checked_between_chunks(tiny):
 
 
 def test_sample_tasks_run_and_the_report_refuses_untrained_rows(tiny, tmp_path):
-    spec = spec_from_options({"name": "chronos-tiny", "tasks": "sample", "samples": 5,
-                              "forecasters": [{"name": "chronos", "options": {"model": str(tiny)}}, "naive"],
-                              "contexts": ["no-context", "supporting-evidence"]})
-    run = run_forecast_experiment(spec, tmp_path / "run")
-    rows = run.rows
+    """The model folder comes from an agent profile of the forecaster (``--agent``)."""
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    profile = tmp_path / "chronos-tiny.yaml"
+    profile.write_text(f"name: chronos-tiny\nagent: chronos\noptions: {{model: {tiny}}}\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: chronos-tiny\ntemplate: drcik\nparams:\n  forecasters: [chronos, naive]\n"
+                    "  contexts: [no-context, supporting-evidence]\n  samples: 5\n")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", "--task", str(spec), "--agent", str(profile), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_parquet(out / "results.parquet")
     chronos = rows[rows["forecaster"] == "chronos"]
     assert len(chronos) == 6 and (chronos["status"] == "ok").all() and chronos["fallback"].isna().all()
     assert chronos["flag_untrained"].all() and (chronos["weights"] == "random-init").all()
     assert not rows.loc[rows["forecaster"] == "naive", "flag_untrained"].any()
-    assert all(v.ok for v in run.validations.values())
-    lines = (run.root / "submissions" / "chronos__no-context" / "forecasts.jsonl").read_text().splitlines()
+    run = json.loads((out / "run.json").read_text())
+    assert all(check["ok"] for check in run["finished"]["chronos-tiny"]["submissions"].values())
+    lines = (out / "submissions" / "chronos__no-context" / "forecasts.jsonl").read_text().splitlines()
     assert [len(json.loads(line)["samples"]) for line in lines] == [5, 5, 5]
-    report = build_report([run.root], with_figures=False)
+    report = build_report([out], with_figures=False)
     table = report.table("drcik-table2")
     assert [row[0] for row in table.rows] == ["naive‡"]
-    assert any("refused 6 row(s) flagged flag_untrained" in m and "chronos/no-context/task_42" in m
+    assert any("refused 6 row(s) flagged flag_untrained" in m and "chronos_no-context_task_42" in m
                for m in report.messages)

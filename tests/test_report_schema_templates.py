@@ -1,9 +1,9 @@
 """The results schema is template-aware and documents every column a run writes.
 
-TraceBench rows (``harness run``) and Dr-CiK rows (``harness forecast``) share
-the four row-key columns and then differ; ``context`` is a bool in one and a
-condition name in the other.  Completeness is checked two ways: against a real
-``harness forecast`` run (statistical forecasters and the scripted Direct
+TraceBench rows and Dr-CiK rows (both ``harness run``) share the row-key
+columns and then differ; ``context`` is a bool in one and a condition name in
+the other.  Completeness is checked two ways: against a real Dr-CiK
+forecasting run (statistical forecasters and the scripted Direct
 Prompt, which adds token columns, profile and model), and against every
 source of TraceBench columns (template parameters, score metrics, proxy usage,
 metric extractors).  Real TraceBench run directories (euclidean-1nn and Claude
@@ -29,8 +29,10 @@ from harness.report.schema import (
 )
 from plugins.metrics import all_extractors
 from plugins.tasks.drcik.experiment import info_columns
-from plugins.tasks.drcik.runner import run_forecast_experiment
-from plugins.tasks.drcik.spec import load_spec
+from harness.config import RunSettings
+from harness.experiment import Unit
+from harness.run import execute, load_task
+from harness.store import RunStore
 from plugins.tasks.tracebench.template import TracebenchParams
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,11 +40,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def drcik_run(tmp_path_factory) -> pd.DataFrame:
-    """A real ``harness forecast`` run: llm-dp (scripted model) and naive, three conditions, the bundled sample."""
-    spec_file = REPO / "tasks" / "drcik" / "sample-llm-dp-scripted.yaml"
-    spec = load_spec(spec_file).model_copy(update={"samples": 5})
-    run = run_forecast_experiment(spec, tmp_path_factory.mktemp("drcik") / "run", file=str(spec_file))
-    return pd.read_parquet(run.root / "results.parquet")
+    """A real Dr-CiK run: llm-dp (scripted model) and naive, three conditions, the bundled sample."""
+    task = load_task(REPO / "tasks" / "drcik" / "sample-llm-dp-scripted.yaml", {"samples": 5})
+    store = RunStore.create(tmp_path_factory.mktemp("drcik") / "run")
+    execute([Unit(task, None, None)], store, RunSettings())
+    return pd.read_parquet(store.root / "results.parquet")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ sample pool):
   the others use scripts derived from it here (a no-examples answer; a
   numpy-only rule.py, since ruptures is only in the agent image);
 * ``euclidean-1nn``: the classical baseline, the four main conditions, seeds 0 and 1;
-* a Dr-CiK ``harness forecast`` run (naive and SES on the bundled sample) so
+* a Dr-CiK ``harness run --task tasks/drcik/...`` run (naive and SES on the bundled sample) so
   the report mixes templates.
 
 Accuracy, tokens, cost and every trajectory metric are therefore what the
@@ -147,8 +147,8 @@ def runs(tmp_path_factory) -> dict[str, list[Path]]:
                     *seeds)
             made[LLM].append(out)
         out = root / "runs" / "drcik-forecast"
-        harness("forecast", "--tasks", "sample", "--forecaster", "naive", "--forecaster", "ses",
-                "--context", "no-context", "--context", "supporting-evidence", "--samples", "10", "--out", str(out))
+        harness("run", "--task", str(REPO / "tasks" / "drcik" / "sample-statistical.yaml"),
+                "--set", "forecasters=[naive, ses]", "--set", "samples=10", "--out", str(out))
         made["drcik"].append(out)
     return made
 

@@ -98,6 +98,7 @@ RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from harness.config import RunSettings
+    from harness.experiment import Unit
     from harness.run import execute, load_task, resolve_profile
     from harness.store import RunStore
     spec, profile_path, script, out, budget = sys.argv[1:6]
@@ -105,7 +106,7 @@ RUNNER = textwrap.dedent("""
     profile = resolve_profile(profile_path)
     store = RunStore.create(Path(out))
     settings = RunSettings(sandbox="auto", episode_timeout=120, infra_retries=0, budget=json.loads(budget))
-    rows = execute(task, profile, [None], store, settings, model_backend="scripted", model_options={"script": script})
+    rows = execute([Unit(task, profile, None)], store, settings, model_backend="scripted", model_options={"script": script})
     loaded = sorted(m for m in sys.modules if m.startswith("plugins.agents.research") or m == "bm25s")
     print(json.dumps({"rows": rows, "modules": loaded}, default=str))
 """)

@@ -1,4 +1,4 @@
-"""``harness run --task FILE [--agent PROFILE] [--seed N] [--out DIR]``."""
+"""``harness run --task FILE | --experiment FILE [--agent PROFILE] [--seed N] [--set key=value] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -6,28 +6,39 @@ from pathlib import Path
 
 import click
 from rich import box
-from harness.cli._console import console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.config import RunSettings, parse, read_yaml
+from harness.cli._console import console
+from harness.config import RunSettings, load_experiment, parse, read_yaml
+from harness.experiment import Unit, parse_set, plan_experiment
 from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
+#: The profile of ``--task`` runs of sandboxed templates when no ``--agent`` is given.
+DEFAULT_AGENT = "euclidean-1nn"
+
 #: results column -> summary table header
-SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "accuracy": "acc", "shortlist": "short",
-                   "heldout_accuracy": "held-out acc", "n_invalid": "invalid", "agent_seconds": "time (s)",
+SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "forecaster": "forecaster", "context": "context",
+                   "accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
+                   "scrps": "sCRPS", "n_invalid": "invalid", "agent_seconds": "time (s)",
                    "total_tokens": "tokens", "cost_usd": "cost ($)"}
+ALWAYS = ("episode", "status")
 
 
 @click.command("run")
-@click.option("--task", "task_file", required=True, type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--task", "task_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Task spec YAML (see `harness tasks list`).")
-@click.option("--agent", "agent_profile", default="euclidean-1nn", show_default=True,
-              help="Agent profile name (agent_profiles/NAME.yaml) or path.")
+@click.option("--experiment", "experiment_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Experiment spec YAML: a grid of task specs × agents or forecasters × overrides × seeds.")
+@click.option("--agent", "agent_profile", default=None,
+              help=f"Agent profile name (agent_profiles/NAME.yaml) or path (default for agent tasks: {DEFAULT_AGENT}; "
+                   "for forecasting tasks: the profile of model-backed forecasters).")
 @click.option("--seed", "seeds", type=int, multiple=True, help="Repetition seed(s); repeat for several episodes.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a task parameter (dotted path into params, YAML value); repeatable. With --task.")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Run directory (default runs/<run_id>); an existing one is resumed.")
+              help="Run directory (default runs/<run_id>, or runs/<experiment name>); an existing one is resumed.")
 @click.option("--sandbox", default=None, help="Sandbox backend: auto (default), bubblewrap, unshare, docker, none.")
 @click.option("--timeout", type=float, default=None, help="Episode wall-clock limit in seconds (default 3600).")
 @click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -35,10 +46,14 @@ SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "accuracy": "acc", 
 @click.option("--model-backend", default=None, help="Model backend for LLM agents (e.g. scripted); default: the profile's provider.")
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Script for the scripted model backend.")
-def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, model_backend, script) -> None:
-    """Run an agent on a task spec in a sandbox, score it and write runs/<run_id>/."""
-    task = load_task(task_file)
-    profile = resolve_profile(agent_profile)
+def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
+        script) -> None:
+    """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
+    scored, written to a run directory that a re-run resumes."""
+    if (task_file is None) == (experiment_file is None):
+        raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
+    if any(s < 0 for s in seeds):
+        raise click.BadParameter("repetition seeds are non-negative integers", param_hint="--seed")
     data = read_yaml(settings_file) if settings_file else {}
     if sandbox:
         data["sandbox"] = sandbox
@@ -46,51 +61,80 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
         data["episode_timeout"] = timeout
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
-    if any(s < 0 for s in seeds):
-        raise click.BadParameter("repetition seeds are non-negative integers", param_hint="--seed")
-    preflight(task, profile, settings, model_backend, options)
-    store = RunStore.create(out)
+
+    if task_file is not None:
+        task = load_task(task_file, parse_set(sets))
+        in_harness = task.template.runs_in_harness(task.params)
+        profile = resolve_profile(agent_profile) if agent_profile else (
+            None if in_harness else resolve_profile(DEFAULT_AGENT))
+        units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
+        stages = [(RunStore.create(out), units, {"task": task.spec.name,
+                                                  "profile": profile.name if profile else None})]
+        title = f"{task.spec.name} · {profile.name if profile else task.template.name}"
+    else:
+        if seeds or sets or agent_profile:
+            raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
+        spec = load_experiment(experiment_file)
+        planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+                                  resolve_profile, load_task)
+        stages = [(p.root, p.units, p.identity) for p in planned]
+        title = spec.name
+    for _, units, _ in stages:
+        preflight(units, settings, model_backend, options)
+
     err = console(stderr=True)
+    rows = []
+    for where, units, identity in stages:
+        store = where if isinstance(where, RunStore) else RunStore.create(where)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err,
+                      transient=False) as progress:
+            bar = progress.add_task("preparing", total=None)
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err, transient=False) as progress:
-        bar = progress.add_task("preparing", total=None)
+            def on_event(event: str, data: dict) -> None:
+                if event == "start":
+                    stage = f" stage {identity['stage']}," if identity.get("stage", "main") != "main" else ""
+                    err.print(f"run {store.run_id}:{stage} {data['episodes']} episode(s), sandbox "
+                              f"[bold]{data['sandbox']}[/]")
+                    progress.update(bar, total=data["episodes"], description="running")
+                elif event == "episode":
+                    progress.update(bar, description=f"episode {data['key']}")
+                elif event in ("done", "skip"):
+                    progress.advance(bar)
+                elif event == "resume":
+                    err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
+                elif event == "retry":
+                    err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
+                elif event == "message" and data.get("final"):
+                    err.print(data["text"], highlight=False, soft_wrap=True)
+                elif event == "message":
+                    progress.update(bar, description=data["text"])
 
-        def on_event(event: str, data: dict) -> None:
-            if event == "start":
-                err.print(f"run {store.run_id}: {data['episodes']} episode(s), agent {profile.name}, "
-                          f"sandbox [bold]{data['sandbox']}[/]")
-                progress.update(bar, total=data["episodes"], description="running")
-            elif event == "episode":
-                progress.update(bar, description=f"episode {data['key']}")
-            elif event in ("done", "skip"):
-                progress.advance(bar)
-            elif event == "resume":
-                err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
-            elif event == "retry":
-                err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
-            elif event == "message":
-                progress.update(bar, description=data["text"])
+            rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
+                            identity=identity)
+        click.echo(f"results: {store.root / 'results.parquet'}")
+    console().print(summary_table(rows, title))
 
-        rows = execute(task, profile, list(seeds) or [None], store, settings, on_event,
-                       model_backend=model_backend, model_options=options)
 
-    table = Table(title=f"{task.spec.name} · {profile.name}", box=box.SIMPLE_HEAD)
-    shown = [c for c in SUMMARY_COLUMNS if any(r.get(c) not in (None, 0) or c in ("episode", "status", "accuracy")
-                                               for r in rows)]
+def summary_table(rows: list[dict], title: str) -> Table:
+    """One line per episode: the columns of :data:`SUMMARY_COLUMNS` that any row fills."""
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
+             or (c == "accuracy" and any(c in r for r in rows))]
+    if "forecaster" not in shown and "context" in shown:  # TraceBench's context is a setting, not a condition
+        shown.remove("context")
     for col in shown:
-        width = max(len(str(r.get(col))) for r in rows) if col == "episode" else None
-        table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ("episode", "status") else "right",
+        width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
+        table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     for row in rows:
         table.add_row(*(_fmt(row.get(c)) for c in shown))
-    console().print(table)
-    click.echo(f"results: {store.root / 'results.parquet'}")
+    return table
 
 
 def _fmt(value) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return "–" if value != value else f"{value:.3f}"
     return str(value)

@@ -82,5 +82,31 @@ class TaskTemplate(ABC):
         """Resolve relative paths in params against the spec file (default: unchanged)."""
         return params
 
+    def episode_identity(self, params: BaseModel, episode: str) -> Any:
+        """The canonical content of one episode, hashed into its id (default: all params and the
+        episode id).  A template whose params list several models or conditions narrows them to the
+        ones this episode uses, so adding an entry never changes another episode's id."""
+        return {"params": params.model_dump(mode="json"), "episode": episode}
+
+    def episode_label(self, task_name: str, params: BaseModel, episode: str) -> str:
+        """A readable name for the episode folder (its id is appended).  Default: task name, seed, episode."""
+        seed = getattr(params, "seed", None)
+        return task_name + (f"-seed{seed}" if seed is not None else "") + (f"-{episode}" if episode != "0" else "")
+
+    def runs_in_harness(self, params: BaseModel) -> bool:
+        """True when these episodes run in the harness process with no sandbox and no agent (e.g.
+        forecasting episodes: the model under test is a forecaster).  Default False."""
+        return False
+
+    def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any) -> EpisodeScore:
+        """Run one in-harness episode, writing its files under ``folder``; ``metrics`` become the results
+        row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised."""
+        raise NotImplementedError(f"template {self.name!r} has no in-harness episodes")
+
+    def finish(self, params: BaseModel, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
+        """After a run's episodes of these params: write run-level files (e.g. submission files) from
+        ``rows``; returns a JSON-able summary stored in ``run.json`` (default: nothing)."""
+        return {}
+
 
 ParamsFactory = Callable[[dict], BaseModel]

@@ -21,7 +21,8 @@ dtype names: ``str`` (pandas object/string), ``int``, ``float``, ``bool``
 ``template: tracebench`` -- ``harness run`` episodes (:data:`TRACEBENCH_SCHEMA`)
   Core (harness)
     ``run_id`` str: run directory name (``YYYYmmdd-HHMMSS-<hex>``, or the ``--out`` folder's name) ·
-    ``episode`` str: episode key (folder under ``episodes/``) ·
+    ``episode`` str: episode key (folder under ``episodes/``: ``<label>-<episode_id>``) ·
+    ``episode_id`` str: short hash of the episode's canonical content ·
     ``task`` str: TaskSpec name · ``template`` str: task template ·
     ``profile`` str: agent profile name (the evaluated configuration) ·
     ``agent`` str: agent plugin · ``model`` str: model name (null for non-LLM agents) ·
@@ -70,10 +71,13 @@ dtype names: ``str`` (pandas object/string), ``int``, ``float``, ``bool``
     ``tokenizer`` str: ``tiktoken:<encoding>`` or ``fallback:...`` ·
     ``context_source`` str: ``proxy`` | ``trajectory``.
 
-``template: drcik`` -- ``harness forecast`` rows, one per forecaster × context condition × task (:data:`DRCIK_SCHEMA`)
-    ``run_id`` str · ``template`` str · ``task`` str: experiment spec name ·
-    ``episode`` str: ``<forecaster>/<context>/<benchmark_id>`` ·
-    ``forecaster`` str: forecaster name · ``context`` str: context condition
+``template: drcik`` -- forecasting rows, one per forecaster × context condition × task (:data:`DRCIK_SCHEMA`)
+    ``run_id`` str · ``template`` str · ``task`` str: TaskSpec name ·
+    ``episode`` str: episode folder · ``episode_id`` str · ``episode_seconds`` float ·
+    ``forecaster`` str: forecaster name · ``forecaster_options`` str (JSON) ·
+    ``episode_kind`` str · ``evidence_run``, ``evidence_agent`` str: the evidence
+    source of DR conditions · ``fitted_model`` str (JSON) · ``seasonal_period`` int ·
+    ``data_rules`` str · ``tasks_source`` str · ``context`` str: context condition
     (``no-context``, ``background``, ``supporting-evidence``,
     ``supporting-documents``, ``dr-evidence``, ``verified-dr``) ·
     ``benchmark_id`` str: Dr-CiK task id · ``reproduces_paper`` bool: the
@@ -112,7 +116,8 @@ Columns = dict[str, tuple[str, str]]
 
 CORE: Columns = {
     "run_id": ("str", "run directory name"),
-    "episode": ("str", "episode key (folder under episodes/)"),
+    "episode": ("str", "episode key (folder under episodes/): <label>-<episode_id>"),
+    "episode_id": ("str", "short hash of the episode's canonical content (task params, profile, seed)"),
     "task": ("str", "TaskSpec name"),
     "template": ("str", "task template"),
     "profile": ("str", "agent profile (evaluated configuration)"),
@@ -190,17 +195,27 @@ SHARED: Columns = {
     "template": ("str", "task template"),
     "task": ("str", "task or experiment spec name"),
     "episode": ("str", "row key within the run"),
+    "episode_id": ("str", "short hash of the episode's canonical content"),
 }
 
 DRCIK_CORE: Columns = {
     **SHARED,
     "template": ("str", "drcik"),
-    "task": ("str", "experiment spec name"),
-    "episode": ("str", "<forecaster>/<context>/<benchmark_id>"),
+    "task": ("str", "TaskSpec name"),
+    "episode": ("str", "episode folder: <forecaster>_<context>_<benchmark_id>-s<S>-<episode_id>"),
+    "episode_seconds": ("float", "whole episode incl. scoring (s)"),
 }
 
 DRCIK: Columns = {
     "forecaster": ("str", "forecaster name"),
+    "forecaster_options": ("str", "JSON of the forecaster's options; null: none"),
+    "episode_kind": ("str", "forecast | research"),
+    "evidence_run": ("str", "DR conditions: the evidence folder or research run directory; null otherwise"),
+    "evidence_agent": ("str", "DR conditions: the agent profile whose research produced the evidence"),
+    "fitted_model": ("str", "JSON of what the forecaster fitted (e.g. ARIMA order and AIC, seasonal terms)"),
+    "seasonal_period": ("int", "the task's seasonal period m"),
+    "data_rules": ("str", "the loader's data rules applied to the task ('; '-separated); null: none"),
+    "tasks_source": ("str", "task set: sample or a folder"),
     "context": ("str", ("context condition: no-context | background | supporting-evidence | "
                         "supporting-documents | dr-evidence | verified-dr")),
     "benchmark_id": ("str", "Dr-CiK task id"),

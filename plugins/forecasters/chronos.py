@@ -16,8 +16,11 @@ is checked before each chunk: a forecast that cannot finish in time is a
 :class:`ForecastError` (no fallback).  Sampling is seeded by ``request.seed``
 inside ``torch.random.fork_rng`` (the global torch RNG is left as it was).
 
-The model: option ``model`` (a folder or a hub id), else ``$HARNESS_CHRONOS_MODEL``,
-else ``amazon/chronos-t5-small``.  A model whose ``config.json`` says
+The model: a local folder of weights (e.g. a download of ``amazon/chronos-t5-small``),
+from the option ``model`` (a Dr-CiK spec's forecaster options, or the ``options`` of an
+agent profile with ``agent: chronos``), else ``$HARNESS_CHRONOS_MODEL``.  Without one,
+or when it is not a folder, each forecast fails with that reason: the harness never
+downloads weights (runs must be reproducible offline).  A model whose ``config.json`` says
 ``"harness_weights": "random-init"`` (see :func:`build_tiny_model`), or the
 option ``weights="random-init"``, is not pretrained: its forecasts carry
 ``info["weights"] = "random-init"`` and ``info["flag_untrained"] = True``, the
@@ -40,8 +43,10 @@ from harness.contracts import Forecast, Forecaster, ForecastError, ForecastReque
 from harness.hookspecs import hookimpl
 from plugins.forecasters._common import Deadline, check_request
 
-DEFAULT_MODEL = "amazon/chronos-t5-small"
 MODEL_ENV = "HARNESS_CHRONOS_MODEL"
+#: The one reason given when no local weights are configured (forecasts fail, conformance tests skip).
+NO_LOCAL_WEIGHTS = ("no local Chronos weights configured: set the forecaster option model (or an agent profile's "
+                    f"options.model) or ${MODEL_ENV} to a model folder")
 RANDOM_INIT = "random-init"
 PRETRAINED = "pretrained"
 WEIGHTS_FIELD = "harness_weights"
@@ -112,8 +117,7 @@ def load_pipeline(model: str):
 class ChronosForecaster(Forecaster):
     """Chronos (T5) sample paths; ignores the text context.  See the module docstring.
 
-    ``model``: folder or hub id (default: ``$HARNESS_CHRONOS_MODEL`` or
-    :data:`DEFAULT_MODEL`).  ``weights``: ``random-init`` to flag untrained
+    ``model``: a local model folder (default: ``$HARNESS_CHRONOS_MODEL``).  ``weights``: ``random-init`` to flag untrained
     weights (default: read from the model's config).  ``temperature``, ``top_k``,
     ``top_p``: sampling overrides (default: the model's).
     """
@@ -131,8 +135,17 @@ class ChronosForecaster(Forecaster):
         self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
 
     @property
-    def model(self) -> str:
-        return self._model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    def model(self) -> str | None:
+        return self._model or os.environ.get(MODEL_ENV) or None
+
+    def local_model(self) -> str:
+        """The configured local model folder; ForecastError naming where to configure it otherwise."""
+        model = self.model
+        if model is None:
+            raise ForecastError(NO_LOCAL_WEIGHTS)
+        if not Path(model).expanduser().is_dir():
+            raise ForecastError(f"Chronos model {model!r} is not a local folder ({NO_LOCAL_WEIGHTS})")
+        return str(Path(model).expanduser())
 
     def configured(self, **options: Any) -> "ChronosForecaster":
         """A copy with ``options`` (names in :data:`OPTIONS`) changed; ValueError for unknown ones."""
@@ -153,7 +166,7 @@ class ChronosForecaster(Forecaster):
         y, horizon = check_request(request)
         deadline = Deadline(request.time_limit)
         torch, _ = _import()
-        pipeline = load_pipeline(self.model)
+        pipeline = load_pipeline(self.local_model())
         config = pipeline.model.config
         weights = self.weights_of(pipeline)
         info: dict[str, Any] = {"uses_context": False, "context_ignored": request.context is not None,

@@ -413,8 +413,8 @@ class DirectPromptForecaster(Forecaster):
         _, horizon = check_request(request)
         deadline = Deadline(request.time_limit)
         if self.model is None:
-            raise ForecastError("llm-dp has no model: give an agent profile (harness forecast --agent PROFILE, "
-                                "or --model-backend scripted --script FILE)")
+            raise ForecastError("llm-dp has no model: give an agent profile (harness run --agent PROFILE or "
+                                "params.agent, or params.model_backend: scripted with params.script)")
         profile = self.model.profile
         if not profile.model:
             raise ForecastError(f"agent profile {profile.name!r} names no model")

@@ -4,15 +4,19 @@ Modules: :mod:`.loader` (release task format and data rules) and :mod:`.flat`
 (the flat Hugging Face layout), :mod:`.frequency` (frequency alias table,
 seasonal periods), :mod:`.corpus` (the shared corpus as agents see it),
 :mod:`.contexts` (context conditions), :mod:`.metrics` (sMAE, sRMSE, sCRPS,
-aggregation and average ranks), :mod:`.experiment` (forecasters × conditions,
-submission files), :mod:`.spec` (the experiment spec), :mod:`.runner` (a
-``harness forecast`` run directory), :mod:`.cli` (the ``harness forecast``
-command) and :mod:`.report` (Table 2 in ``harness report``).  The embedded
-public sample (3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
+aggregation and average ranks), :mod:`.experiment` (one forecast, forecasters ×
+conditions, submission files), :mod:`.spec` (the ``drcik`` params),
+:mod:`.template` (the ``drcik`` task template run by ``harness run``) and
+:mod:`.report` (Table 2 in ``harness report``).  The embedded public sample
+(3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
 
 Research episodes (one task x one deep-research agent): :mod:`.research` (workspace,
 scoring), :mod:`.research_outputs` (bounded readers, the release's export files) and the
 ``drcik-research`` template (:mod:`.research_template`).
+
+Episodes have a kind (``params.episode_kind``): ``forecast`` (forecaster ×
+context × task, in the harness process) today; ``research`` (deep-research
+agents in a sandbox) is declared and refused until its template code exists.
 """
 
 from harness.hookspecs import hookimpl
@@ -22,10 +26,13 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 
 
 @hookimpl
-def register_commands(cli):
-    from plugins.tasks.drcik.cli import forecast
+def register_task_templates(register):
+    """Register the ``drcik`` template (forecasting episodes) and ``drcik-research``."""
+    from plugins.tasks.drcik.research_template import ResearchTemplate
+    from plugins.tasks.drcik.template import DrcikTemplate
 
-    cli.add_command(forecast)
+    register(DrcikTemplate())
+    register(ResearchTemplate())
 
 
 def _report_section(frame):
@@ -37,10 +44,3 @@ def _report_section(frame):
 @hookimpl
 def register_report_sections(register):
     register("drcik", _report_section)
-
-
-@hookimpl
-def register_task_templates(register):
-    from plugins.tasks.drcik.research_template import ResearchTemplate
-
-    register(ResearchTemplate())

@@ -87,7 +87,7 @@ def run_experiment(
                 text = cond.text_for(task, evidence)
                 row.update(context_status=text.status, context_items=text.items)
                 if forecaster.uses_context or reuse is None:
-                    reuse = _forecast(forecaster, task, text.text, n_samples, seed, time_limit)
+                    reuse = forecast_task(forecaster, task, text.text, n_samples, seed, time_limit)
                 paths, failure, fallback, seconds, info = reuse
                 row.update(fallback=fallback, seconds=seconds, **info_columns(info),
                            **score_task(paths, _future(task), failure).row())
@@ -104,8 +104,9 @@ def _future(task: DrcikTask) -> np.ndarray | None:
     return None if task.future is None else task.future.to_numpy(dtype=float)
 
 
-def _forecast(forecaster: Forecaster, task: DrcikTask, text: str | None, n_samples: int, seed: int,
-              time_limit: float):
+def forecast_task(forecaster: Forecaster, task: DrcikTask, text: str | None, n_samples: int, seed: int,
+                  time_limit: float):
+    """One forecast: (samples (S, H) or None, failure reason or None, fallback, seconds, info)."""
     request = ForecastRequest(history=task.history.copy(), future_index=task.future_index, context=text,
                               n_samples=n_samples, seed=seed, time_limit=time_limit,
                               seasonal_period=task.seasonal_period)
@@ -231,5 +232,5 @@ def _samples_problem(samples: object, horizon: int) -> str | None:
     return None
 
 
-__all__ = ["ExperimentResult", "Validation", "info_columns", "run_experiment", "validate_submission",
+__all__ = ["ExperimentResult", "Validation", "forecast_task", "info_columns", "run_experiment", "validate_submission",
            "write_submission", "FAILED"]

@@ -1,6 +1,6 @@
 """Dr-CiK Table 2 in ``harness report`` (paper Section 5.2 Table 2, Section 5.4, Appendix H.2).
 
-:func:`build_section` turns the rows of ``harness forecast`` runs (template
+:func:`build_section` turns the rows of Dr-CiK forecasting runs (template
 ``drcik``) into two tables:
 
 - **Table 2**: sCRPS per forecaster (rows) × context condition (columns), mean ±
@@ -32,6 +32,8 @@ from plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFIN
                                          common_tasks, summary_table)
 
 CELLS = ["forecaster", "context"]
+#: Columns besides the cell and task that make a Dr-CiK row a different result (see harness.report.load).
+IDENTITY = ("forecaster_options", "evidence_run", "evidence_agent", "n_samples", "fitted_model")
 TASK = "benchmark_id"
 REQUIRED = (*CELLS, TASK, "status", *METRICS)
 LABELS = {"no-context": "No Context", "background": "Background", "supporting-evidence": "Supporting Evidence",
@@ -49,12 +51,53 @@ def _prepare(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     rows = rows.copy()
     for metric in METRICS:
         rows[metric] = pd.to_numeric(rows[metric], errors="coerce")
-    dup = rows.duplicated([*CELLS, TASK], keep="last")
+    identity = [*CELLS, TASK, *[c for c in IDENTITY if c in rows.columns]]
+    dup = rows.duplicated(identity, keep="last")
     if dup.any():
         messages.append(f"{int(dup.sum())} Dr-CiK row(s) repeat a forecaster × context × task of a later run "
                         "directory: the later run's row is used")
         rows = rows[~dup]
-    return rows.reset_index(drop=True), messages
+    rows = _cell_labels(rows.reset_index(drop=True))
+    dup = rows.duplicated([*CELLS, TASK], keep=False)
+    if dup.any():  # same cell and task, different fitted model: one cell per run directory
+        run = rows["run_dir"].astype(str).map(lambda d: d.rstrip("/").rsplit("/", 1)[-1]) if "run_dir" in rows \
+            else pd.Series("?", index=rows.index)
+        rows.loc[dup, "forecaster"] = rows.loc[dup, "forecaster"] + " (" + run[dup] + ")"
+        messages.append(f"{int(dup.sum())} Dr-CiK row(s) of the same forecaster × context × task differ in the "
+                        "fitted model across run directories: shown as one cell per run directory")
+    return rows, messages
+
+
+def _cell_labels(rows: pd.DataFrame) -> pd.DataFrame:
+    """Forecaster and context labels that keep rows of different identity in different cells: forecaster
+    options (when a forecaster has several), the sample count S (when several are mixed) and the
+    evidence source of the DR conditions (agent @ run)."""
+    rows = rows.copy()
+    if "forecaster_options" in rows.columns:
+        opts = rows["forecaster_options"].fillna("")
+        several = opts.groupby(rows["forecaster"]).transform("nunique") > 1
+        rows.loc[several, "forecaster"] = rows.loc[several, "forecaster"] + " " + opts[several]
+    if "n_samples" in rows.columns and rows["n_samples"].dropna().nunique() > 1:
+        rows["forecaster"] = rows["forecaster"] + " S=" + rows["n_samples"].map(
+            lambda n: str(int(n)) if pd.notna(n) else "?")
+    if "evidence_run" in rows.columns or "evidence_agent" in rows.columns:
+        run = rows.get("evidence_run", pd.Series(None, index=rows.index))
+        agent = rows.get("evidence_agent", pd.Series(None, index=rows.index))
+        source = [_source(r, a) for r, a in zip(run, agent)]
+        has = pd.Series([s is not None for s in source], index=rows.index)
+        if has.any():
+            rows.loc[has, "context"] = rows.loc[has, "context"] + pd.Series(
+                [f" [{s}]" for s in source if s is not None], index=rows.index[has])
+    return rows
+
+
+def _source(run, agent) -> str | None:
+    run = None if run is None or (isinstance(run, float) and run != run) else str(run)
+    agent = None if agent is None or (isinstance(agent, float) and agent != agent) else str(agent)
+    if run is None and agent is None:
+        return None
+    where = run.rstrip("/").rsplit("/", 1)[-1] if run else "?"
+    return f"{agent} @ {where}" if agent else where
 
 
 def _order(values: pd.Series, known: list[str] | None = None) -> list[str]:
@@ -81,7 +124,8 @@ def _ignores_text(rows: pd.DataFrame, forecaster: str) -> bool:
 
 
 def _label(context: str, stand_in: bool) -> str:
-    return LABELS.get(context, context) + (STAND_IN if stand_in else "")
+    base, sep, source = context.partition(" [")
+    return LABELS.get(base, base) + (STAND_IN if stand_in else "") + (f" [{source}" if sep else "")
 
 
 def _counts(cell: dict) -> str:

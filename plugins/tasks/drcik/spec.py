@@ -1,46 +1,54 @@
-"""The Dr-CiK forecasting experiment spec: forecasters × context conditions over a task set.
+"""Parameters of the ``drcik`` task template: a TaskSpec under ``tasks/drcik/``.
 
-A YAML file (``tasks/drcik/*.yaml``) read by ``harness forecast --spec FILE``::
+::
 
     name: sample-statistical
     description: Statistical baselines on the public sample, no context vs supporting evidence.
-    tasks: sample                 # "sample" (the embedded public sample) or a path, relative to this file
-    forecasters:                  # registered forecaster names, or {name, options}
-      - naive
-      - {name: chronos, options: {model: /models/chronos-t5-small}}
-    contexts: [no-context, supporting-evidence]
-    samples: 25                   # S, the paper's default (the leaderboard asks for >= 100)
-    seed: 0
-    time_limit: 600               # seconds per forecast
-    agent: null                   # agent profile for model-backed forecasters (llm-dp)
-    model_backend: null           # e.g. scripted (default: the profile's provider)
-    script: null                  # script for the scripted backend, relative to this file
-    dr_evidence: null             # folder of <benchmark_id>.json DR evidence, relative to this file
-    budget: {max_cost_usd: 1.0}   # per forecast (task × condition) caps on model use
-    submission: {organization: ..., contact: ..., reproduction: ..., notes: ...}
+    template: drcik
+    params:
+      episode_kind: forecast        # forecast (today) | research (deep-research agents in a sandbox, to come)
+      tasks: sample                 # "sample" (the embedded public sample) or a path, relative to this file
+      forecasters:                  # registered forecaster names, or {name, options}
+        - naive
+        - {name: chronos, options: {model: models/chronos-t5-small}}   # a local folder of weights
+      contexts: [no-context, supporting-evidence]
+      samples: 25                   # S, the paper's default (the leaderboard asks for >= 100)
+      seed: 0
+      time_limit: 600               # seconds per forecast
+      agent: null                   # agent profile of model-backed forecasters (llm-dp); else --agent
+      model_backend: null           # e.g. scripted (default: the profile's provider)
+      script: null                  # script for the scripted backend, relative to this file
+      dr_evidence: null             # folder of <benchmark_id>.json DR evidence, relative to this file
+      evidence: null                # {run: RUN_DIR, agent: PROFILE}: evidence from a research run (see below)
+      budget: {max_cost_usd: 1.0}   # per forecast (task × condition) caps on model use
+      submission: {organization: ..., contact: ..., reproduction: ..., notes: ...}
 
-The same fields may sit under ``params`` of a task-spec-shaped file
-(``name``, ``description``, ``template: drcik-forecast``, ``params: {...}``),
-the form the shipped ``tasks/drcik/*.yaml`` use so ``harness tasks list`` shows
-them; errors then name ``params.<field>``.
+Forecasting episodes are forecaster × context condition × task; they run in the
+harness process.  The DR conditions (``dr-evidence``, ``verified-dr``) need an
+evidence source: ``dr_evidence`` (a folder) or ``evidence`` (a research run
+directory and the agent whose episodes produced it, as an experiment stage with
+``evidence_from`` sets it; see :class:`harness.config.ExperimentSpec`).  The
+source is recorded in each row (``evidence_run``, ``evidence_agent``).
 
-Every problem is a :class:`harness.config.ConfigError` naming the file and the field.
+Every problem is a :class:`harness.config.ConfigError` naming the file and ``params.<field>``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from harness.config import Budget, ConfigError, Strict, parse, read_yaml
+from harness.config import Budget, Strict
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.loader import SAMPLE_DIR
 
 SAMPLE = "sample"
-TEMPLATE = "drcik-forecast"
+TEMPLATE = "drcik"
 DEFAULT_SAMPLES = 25
+FORECAST = "forecast"
+RESEARCH = "research"
 
 
 class ForecasterEntry(Strict):
@@ -59,14 +67,20 @@ class SubmissionInfo(Strict):
     notes: str = ""
 
 
-class ExperimentSpec(Strict):
-    """See the module docstring.  Paths are relative to the spec file (:meth:`resolve`)."""
+class EvidenceSource(Strict):
+    """DR evidence from a research run: its run directory and the agent profile whose episodes wrote it."""
 
-    name: str = Field(min_length=1)
-    description: str = ""
+    run: str = Field(min_length=1)
+    agent: str = Field(min_length=1)
+
+
+class DrcikParams(Strict):
+    """See the module docstring.  Relative paths are resolved against the spec file by the template."""
+
+    episode_kind: Literal["forecast", "research"] = FORECAST
     tasks: str = SAMPLE
-    forecasters: list[ForecasterEntry] = Field(min_length=1)
-    contexts: list[str] = Field(min_length=1)
+    forecasters: list[ForecasterEntry] = Field(default_factory=list)
+    contexts: list[str] = Field(default_factory=lambda: ["no-context"])
     samples: int = Field(DEFAULT_SAMPLES, ge=1)
     seed: int = 0
     time_limit: float = Field(600.0, gt=0)
@@ -74,9 +88,9 @@ class ExperimentSpec(Strict):
     model_backend: str | None = None
     script: str | None = None
     dr_evidence: str | None = None
+    evidence: EvidenceSource | None = None
     budget: Budget = Budget()
     submission: SubmissionInfo = SubmissionInfo()
-    base_dir: str = Field(".", exclude=True)
 
     @field_validator("forecasters", mode="before")
     @classmethod
@@ -88,6 +102,8 @@ class ExperimentSpec(Strict):
     @field_validator("contexts")
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("give at least one context condition")
         for name in value:
             ctx.get(name)   # ValueError naming the known conditions, or why one is unavailable
         if len(set(value)) != len(value):
@@ -102,40 +118,35 @@ class ExperimentSpec(Strict):
             raise ValueError("a forecaster is listed twice")
         return value
 
-    def resolve(self, path: str | None) -> Path | None:
-        """``path`` relative to the spec file's folder (absolute paths unchanged)."""
-        if path is None:
-            return None
-        p = Path(path).expanduser()
-        return p if p.is_absolute() else Path(self.base_dir) / p
+    @model_validator(mode="after")
+    def _kind(self) -> "DrcikParams":
+        if self.episode_kind == FORECAST and not self.forecasters:
+            raise ValueError("forecasters: forecasting episodes need at least one forecaster")
+        if self.dr_evidence and self.evidence:
+            raise ValueError("give dr_evidence (a folder) or evidence (a research run), not both")
+        return self
 
     @property
     def tasks_path(self) -> Path:
-        return SAMPLE_DIR if self.tasks == SAMPLE else self.resolve(self.tasks)
+        return SAMPLE_DIR if self.tasks == SAMPLE else Path(self.tasks)
 
+    def resolved(self, base: Path) -> "DrcikParams":
+        """These params with relative paths (tasks, script, dr_evidence, evidence.run, agent when it is a
+        file, a forecaster's ``model`` option naming an existing path) made absolute against ``base``."""
+        def absolute(value: str | None) -> str | None:
+            if value is None:
+                return None
+            p = Path(value).expanduser()
+            return str(p if p.is_absolute() else (base / p).resolve())
 
-def load_spec(path: Path | str) -> ExperimentSpec:
-    """Read and validate an experiment spec YAML."""
-    path = Path(path)
-    data = read_yaml(path)
-    prefix = ""
-    if "template" in data:
-        if data["template"] != TEMPLATE:
-            raise ConfigError(path, [f"template: expected {TEMPLATE!r} for a forecasting experiment, "
-                                     f"got {data['template']!r}"])
-        extra = sorted(set(data) - {"name", "description", "template", "params"})
-        if extra:
-            raise ConfigError(path, [f"{k}: extra field (experiment fields go under params)" for k in extra])
-        params = data.get("params") or {}
-        if not isinstance(params, dict):
-            raise ConfigError(path, ["params: expected a mapping of experiment fields"])
-        data = {"name": data.get("name"), "description": data.get("description", ""), **params}
-        prefix = "params"
-    if "base_dir" in data:
-        raise ConfigError(path, ["base_dir: not a spec field (paths are relative to the spec file)"])
-    return parse(ExperimentSpec, {**data, "base_dir": str(path.resolve().parent)}, path, prefix=prefix)
-
-
-def spec_from_options(data: dict[str, Any], where: str = "command line") -> ExperimentSpec:
-    """An :class:`ExperimentSpec` from command-line values (paths relative to the working folder)."""
-    return parse(ExperimentSpec, {**data, "base_dir": str(Path.cwd())}, where)
+        update: dict[str, Any] = {"script": absolute(self.script), "dr_evidence": absolute(self.dr_evidence)}
+        if self.tasks != SAMPLE:
+            update["tasks"] = absolute(self.tasks)
+        if self.evidence is not None:
+            update["evidence"] = self.evidence.model_copy(update={"run": absolute(self.evidence.run)})
+        update["forecasters"] = [f.model_copy(update={"options": {**f.options, "model": absolute(f.options["model"])}})
+                                 if isinstance(f.options.get("model"), str) and (base / f.options["model"]).exists()
+                                 else f for f in self.forecasters]
+        if self.agent and Path(self.agent).suffix in (".yaml", ".yml"):
+            update["agent"] = absolute(self.agent)
+        return self.model_copy(update=update)

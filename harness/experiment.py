@@ -1,0 +1,184 @@
+"""Experiment grids -> episodes with stable ids (``harness run --experiment FILE``; ``--set``).
+
+:func:`expand_stage` turns one stage of an :class:`harness.config.ExperimentSpec`
+into :class:`Unit` s (task spec after overrides × profile × seed);
+:func:`episode_id` gives each of their episodes a short hash of its canonical
+content.  The format and the stage/``evidence_from`` contract are documented
+on :class:`harness.config.ExperimentSpec`.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from harness.config import AgentProfile, ConfigError, ExperimentSpec, StageSpec
+from harness.contracts import TaskTemplate
+
+#: Hex digits of an episode id (48 bits: no collision expected below ~10^6 episodes per run directory).
+ID_LENGTH = 12
+
+
+@dataclass
+class Unit:
+    """One grid point: a task spec after overrides, an agent profile (None: the template needs none), a seed
+    (None: the spec's own)."""
+
+    task: Any  # harness.run.LoadedTask
+    profile: AgentProfile | None
+    seed: int | None
+
+
+def set_dotted(params: dict, key: str, value: Any) -> dict:
+    """A copy of ``params`` with the dotted path ``key`` (e.g. ``budget.max_cost_usd``) set to ``value``."""
+    out = copy.deepcopy(params)
+    parts = key.split(".")
+    node = out
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = copy.deepcopy(value)
+    return out
+
+
+def apply_overrides(params: dict, overrides: dict[str, Any]) -> dict:
+    """``params`` with every dotted-path override applied, in order."""
+    for key, value in overrides.items():
+        params = set_dotted(params, key, value)
+    return params
+
+
+def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``--set key=value`` items -> overrides; values are read as YAML (``3``, ``true``, ``[a, b]``)."""
+    out = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().removeprefix("params.")
+        if not sep or not key:
+            raise ConfigError("--set", [f"{item!r}: expected key=value (a dotted path into the task's params)"])
+        try:
+            out[key] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError("--set", [f"{key}: value is not valid YAML ({exc})"]) from None
+    return out
+
+
+def canonical(data: Any) -> str:
+    """Canonical JSON: sorted keys, no whitespace (what episode ids hash)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def episode_id(task_name: str, template: TaskTemplate, params: BaseModel, episode: str,
+               profile: AgentProfile | None) -> str:
+    """Short hash of an episode's canonical content: task spec name, template, the template's identity of
+    the episode (params after overrides, including the seed, narrowed to the episode) and the profile
+    (name and content).  Independent of the grid's order and size."""
+    content = {"task": task_name, "template": template.name,
+               "episode": template.episode_identity(params, episode),
+               "profile": profile.model_dump(mode="json") if profile is not None else None}
+    return hashlib.sha256(canonical(content).encode()).hexdigest()[:ID_LENGTH]
+
+
+def task_files(patterns: list[str], base: Path, file: Path | str, field: str = "tasks") -> list[Path]:
+    """Task spec files of ``patterns`` (paths or globs relative to ``base``), in order, each once."""
+    out: list[Path] = []
+    for i, pattern in enumerate(patterns):
+        full = Path(pattern).expanduser()
+        full = full if full.is_absolute() else base / full
+        hits = sorted(Path(p) for p in glob.glob(str(full), recursive=True)) if glob.has_magic(str(full)) else \
+            ([full] if full.is_file() else [])
+        if not hits:
+            raise ConfigError(file, [f"{field}[{i}]: no task spec matches {pattern!r} (relative to {base})"])
+        out += [p for p in hits if p not in out]
+    return out
+
+
+def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The cartesian product of the grid's axes as override dicts (one empty dict for no axes)."""
+    points: list[dict[str, Any]] = [{}]
+    for key, values in grid.items():
+        points = [{**p, key: v} for p in points for v in values]
+    return points
+
+
+def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
+                 evidence: list[dict[str, str]] | None = None) -> list[Unit]:
+    """The units of one stage: tasks × (agents | forecasters) × grid × evidence sources, each with its seeds.
+
+    ``resolve_profile(name)`` and ``load_task(path, overrides)`` come from :mod:`harness.run`;
+    ``evidence``: ``{"run", "agent"}`` sources from the stage named by ``evidence_from``.
+    """
+    base = Path(file).resolve().parent
+    prefix = f"stages.{stage.name}." if stage.name != "main" else ""
+    files = task_files(stage.tasks, base, file, f"{prefix}tasks")
+    profiles: list[AgentProfile | None] = [None]
+    if stage.agents:
+        profiles = []
+        for i, name in enumerate(stage.agents):
+            path = base / name
+            profiles.append(resolve_profile(str(path) if path.suffix in (".yaml", ".yml") and path.exists() else name))
+    forecasters: list[dict | None] = [f.model_dump(mode="json") for f in stage.forecasters] or [None]
+    sources: list[dict | None] = list(evidence) if evidence else [None]
+    units = []
+    for path in files:
+        for point in grid_points(stage.grid):
+            for source in sources:
+                for forecaster in forecasters:
+                    overrides = {**stage.set, **point}
+                    if forecaster is not None:
+                        overrides["forecasters"] = [forecaster]
+                    if source is not None:
+                        overrides["evidence"] = source
+                    task = load_task(path, overrides)
+                    for profile in profiles:
+                        for seed in stage.seeds or [None]:
+                            units.append(Unit(task, profile, seed))
+    return units
+
+
+def stage_dirs(spec: ExperimentSpec, root: Path) -> dict[str, Path]:
+    """Run directory of each stage: ``root`` itself for a single-grid experiment, else ``root/<stage>``."""
+    stages = spec.stage_list()
+    if not spec.stages:
+        return {stages[0].name: root}
+    return {s.name: root / s.name for s in stages}
+
+
+@dataclass
+class PlannedStage:
+    """A stage ready to run: its run directory, units and the identity recorded in ``run.json``."""
+
+    name: str
+    root: Path
+    units: list[Unit]
+    identity: dict[str, str]
+
+
+def plan_experiment(spec: ExperimentSpec, file: Path | str, root: Path, resolve_profile,
+                    load_task) -> list[PlannedStage]:
+    """Every stage of ``spec`` with its units; a stage with ``evidence_from: S`` gets one evidence source
+    ``{"run": <S's run dir>, "agent": <name>}`` per agent profile (or forecaster) of S."""
+    dirs = stage_dirs(spec, root)
+    produced: dict[str, list[str]] = {}
+    out = []
+    for stage in spec.stage_list():
+        evidence = None
+        if stage.evidence_from is not None:
+            evidence = [{"run": str(dirs[stage.evidence_from].resolve()), "agent": name}
+                        for name in produced[stage.evidence_from]]
+        units = expand_stage(stage, file, resolve_profile, load_task, evidence)
+        produced[stage.name] = [f.name for f in stage.forecasters] or list(
+            dict.fromkeys(u.profile.name for u in units if u.profile is not None))
+        out.append(PlannedStage(stage.name, dirs[stage.name], units, {"experiment": spec.name, "stage": stage.name}))
+    return out

@@ -1,0 +1,298 @@
+"""The ``drcik`` task template: Dr-CiK forecasting episodes in the harness run loop (paper Sections 5.1-5.4).
+
+An episode is one forecaster × context condition × task (``episode`` =
+``<forecaster>/<context>/<benchmark_id>``).  Forecasters are models, not agents:
+they run in the harness process (:meth:`DrcikTemplate.runs_in_harness`), with
+the same run directory, resume, retries and ``results.parquet`` as sandboxed
+episodes.  Research episodes (``episode_kind: research``: a deep-research agent
+in a sandbox writing ``report.md`` + ``evidence.json``) are declared in the
+params and refused until their template code exists.
+
+Per episode folder: ``samples.npy`` (the (S, H) sample paths) and
+``score.json``.  After the episodes, :meth:`DrcikTemplate.finish` writes the
+release's submission files per forecaster × context
+(``submissions/<forecaster>__<context>/forecasts.jsonl`` + ``metadata.json``)
+and records their validation in ``run.json``.
+
+A row holds, besides the metrics of :func:`plugins.tasks.drcik.metrics.score_task`
+and the columns of :func:`plugins.tasks.drcik.experiment.info_columns`:
+``forecaster``, ``forecaster_options`` (JSON), ``context``, ``benchmark_id``,
+``episode_kind``, ``evidence_run`` / ``evidence_agent`` (DR conditions: which
+run and which agent produced the evidence), ``fitted_model`` (JSON of what the
+forecaster fitted, e.g. ARIMA order and AIC, the seasonal period and where it
+came from), ``seasonal_period`` (the task's m), ``n_samples``, ``seed``,
+``data_rules`` (the loader's data rules applied to this task), ``profile`` and
+``model`` (model-backed forecasters).  An agent profile whose ``agent`` is a
+forecaster's name (``--agent``) supplies that forecaster's options (e.g. a
+Chronos ``model`` folder); the spec's own options win.
+
+A forecaster that ignores text (``uses_context = False``) forecasts a task once
+per process and the forecast is reused for every condition (``context_used`` is
+False in those rows).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness import plugins as registry
+from harness.config import AgentProfile, ConfigError
+from harness.contracts import EpisodeScore, Materialized, TaskTemplate
+from plugins.tasks.drcik import contexts as ctx
+from plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
+    write_submission
+from plugins.tasks.drcik.loader import DrcikTask, load_tasks
+from plugins.tasks.drcik.metrics import score_task
+from plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
+
+#: The profile used for model-backed forecasters on the scripted backend when none is given.
+SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
+#: Keys of a forecast's ``info`` that describe the fitted model (see plugins.forecasters.statistical).
+FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
+
+
+class DrcikTemplate(TaskTemplate):
+    name = TEMPLATE
+    params_model = DrcikParams
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, dict[str, DrcikTask]] = {}
+        self._forecasters: dict[str, Any] = {}
+        self._reuse: dict[str, tuple] = {}
+        self._evidence: dict[str, dict] = {}
+
+    # -- planning -----------------------------------------------------------------------------------
+    def rewrite_paths(self, params: DrcikParams, spec_file: Path) -> DrcikParams:
+        return params.resolved(Path(spec_file).resolve().parent)
+
+    def tasks(self, params: DrcikParams) -> dict[str, DrcikTask]:
+        key = str(params.tasks_path)
+        if key not in self._tasks:
+            self._tasks[key] = {t.benchmark_id: t for t in load_tasks(params.tasks_path)}
+        return self._tasks[key]
+
+    def episodes(self, params: DrcikParams) -> list[str]:
+        if params.episode_kind == RESEARCH:
+            raise ValueError("params.episode_kind: research episodes (deep-research agents) are not available "
+                             "in this version; use episode_kind: forecast")
+        ids = list(self.tasks(params))
+        return [f"{f.name}/{c}/{t}" for f in params.forecasters for c in params.contexts for t in ids]
+
+    def episode_identity(self, params: DrcikParams, episode: str) -> Any:
+        fname, cond, task_id = episode.split("/")
+        entry = next(f for f in params.forecasters if f.name == fname)
+        exclude = {"forecasters", "contexts", "submission"}
+        if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
+            exclude |= {"dr_evidence", "evidence"}
+        narrowed = params.model_dump(mode="json", exclude=exclude)
+        return {"params": narrowed, "forecaster": entry.model_dump(mode="json"), "context": cond, "task": task_id}
+
+    def episode_label(self, task_name: str, params: DrcikParams, episode: str) -> str:
+        return episode.replace("/", "_") + f"-s{params.samples}"
+
+    def runs_in_harness(self, params: DrcikParams) -> bool:
+        return params.episode_kind == FORECAST
+
+    def prepare(self, params: DrcikParams, progress) -> None:
+        needs_dr = [c for c in params.contexts if ctx.get(c).needs_dr]
+        if needs_dr and not (params.dr_evidence or params.evidence):
+            raise ValueError(f"params.dr_evidence: the condition(s) {', '.join(needs_dr)} need a DR agent's "
+                             "evidence (dr_evidence: FOLDER, or evidence: {run, agent})")
+        for i, entry in enumerate(params.forecasters):
+            self.forecaster(entry, f"params.forecasters[{i}]")
+        if params.dr_evidence and not Path(params.dr_evidence).is_dir():
+            raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
+        if params.evidence and not Path(params.evidence.run).is_dir():
+            raise ValueError(f"params.evidence.run: no such run directory {params.evidence.run}")
+
+    # -- sandboxed episodes are the research kind (to come) ------------------------------------------
+    def materialize(self, params, episode, workspace, key_dir) -> Materialized:
+        raise NotImplementedError("drcik research episodes are not available in this version")
+
+    def score(self, params, episode, workspace, key_dir, run_submission) -> EpisodeScore:
+        raise NotImplementedError("drcik research episodes are not available in this version")
+
+    # -- forecasting episodes -----------------------------------------------------------------------
+    def forecaster(self, entry: ForecasterEntry, where: str = "forecasters"):
+        """The registered forecaster of ``entry``, configured with its options (cached); ValueError naming
+        ``where`` when unknown or misconfigured."""
+        key = json.dumps(entry.model_dump(mode="json"), sort_keys=True)
+        if key not in self._forecasters:
+            try:
+                forecaster = registry.get("forecaster", entry.name)
+            except registry.UnknownPlugin as exc:
+                raise ValueError(f"{where}.name: {exc}") from None
+            if entry.options:
+                configure = getattr(forecaster, "configured", None)
+                if configure is None:
+                    raise ValueError(f"{where}.options: forecaster {entry.name!r} takes no options")
+                try:
+                    forecaster = configure(**entry.options)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"{where}.options: {exc}") from None
+            self._forecasters[key] = forecaster
+        return self._forecasters[key]
+
+    def evidence_for(self, params: DrcikParams, task_id: str) -> tuple[list | None, str | None, str | None]:
+        """(DR evidence claims or None, evidence_run, evidence_agent) for one task."""
+        if params.dr_evidence:
+            folder = Path(params.dr_evidence)
+            for candidate in (folder / f"{task_id}.json", folder / task_id / "evidence.json"):
+                if candidate.is_file():
+                    return ctx.load_dr_evidence(candidate), str(folder), None
+            return None, str(folder), None
+        if params.evidence:
+            claims = self.research_evidence(params.evidence.run, params.evidence.agent).get(task_id)
+            return claims, params.evidence.run, params.evidence.agent
+        return None, None, None
+
+    def research_evidence(self, run: str, agent: str) -> dict[str, list[ctx.EvidenceClaim]]:
+        """DR evidence per task from the research run directory ``run``, for the episodes whose row's
+        ``profile`` is ``agent`` (cached).  An episode's task: the row's ``benchmark_id``, else
+        ``key/research_key.json``.  Its claims, with release document ids: the resolved items of its
+        ``score.json`` details (``{"claim", "resolved"}``), else ``workspace/evidence.json``."""
+        key = f"{run}\0{agent}"
+        if key not in self._evidence:
+            found: dict[str, list[ctx.EvidenceClaim]] = {}
+            for row_file in sorted(Path(run).glob("episodes/*/row.json")):
+                folder = row_file.parent
+                row = _json(row_file) or {}
+                if row.get("profile") != agent:
+                    continue
+                task_id = row.get("benchmark_id") or (_json(folder / "key" / "research_key.json") or {}).get(
+                    "benchmark_id")
+                if not isinstance(task_id, str):
+                    continue
+                details = (_json(folder / "score.json") or {}).get("details")
+                if isinstance(details, list) and details and all(isinstance(d, dict) and "resolved" in d
+                                                                   for d in details):
+                    found[task_id] = [ctx.EvidenceClaim(str(d.get("claim", "")), tuple(map(str, d["resolved"])))
+                                      for d in details]
+                elif (folder / "workspace" / "evidence.json").is_file():
+                    found[task_id] = ctx.load_dr_evidence(folder / "workspace" / "evidence.json")
+            self._evidence[key] = found
+        return self._evidence[key]
+
+    def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
+        fname, cond_name, task_id = episode.split("/")
+        entry = next(f for f in params.forecasters if f.name == fname)
+        if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
+            entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
+        forecaster = self.forecaster(entry)
+        task = self.tasks(params)[task_id]
+        cond = ctx.get(cond_name)
+        evidence, evidence_run, evidence_agent = self.evidence_for(params, task_id)
+        row: dict[str, Any] = {
+            "forecaster": fname, "forecaster_options": json.dumps(entry.options, sort_keys=True) if entry.options
+            else None, "context": cond.name, "benchmark_id": task_id, "episode_kind": params.episode_kind,
+            "evidence_run": evidence_run if cond.needs_dr else None,
+            "evidence_agent": evidence_agent if cond.needs_dr else None,
+            "reproduces_paper": cond.reproduces_paper,
+            "context_used": ctx.context_used(cond, forecaster.uses_context),
+            "scale_status": task.scale_status, "n_samples": params.samples, "seed": params.seed,
+            "seasonal_period": task.seasonal_period, "data_rules": "; ".join(task.data_notes) or None,
+            "tasks_source": params.tasks,
+        }
+        future = None if task.future is None else task.future.to_numpy(dtype=float)
+        if cond.needs_dr and evidence is None:
+            row.update(score_task(None, future, "no DR evidence for this task").row(), context_status="missing",
+                       context_items=0, fallback=None, seconds=0.0, fitted_model=None, **info_columns({}))
+            return EpisodeScore(row)
+        text = cond.text_for(task, evidence)
+        row.update(context_status=text.status, context_items=text.items)
+        model, profile = None, None
+        if getattr(forecaster, "needs_model", False):
+            profile = self._profile(params, profile)
+            from plugins.forecasters.llm import ProxyModel
+
+            options = {"script": params.script} if params.script else {}
+            model = ProxyModel.start(profile, folder / "proxy", params.model_backend, options, params.budget)
+            forecaster = forecaster.bind_model(model)
+            row.update(profile=profile.name, model=profile.model)
+        reuse_key = json.dumps([entry.model_dump(mode="json"), str(params.tasks_path), task_id, params.samples,
+                                params.seed, params.time_limit])
+        try:
+            if not forecaster.uses_context and reuse_key in self._reuse:
+                result = self._reuse[reuse_key]
+            else:
+                result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
+                if not forecaster.uses_context:
+                    self._reuse[reuse_key] = result
+        finally:
+            if model is not None:
+                model.stop()
+        paths, failure, fallback, seconds, info = result
+        fitted = {k: info[k] for k in FIT_KEYS if k in info}
+        row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)
+                   if fitted else None, **info_columns(info), **score_task(paths, future, failure).row())
+        if paths is not None:
+            np.save(folder / "samples.npy", paths)
+        return EpisodeScore(row, warnings=[failure] if failure else [])
+
+    @staticmethod
+    def _profile(params: DrcikParams, given) -> AgentProfile:
+        if params.agent:
+            from harness.run import resolve_profile
+
+            return resolve_profile(params.agent)
+        if given is not None:
+            return given
+        if params.model_backend == "scripted":
+            return SCRIPTED_PROFILE
+        raise ConfigError("params.agent", ["a model-backed forecaster (llm-dp) needs an agent profile "
+                                           "(params.agent or --agent), or model_backend: scripted with a script"])
+
+    # -- after the episodes -------------------------------------------------------------------------
+    def finish(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
+        """Write and validate the release's submission files per forecaster × context (``SUBMISSION.md``)."""
+        if params.episode_kind != FORECAST or not rows:
+            return {}
+        frame = pd.DataFrame(rows)
+        samples = {}
+        for row in rows:
+            path = Path(run_dir) / "episodes" / str(row.get("episode")) / "samples.npy"
+            if path.is_file():
+                samples[(row["forecaster"], row["context"], row["benchmark_id"])] = np.load(path)
+        result = ExperimentResult(frame, samples)
+        tasks = list(self.tasks(params).values())
+        out = {}
+        for entry in params.forecasters:
+            forecaster = self.forecaster(entry)
+            for cond_name in params.contexts:
+                condition = ctx.get(cond_name)
+                kind = "agentic" if condition.needs_dr else getattr(forecaster, "submission_type", "statistical")
+                cell = frame[(frame["forecaster"] == entry.name) & (frame["context"] == cond_name)]
+                models = cell["model"].dropna() if "model" in cell else pd.Series(dtype=object)
+                base = models.iloc[0] if len(models) else getattr(forecaster, "model", None) or "none"
+                notes = params.submission.notes or (
+                    f"S={params.samples} sample paths per task, seed {params.seed}, context condition {cond_name!r}"
+                    + ("" if condition.reproduces_paper else " (a stand-in for the paper's condition)"))
+                meta = {"method": f"{entry.name} ({cond_name})", "organization": params.submission.organization,
+                        "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
+                        "contact": params.submission.contact, "notes": notes}
+                key = f"{entry.name}__{cond_name}" + (f"__{params.evidence.agent}" if params.evidence and
+                                                       condition.needs_dr else "")
+                target = write_submission(Path(run_dir) / "submissions" / key, result, entry.name, cond_name, meta)
+                check = validate_submission(target, tasks)
+                out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings}
+        messages = [f"submission {key}: " + ("valid" if check["ok"] else
+                                             f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}")
+                    for key, check in out.items()]
+        failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
+        messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
+                     for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
+        return {"submissions": out, "messages": messages}
+
+
+def _json(path: Path) -> dict | None:
+    """A JSON object from ``path`` (None when missing, unreadable or not an object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
