@@ -142,6 +142,7 @@ TRACEBENCH: Columns = {
     "n_test": ("int", "test batch size"),
     "seed": ("int", "repetition seed"),
     "pool_seed": ("int", "sample pool seed"),
+    "slug": ("str", "the paper's condition slug (e.g. gentle-cloud), when the spec names it"),
     "heldout_per_class": ("int", "held-out samples per class"),
     "pool_per_class": ("int", "generated pool size per class; null: the default"),
     "accuracy": ("float", "top-1 accuracy on the episode batch"),
