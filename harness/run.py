@@ -101,6 +101,12 @@ def preflight(task: LoadedTask, profile: AgentProfile, settings: RunSettings, mo
     for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
     agent = plugin_registry.get("agent", profile.agent)
     choose_backend(settings.sandbox, agent)
+    reason = agent.refusal(task.params)
+    if reason:
+        raise HarnessError(f"{task.path}: agent {agent.name!r} refuses this task: {reason}")
+    if agent.privileged_inputs and not task.template.privileged_inputs:
+        raise HarnessError(f"{task.path}: agent {agent.name!r} needs privileged inputs, which template "
+                           f"{task.template.name!r} does not provide")
     if agent.needs_model:
         name = model_backend or profile.provider
         if not name:
