@@ -255,3 +255,15 @@ def test_solver_refuses_programmatic_privileged_with_a_message(tmp_path, monkeyp
 def test_only_privileged_agents_declare_privileged_inputs():
     declared = {a.name for a in agents() if a.privileged_inputs}
     assert declared == {"euclidean-1nn-privileged", "dtw-1nn-privileged", "minirocket-ridge-privileged"}
+
+
+def test_aeon_agents_refuse_clearly_without_the_extra(monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "aeon" else real(name, *a))
+    by_name = {a.name: a for a in agents()}
+    for name in ("dtw-1nn", "minirocket-ridge-privileged"):
+        assert "pip install -e '.[baselines]'" in by_name[name].refusal(SimpleNamespace(submission="direct"))
+    assert by_name["euclidean-1nn"].refusal(SimpleNamespace(submission="direct")) is None

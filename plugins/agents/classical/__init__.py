@@ -16,6 +16,7 @@ held-out batch) refuse programmatic tasks before the run starts.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -43,6 +44,8 @@ class ClassicalAgent(Agent):
         self.needs_aeon = needs_aeon
 
     def refusal(self, params) -> str | None:
+        if self.needs_aeon and importlib.util.find_spec("aeon") is None:
+            return "needs aeon, which is not installed: pip install -e '.[baselines]'"
         if getattr(params, "submission", None) != "programmatic":
             return None
         if self.privileged_inputs:
