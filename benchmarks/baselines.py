@@ -18,6 +18,10 @@ printed).  Prints the wall time of the whole grid and its split:
   metrics, results), i.e. wall minus the agent processes.
 
 Then prints ``harness report``'s Table 22 for the runs.
+
+``--jit EPISODE_WORKSPACE`` instead measures what numba's cache saves: it runs
+the dtw and minirocket solvers on a copy of that workspace once with an empty
+numba cache (cold JIT) and once with the built cache, and prints both.
 """
 
 from __future__ import annotations
@@ -86,13 +90,47 @@ def stage_seconds(run_dir: Path) -> tuple[float, float]:
     return method, imports
 
 
+def jit(workspace: Path) -> None:
+    """Cold-JIT vs cached solver time (s) on a copy of ``workspace``, for dtw and minirocket."""
+    import shutil
+    import tempfile
+
+    from plugins.agents.classical.numba_cache import ensure_cache
+
+    cache = ensure_cache()
+    info = json.dumps({"submission": "direct", "labels": json.loads((workspace.parent / "key" / "key.json")
+                                                                    .read_text())["labels"],
+                       "columns": ["col1", "col2", "col3", "col4"], "impulse_columns": ["col3"]})
+    for method in ("minirocket", "dtw"):
+        for mode in ("cold", "cached"):
+            with tempfile.TemporaryDirectory() as tmp:
+                ws = Path(tmp) / "ws"
+                shutil.copytree(workspace, ws)
+                env = {**os.environ, "HOME": tmp, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1"}
+                env.pop("HARNESS_NUMBA_CACHE", None)
+                if mode == "cold":
+                    env["NUMBA_CACHE_DIR"] = str(Path(tmp) / "empty")
+                else:
+                    env["HARNESS_NUMBA_CACHE"] = str(cache)
+                t0 = time.perf_counter()
+                done = subprocess.run([sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", info,
+                                       "--method", method], cwd=ws, env=env, capture_output=True, text=True)
+                line = next((x for x in done.stderr.splitlines() if x.startswith("timings ")), "timings {}")
+                print(f"{method:10s} {mode:6s} {time.perf_counter() - t0:6.1f} s  {line}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiment", type=Path, default=ROOT / "tasks/experiments/baselines.yaml")
     parser.add_argument("--out", type=Path, default=ROOT / "runs/baselines")
     parser.add_argument("--only-agent", action="append", default=[])
     parser.add_argument("--seeds", type=int, default=None, help="use only the first N seeds")
+    parser.add_argument("--jit", type=Path, default=None, metavar="EPISODE_WORKSPACE",
+                        help="only measure cold-JIT vs cached solver time on this workspace")
     args = parser.parse_args(argv)
+    if args.jit:
+        jit(args.jit)
+        return 0
     spec, tasks = grid(args.experiment)
     agents = [a for a in spec["agents"] if not args.only_agent or a in args.only_agent]
     seeds = spec["seeds"][: args.seeds] if args.seeds else spec["seeds"]
