@@ -69,6 +69,8 @@ def run_episode(
     paths.create()
     started = time.time()
     materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
+    if plan.agent.privileged_inputs:
+        plan.template.write_privileged(plan.params, plan.episode, paths.workspace, paths.key)
     (paths.root / "prompt.txt").write_text(materialized.prompt)
 
     channel = plan.model_channel

@@ -118,12 +118,18 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
     for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
     checked = set()
     for unit in units:
-        profile = unit.profile
-        if profile is None or profile.name in checked or unit.task.template.runs_in_harness(unit.task.params):
+        profile, task = unit.profile, unit.task
+        if profile is None or (profile.name, task.path) in checked or task.template.runs_in_harness(task.params):
             continue
-        checked.add(profile.name)
+        checked.add((profile.name, task.path))
         agent = plugin_registry.get("agent", profile.agent)
         choose_backend(settings.sandbox, agent)
+        reason = agent.refusal(task.params)
+        if reason:
+            raise HarnessError(f"{task.path}: agent {agent.name!r} refuses this task: {reason}")
+        if agent.privileged_inputs and not task.template.privileged_inputs:
+            raise HarnessError(f"{task.path}: agent {agent.name!r} needs privileged inputs, which template "
+                               f"{task.template.name!r} does not provide")
         if agent.needs_model:
             name = model_backend or profile.provider
             if not name:

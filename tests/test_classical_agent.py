@@ -42,7 +42,7 @@ def test_rule_py_is_self_contained_and_agrees_with_direct_mode(tmp_path):
     rng = np.random.default_rng(3)
     labels = ["p", "q", "no parameter change"]
     support = [(rng.normal(size=(20, 2)), i % 3, f"s{i}") for i in range(6)]
-    solve.write_rule(tmp_path / "rule.py", support, labels, [1])
+    solve.write_rule(tmp_path / "rule.py", "euclidean", support, labels, [1])
     namespace: dict = {}
     source = (tmp_path / "rule.py").read_text()
     assert "open(" not in source and "read_parquet" not in source

@@ -72,6 +72,10 @@ class Agent(ABC):
     tools are installed there); ``--sandbox auto`` then prefers an image backend.
     ``image_capable``: False for agents that run host programs (e.g. the host's
     Python) and so cannot run in an image backend such as docker.
+    ``privileged_inputs``: the agent is a privileged baseline: the template also
+    writes its privileged inputs into the workspace (TraceBench: the clean paired
+    no-intervention trajectories, Appendix E; :meth:`TaskTemplate.write_privileged`).
+    No other agent ever gets them.
     """
 
     name: str
@@ -79,6 +83,12 @@ class Agent(ABC):
     needs_model: bool = True
     needs_image: bool = False
     image_capable: bool = True
+    privileged_inputs: bool = False
+
+    def refusal(self, params) -> str | None:
+        """Why this agent cannot run episodes of these template ``params`` (checked before
+        anything runs), or None (default)."""
+        return None
 
     def install(self, recipe: ImageRecipe) -> None:
         """Add what the agent needs to the runtime image recipe (default: nothing)."""

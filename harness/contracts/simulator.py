@@ -39,8 +39,10 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Channel:
-    """One observed column.  ``impulse`` channels are compared only near impacts
-    in the solvability filter (Appendix B)."""
+    """One observed column.  ``impulse`` marks an impulse/force channel (BallDrop's
+    ``Hard_Stop_f``, BounceBall's right-wall contact force): it is compared only near
+    impacts in the solvability filter (Appendix B), and the classical baselines divide
+    it by the trajectory's maximum absolute value (Appendix E)."""
 
     name: str  # release column name, e.g. "Position"
     description: str  # prompt text, e.g. "ball height"

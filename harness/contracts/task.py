@@ -59,6 +59,8 @@ class TaskTemplate(ABC):
 
     name: str
     params_model: type[BaseModel]
+    #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
+    privileged_inputs: bool = False
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
         """Expensive one-time work before the episodes (e.g. building a sample pool),
@@ -77,6 +79,11 @@ class TaskTemplate(ABC):
         self, params: BaseModel, episode: str, workspace: Path, key_dir: Path, run_submission: SubmissionRunner
     ) -> EpisodeScore:
         """Score the agent's output left in ``workspace`` against ``key_dir``."""
+
+    def write_privileged(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> None:
+        """Add the privileged inputs to a materialized ``workspace``; called only for agents
+        that declare ``privileged_inputs`` (default: the template has none)."""
+        raise NotImplementedError(f"template {self.name!r} has no privileged inputs")
 
     def rewrite_paths(self, params: BaseModel, spec_file: Path) -> BaseModel:
         """Resolve relative paths in params against the spec file (default: unchanged)."""

@@ -9,7 +9,8 @@ the ``register_report_sections`` hook (:mod:`harness.hookspecs`)::
         register("my-template", build)      # build(rows: DataFrame) -> Section
 
 A builder gets only its template's rows (flagged rows were refused before) and
-returns tables and messages.  A builder that raises is reported as a message,
+returns tables and messages.  A builder registered for a built-in template adds
+its tables after the built-in ones (e.g. TraceBench's Table 22).  A builder that raises is reported as a message,
 not fatal; rows of a template nobody registered are named in a message.
 """
 
@@ -63,12 +64,14 @@ def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = Non
     out = Section()
     if frame.empty or "template" not in frame.columns:
         return out
-    templates = [t for t in pd.unique(frame["template"].dropna()) if t not in BUILTIN]
+    templates = list(pd.unique(frame["template"].dropna()))
     if templates and builders is None:
         builders = registered_sections()
     for template in templates:
         rows = frame[frame["template"] == template].reset_index(drop=True)
         build = builders.get(template)
+        if build is None and template in BUILTIN:
+            continue
         if build is None:
             out.messages.append(f"{len(rows)} row(s) of template {template!r}: no report section is registered "
                                 f"for it (left out)")

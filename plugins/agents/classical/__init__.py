@@ -1,7 +1,22 @@
-"""Classical (no-LLM) baseline agents that run inside the sandbox like any other agent."""
+"""Classical (no-LLM) baseline agents of TraceBench Appendix E, run inside the sandbox like any agent.
+
+Seven agents: ``euclidean-1nn``, ``dtw-1nn``, ``minirocket-ridge``, their
+``-privileged`` variants (input = observed trajectory minus its clean paired
+no-intervention trajectory; the harness writes those pairs into the workspace
+of these agents only) and ``random`` (uniform over the allowed labels, seeded
+by the test file name).  ``dtw-1nn`` and ``minirocket-ridge`` use aeon (the
+``baselines`` extra); numba's compilation cache for them is built once on the
+host (:mod:`.numba_cache`) and mounted read-only into every sandbox.
+
+Programmatic submission: ``euclidean-1nn``, ``minirocket-ridge`` and ``random``
+write a ``rule.py`` with their fitted state embedded; the privileged variants
+(``predict(df)`` gets no clean pair) and ``dtw-1nn`` (too slow on a 710-sample
+held-out batch) refuse programmatic tasks before the run starts.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -9,22 +24,59 @@ from pathlib import Path
 from harness.contracts import Agent, AgentContext, AgentInvocation
 from harness.hookspecs import hookimpl
 
+#: method -> (agent name, needs aeon)
+METHODS = {"euclidean": ("euclidean-1nn", False), "dtw": ("dtw-1nn", True),
+           "minirocket": ("minirocket-ridge", True)}
+PROGRAMMATIC = ("euclidean", "minirocket", "random")
 
-class EuclideanNN(Agent):
-    """Euclidean 1-NN on the support batch (TraceBench Appendix E), writing results.json or rule.py."""
 
-    name = "euclidean-1nn"
-    version = "1"
+class ClassicalAgent(Agent):
+    """One Appendix E baseline: ``method`` in euclidean | dtw | minirocket | random, optionally privileged."""
+
+    version = "2"
     needs_model = False
     image_capable = False  # runs the host's Python with the harness's own packages
 
+    def __init__(self, name: str, method: str, privileged: bool = False, needs_aeon: bool = False):
+        self.name = name
+        self.method = method
+        self.privileged_inputs = privileged
+        self.needs_aeon = needs_aeon
+
+    def refusal(self, params) -> str | None:
+        if self.needs_aeon and importlib.util.find_spec("aeon") is None:
+            return "needs aeon, which is not installed: pip install -e '.[baselines]'"
+        if getattr(params, "submission", None) != "programmatic":
+            return None
+        if self.privileged_inputs:
+            return ("a privileged baseline cannot submit rule.py: predict(df) gets no clean no-intervention "
+                    "pair (TraceBench Table 22 is direct-answer only)")
+        if self.method not in PROGRAMMATIC:
+            return "1-NN under DTW over the 710-sample held-out batch is too slow for programmatic submission"
+        return None
+
     def command(self, ctx: AgentContext) -> AgentInvocation:
         info = {k: ctx.task_info.get(k) for k in ("submission", "labels", "columns", "impulse_columns")}
-        return AgentInvocation(
-            argv=[sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info)],
-            env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
-            ro_binds=runtime_files(),
-        )
+        argv = [sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info),
+                "--method", self.method]
+        if self.privileged_inputs:
+            argv.append("--privileged")
+        env = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+        binds = runtime_files()
+        if self.needs_aeon:
+            from plugins.agents.classical.numba_cache import ensure_cache
+
+            cache = ensure_cache()
+            env["HARNESS_NUMBA_CACHE"] = str(cache)
+            binds.append(cache)
+        return AgentInvocation(argv=argv, env=env, ro_binds=binds)
+
+
+class EuclideanNN(ClassicalAgent):
+    """The ``euclidean-1nn`` agent."""
+
+    def __init__(self):
+        super().__init__("euclidean-1nn", "euclidean")
 
 
 def runtime_files() -> list[Path]:
@@ -34,6 +86,17 @@ def runtime_files() -> list[Path]:
     return [here.parent.parent / "__init__.py", here.parent / "__init__.py", here]
 
 
+def agents() -> list[ClassicalAgent]:
+    """The seven Appendix E agents."""
+    out = []
+    for method, (name, aeon) in METHODS.items():
+        out.append(EuclideanNN() if method == "euclidean" else ClassicalAgent(name, method, False, aeon))
+        out.append(ClassicalAgent(f"{name}-privileged", method, True, aeon))
+    out.append(ClassicalAgent("random", "random"))
+    return out
+
+
 @hookimpl
 def register_agents(register):
-    register(EuclideanNN())
+    for agent in agents():
+        register(agent)

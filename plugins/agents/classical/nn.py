@@ -1,11 +1,17 @@
-"""Euclidean 1-nearest-neighbour classification (TraceBench Appendix E).
+"""Appendix E preprocessing and Euclidean 1-nearest-neighbour classification (TraceBench).
 
-Each trajectory is a DataFrame whose last column is time.  Features: the
-remaining columns, no interpolation or standardisation; each impulse column is
-divided by that trajectory's maximum absolute value when nonzero.  Distance:
-root-mean-square difference over the flattened multichannel trajectory (over
-the common prefix when lengths differ).  Ties are broken by distance, then
-class index (position in the allowed-label order), then support-sample id.
+Each trajectory is a DataFrame whose last column is time.  Preprocessing, the
+same for every classical baseline: keep the original time grid, drop the time
+column, no interpolation or standardisation; for a privileged baseline
+subtract the clean paired no-intervention trajectory channel by channel; then
+divide each impulse/force channel (the simulator's channels flagged
+``impulse``, named by the task's ``impulse_columns``) by that trajectory's
+maximum absolute value when nonzero.
+
+Euclidean distance: root-mean-square difference over the flattened
+multichannel trajectory (over the common prefix when lengths differ).  Ties
+are broken by distance, then class index (position in the allowed-label
+order), then support-sample id.
 
 This module is self-contained (numpy only) because its source is embedded into
 the ``rule.py`` the agent submits in programmatic mode.
@@ -14,13 +20,23 @@ the ``rule.py`` the agent submits in programmatic mode.
 import numpy as np
 
 
-def features(values, impulse_columns):
-    """``values``: array (T, C+1) with time last -> float array (T, C), impulse columns scaled."""
+def features(values, impulse_columns, clean=None):
+    """Appendix E features of one trajectory.
+
+    ``values``: array (T, C+1), time last.  ``clean``: the clean paired
+    no-intervention trajectory, same shape (privileged variants only).
+    Returns a float array (T, C).  Raises ValueError when ``clean`` has another shape.
+    """
     x = np.asarray(values, dtype=float)[:, :-1].copy()
-    for c in impulse_columns:
-        peak = np.max(np.abs(x[:, c])) if len(x) else 0.0
+    if clean is not None:
+        c = np.asarray(clean, dtype=float)
+        if c.shape != (x.shape[0], x.shape[1] + 1):
+            raise ValueError("clean pair has shape %s, expected %s" % (c.shape, (x.shape[0], x.shape[1] + 1)))
+        x = x - c[:, :-1]
+    for col in impulse_columns:
+        peak = np.max(np.abs(x[:, col])) if len(x) else 0.0
         if peak > 0:
-            x[:, c] = x[:, c] / peak
+            x[:, col] = x[:, col] / peak
     return x
 
 
@@ -30,7 +46,21 @@ def rms_distance(a, b):
     return float(np.sqrt(np.mean((a[:n] - b[:n]) ** 2)))
 
 
-def nearest(x, support):
-    """Index into ``support`` (a list of (features, class_index, sample_id)) of the nearest neighbour."""
-    keyed = [(rms_distance(x, s[0]), s[1], s[2], i) for i, s in enumerate(support)]
+def nearest(x, support, distance=rms_distance):
+    """Index into ``support`` (a list of (features, class_index, sample_id)) of the nearest neighbour;
+    ties by distance, then class index, then sample id."""
+    keyed = [(distance(x, s[0]), s[1], s[2], i) for i, s in enumerate(support)]
     return min(keyed)[3]
+
+
+def seed_of(data):
+    """A 32-bit seed from text or bytes (FNV-1a), stable across processes and Python versions."""
+    h = 2166136261
+    for byte in data.encode() if isinstance(data, str) else bytes(data):
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def random_label(labels, seed):
+    """One label drawn uniformly from ``labels`` with ``numpy.random.default_rng(seed)``."""
+    return labels[int(np.random.default_rng(seed).integers(len(labels)))]

@@ -1,5 +1,6 @@
-"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`) and the
-commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`)."""
+"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`), the
+commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`),
+and its report section, Table 22 (:mod:`.table22`)."""
 
 from harness.hookspecs import hookimpl
 
@@ -20,3 +21,15 @@ def register_commands(cli):
 
     cli.add_command(generate)
     cli.add_command(plot_sample)
+
+
+def _report_section(frame):
+    from plugins.tasks.tracebench.table22 import build_section
+
+    return build_section(frame)
+
+
+@hookimpl
+def register_report_sections(register):
+    """Table 22 (classical baselines beside the agents) in ``harness report``."""
+    register("tracebench", _report_section)

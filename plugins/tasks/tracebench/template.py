@@ -19,6 +19,12 @@ Answer key (``key_dir``, never mounted)::
     key.json              settings, labels as shown, label mapping, and per file
                           (test / support / heldout): sample id, label, noise seed
     recipes.json          the pool recipes of every sample of the episode
+
+Privileged inputs (only for agents that declare ``privileged_inputs``: the
+privileged classical baselines of Appendix E; :meth:`TracebenchTemplate.write_privileged`)::
+
+    clean_pairs/test_samples/<name>.parquet    clean no-intervention trajectory of the
+    clean_pairs/train_samples/<name>.parquet   same initial configuration, same grid, no noise
     test_samples/         pristine copies of the test files (rule.py is run on these)
     heldout_samples/      noisy held-out files (programmatic submission only)
 """
@@ -190,6 +196,7 @@ class TracebenchTemplate(TaskTemplate):
 
     name = "tracebench"
     params_model = TracebenchParams
+    privileged_inputs = True
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):
@@ -296,6 +303,28 @@ class TracebenchTemplate(TaskTemplate):
         info = {"submission": params.submission, "labels": labels, "examples_per_class": params.examples_per_class,
                 "columns": columns, "impulse_columns": impulse}
         return Materialized(prompt=prompt, task_info=info)
+
+    def write_privileged(self, params: TracebenchParams, episode: str, workspace: Path, key_dir: Path) -> None:
+        """Write the clean paired no-intervention trajectory of every test and support sample
+        (Appendix E's privileged input) to ``workspace/clean_pairs/{test,train}_samples/<same name>``.
+
+        The pair is ``simulate(config)`` without intervention: the sample's own clean
+        trajectory for a no-intervention sample.  Raises ValueError when a pair's time
+        grid differs from its sample's.
+        """
+        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        sim = self._simulator(params.simulator)
+        pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)), None)
+        for group, folder in (("test", "test_samples"), ("support", "train_samples")):
+            out = Path(workspace) / "clean_pairs" / folder
+            for name, truth in key[group].items():
+                sample = pool.clean(truth["sample_id"])
+                pair = sample if pool.intervention(truth["sample_id"]) is None else sim.simulate(
+                    pool.config(truth["sample_id"]), None)
+                if np.shape(pair.values) != np.shape(sample.values) or not np.allclose(pair.time, sample.time):
+                    raise ValueError(f"{sim.name}: clean pair of sample {truth['sample_id']} has another time grid")
+                out.mkdir(parents=True, exist_ok=True)
+                sample_files.write_sample(out / name, pair.time, np.asarray(pair.values, dtype=np.float64))
 
     @staticmethod
     def _write_group(pool, sim: Simulator, params: TracebenchParams, ids: list[str], folders: list[Path],

@@ -1,0 +1,77 @@
+"""numba's compilation cache for the aeon baselines, built once on the host and mounted read-only.
+
+aeon's distance and MiniRocket kernels are numba functions compiled on first
+call (``cache=True``).  :func:`ensure_cache` builds the cache once per
+(Python, numba, aeon) version by running both baselines on a tiny synthetic
+support batch in a subprocess with ``NUMBA_CACHE_DIR`` set, under a file lock,
+and returns its directory; each sandbox gets it read-only
+(``HARNESS_NUMBA_CACHE``; :func:`plugins.agents.classical.solve.use_numba_cache`).
+The directory is ``$HARNESS_CACHE_DIR/numba/<versions>`` or
+``~/.cache/harness/numba/<versions>``.  The build time (the JIT an episode
+would otherwise pay) is written to ``build.json`` beside the cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+STAMP = "build.json"
+
+
+def cache_dir() -> Path:
+    """Where the cache of the installed versions lives."""
+    root = Path(os.environ["HARNESS_CACHE_DIR"]) if os.environ.get("HARNESS_CACHE_DIR") else Path.home() / ".cache" / "harness"
+    try:
+        versions = f"py{sys.version_info.major}{sys.version_info.minor}-numba{metadata.version('numba')}-aeon{metadata.version('aeon')}"
+    except metadata.PackageNotFoundError as exc:
+        raise RuntimeError(f"dtw-1nn and minirocket-ridge need aeon: pip install -e '.[baselines]' ({exc})") from None
+    return root / "numba" / versions
+
+
+def ensure_cache() -> Path:
+    """The cache directory, built first if absent (RuntimeError with the build's stderr if it fails)."""
+    target = cache_dir()
+    if (target / STAMP).exists():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / STAMP).exists():
+            started = time.perf_counter()
+            env = {**os.environ, "NUMBA_CACHE_DIR": str(target), "NUMBA_NUM_THREADS": "1"}
+            done = subprocess.run([sys.executable, "-m", "plugins.agents.classical.numba_cache"], env=env,
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"building the numba cache in {target} failed: {done.stderr[-2000:]}")
+            (target / STAMP).write_text(json.dumps({"seconds": round(time.perf_counter() - started, 2)}))
+    return target
+
+
+def warm() -> None:
+    """Compile every numba function the baselines call, with the argument types they use."""
+    import warnings
+
+    import numpy as np
+
+    from plugins.agents.classical import learned
+
+    rng = np.random.default_rng(0)
+    for channels in (1, 3):
+        xs = [rng.normal(size=(40, channels)) for _ in range(6)]
+        learned.dtw_distance(xs[0], xs[1])
+        learned.dtw_distance(xs[0], xs[1][:30])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = learned.fit_minirocket(xs, [0, 1, 2, 0, 1, 2])
+            learned.predict_minirocket(model, xs[:2])
+
+
+if __name__ == "__main__":
+    warm()
