@@ -38,8 +38,8 @@ from pathlib import Path
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
 from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect
-from harness.submission import (SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS, SandboxedSubmissionRunner,
-                                read_submission_inputs)
+from harness.submission import (DEFAULT_RULE_BUDGET, SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS,
+                                SandboxedSubmissionRunner, read_submission_inputs)
 
 WORKER_IN_CONTAINER = "/opt/harness/rule_worker.py"
 #: Extra container memory beyond the worker's address-space cap (interpreter, page cache).
@@ -221,7 +221,9 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
     """
 
     def __init__(self, backend: SandboxBackend | None, limits: Limits, call_timeout: float, memory_mb: int,
-                 import_timeout: float = 120.0, labels: dict[str, str] | None = None):
+                 import_timeout: float = 120.0, labels: dict[str, str] | None = None,
+                 budget: float = DEFAULT_RULE_BUDGET):
+        self.budget, self.spent = float(budget), 0.0
         if call_timeout <= 0 or import_timeout <= 0:
             raise ValueError("call_timeout and import_timeout must be positive")
         if memory_mb < 256:
@@ -255,7 +257,8 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
 
 
 def make_docker_runner(backend: SandboxBackend | None = None, limits: Limits | None = None, call_timeout: float = 60.0,
-                       memory_mb: int = 2048, *, import_timeout: float = 120.0) -> DockerSubmissionRunner:
+                       memory_mb: int = 2048, *, import_timeout: float = 120.0,
+                       budget: float = DEFAULT_RULE_BUDGET) -> DockerSubmissionRunner:
     """A :class:`DockerSubmissionRunner` (``limits`` None: ``Limits(pids=WORKER_PIDS)``)."""
     return DockerSubmissionRunner(backend, limits or Limits(pids=WORKER_PIDS), call_timeout, memory_mb,
-                                  import_timeout)
+                                  import_timeout, budget=budget)
