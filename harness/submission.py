@@ -48,6 +48,7 @@ from pathlib import Path
 
 from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
 from harness.contracts.task import CallResult, SubmissionRunner
+from harness.sandbox import owner
 from harness.sandbox.errors import SandboxError
 from harness.sandbox.mounts import Mount
 from harness.sandbox.process import SandboxProcess
@@ -213,6 +214,7 @@ class SandboxedSubmissionRunner:
         if early is not None:
             return early
         with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
+            owner.write(Path(tmp))  # a killed run's copy is found by `harness sandbox cleanup`
             sub, ws = Path(tmp) / "submission", Path(tmp) / "workspace"
             sub.mkdir(mode=0o755)
             ws.mkdir(mode=0o755)

@@ -37,7 +37,8 @@ from pathlib import Path
 
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
-from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect
+from harness.sandbox import owner
+from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect, owner_label
 from harness.submission import (DEFAULT_RULE_BUDGET, SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS,
                                 SandboxedSubmissionRunner, read_submission_inputs)
 
@@ -176,7 +177,7 @@ class _RuleContainer:
         memory = f"{int(self.memory_mb) + MEMORY_HEADROOM_MB}m"
         container = self.client.containers.create(
             self.image, command=["sleep", "infinity"], name=f"harness-rule-{uuid.uuid4().hex[:12]}",
-            labels={LABEL_MANAGED: "1", LABEL_ROLE: "rule", **self.labels}, user=WORKER_USER,
+            labels={LABEL_MANAGED: "1", LABEL_ROLE: "rule", **owner_label(), **self.labels}, user=WORKER_USER,
             network_mode="none", init=True, read_only=True, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
             working_dir="/tmp", environment={"HOME": "/tmp"}, hostname="rule",
             nano_cpus=int(round(self.limits.cpus * 1e9)), mem_limit=memory, memswap_limit=memory,
@@ -242,6 +243,7 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
         try:
             image = agent_image(self.backend, client)
             with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
+                owner.write(Path(tmp))  # a killed run's copy is found by `harness sandbox cleanup`
                 sub = Path(tmp) / "submission"
                 sub.mkdir(mode=0o755)
                 os.chmod(tmp, 0o755)
