@@ -33,7 +33,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import inspect
-import json
 import os
 import secrets
 import select
@@ -46,6 +45,7 @@ import threading
 import time
 from pathlib import Path
 
+from harness import untrusted
 from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
 from harness.contracts.task import CallResult, SubmissionRunner
 from harness.sandbox import owner
@@ -131,10 +131,10 @@ class _Worker:
         if not self._fill(HEADER.size + size, deadline):
             return None
         frame, self.buffer = self.buffer[HEADER.size:HEADER.size + size], self.buffer[HEADER.size + size:]
-        try:
-            reply = json.loads(frame)
-        except ValueError as exc:
-            raise WorkerGone(f"protocol error: {exc}") from None
+        parsed = untrusted.parse_json(frame, untrusted.Bounds(max_bytes=MAX_FRAME), "reply")
+        if not parsed.ok:
+            raise WorkerGone(f"protocol error: {parsed.reason}")
+        reply = parsed.value
         if not isinstance(reply, dict):
             raise WorkerGone("protocol error: reply is not an object")
         return reply

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness import untrusted
 from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
 from plugins.tasks.tracebench.files import file_key
 
@@ -32,6 +33,8 @@ RESULTS_FILE = "results.json"
 RULE_FILE = "rule.py"
 RULE_FUNCTION = "predict"
 MAX_RESULTS_BYTES = 10 * 2**20
+#: Bounds of ``results.json`` and of each ``predict()`` return value (size, nesting depth, JSON values).
+RESULTS_BOUNDS = untrusted.Bounds(max_bytes=MAX_RESULTS_BYTES, max_depth=16, max_items=200_000, max_string=10_000)
 _PREVIEW_CHARS = 300
 
 
@@ -107,9 +110,9 @@ def check_prediction(value: Any, allowed: Sequence[str]) -> Prediction:
             return Prediction(None, f"item {i} is {_type_name(item)}, expected a label string")
         label = canonical.get(fold(item))
         if label is None:
-            return Prediction(None, f"label {item!r} is not one of the allowed labels")
+            return Prediction(None, f"label {untrusted.safe_str(repr(item), 80)} is not one of the allowed labels")
         if label in labels:
-            return Prediction(None, f"duplicate label {item!r}")
+            return Prediction(None, f"duplicate label {untrusted.safe_str(repr(item), 80)}")
         labels.append(label)
     return Prediction(labels, note=note)
 
@@ -132,8 +135,7 @@ def _sample(split: str, file: str, truth: dict, pred: Prediction, raw: Any) -> S
     )
 
 
-class _Pairs(list):
-    """A JSON object kept as its (key, value) pairs, so repeated keys are seen."""
+_Pairs = untrusted.Pairs
 
 
 def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
@@ -145,19 +147,11 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
     reason when the whole file is unusable (missing, a symbolic link, too large,
     invalid JSON, not an object); ``warnings`` names ignored keys.
     """
-    path = workspace / RESULTS_FILE
-    if path.is_symlink():
-        return {}, f"{RESULTS_FILE} is a symbolic link; it was not read", []
-    if not path.is_file():
-        return {}, f"{RESULTS_FILE} not found in the workspace", []
-    if path.stat().st_size > MAX_RESULTS_BYTES:
-        return {}, f"{RESULTS_FILE} is larger than {MAX_RESULTS_BYTES} bytes", []
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
-    except UnicodeDecodeError as exc:
-        return {}, f"{RESULTS_FILE} is not UTF-8 text: {exc}", []
-    except json.JSONDecodeError as exc:
-        return {}, f"{RESULTS_FILE} is not valid JSON: {exc}", []
+    read = untrusted.read_json(workspace / RESULTS_FILE, RESULTS_BOUNDS, pairs=True, name=RESULTS_FILE,
+                                where=" in the workspace")
+    if not read.ok:
+        return {}, read.reason, []
+    data = read.value
     if not isinstance(data, _Pairs):
         kind = _type_name(_plain(data))
         return {}, f"{RESULTS_FILE} holds {kind}, expected an object mapping file names to label lists", []
@@ -226,6 +220,8 @@ def _score_calls(split: str, files: list[str], truths: dict, results: list[CallR
             pred = Prediction(None, "the submission runner returned no result for this sample")
         elif results[i].error is not None:
             pred = Prediction(None, f"{RULE_FUNCTION}(df) failed: {results[i].error}")
+        elif (bad := untrusted.check_value(results[i].value, RESULTS_BOUNDS, "the return value")) is not None:
+            pred = Prediction(None, f"{RULE_FUNCTION}(df) returned an invalid prediction: {bad}")
         else:
             raw = results[i].value
             pred = check_prediction(raw, allowed)
