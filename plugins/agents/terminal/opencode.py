@@ -58,7 +58,9 @@ def step_usage(tokens: dict) -> Usage:
 
 def _object(data: Any) -> dict:
     """One row's JSON object (bounded); an unreadable row gives an empty object, the other rows are kept."""
-    value = untrusted.parse_json(data if isinstance(data, str | bytes) else "", NATIVE_LOG_BOUNDS).value
+    if isinstance(data, bytes):  # a BLOB: its text, invalid UTF-8 replaced
+        data = data.decode("utf-8", "replace")
+    value = untrusted.parse_json(data if isinstance(data, str) else "", NATIVE_LOG_BOUNDS).value
     return value if isinstance(value, dict) else {}
 
 def session_records(home: Path) -> tuple[list[dict], list[dict]]:
