@@ -11,6 +11,34 @@ is missing, not a list of strings, empty, names a label outside the allowed
 set, or repeats a label.  A bare string is accepted as a one-item list (it
 names one label unambiguously); such samples carry a ``note``.
 
+What is accepted (each row is a test: ``tests/test_tracebench_scoring.py::test_leniency_table``,
+the ``predict()`` shapes in ``tests/test_rule_hostile_returns.py``):
+
+==============================================  ================================================
+value for one sample                            result
+==============================================  ================================================
+list of allowed labels                          scored, in the agent's order
+labels differing in case or outer whitespace    scored (compared trimmed and case-folded)
+a bare string                                   read as a one-item list, with a ``note``
+``predict()`` returns a tuple                   a list (JSON has no tuples)
+``predict()`` returns a numpy array / Series    a list (``tolist()`` in the worker)
+empty list                                      wrong: "empty list of labels"
+an item that is not a string                    wrong: "item N is ..."
+a label outside the allowed set                 wrong: the whole prediction is invalid, even
+                                                when the true label comes first
+the same label twice                            wrong: "duplicate label"
+a generator, set, object, number or null        wrong: not a list of label strings
+NaN/Infinity, nesting > 16, > 200,000 values    wrong, with the bound named
+                                                (:mod:`harness.untrusted`)
+==============================================  ================================================
+
+``results.json`` as a whole: a key with or without ``.parquet`` and with or
+without a ``test_samples/`` prefix names the file; keys naming no test file
+are ignored with a warning; two keys for one file count when their values
+agree and are wrong otherwise; a byte-order mark is accepted; more than
+10 MiB, invalid UTF-8, invalid JSON, a symbolic link or not an object make
+every sample wrong with that reason.
+
 Direct answers come from ``results.json`` (an object mapping test file names,
 with or without ``.parquet`` and with or without a ``test_samples/`` prefix,
 to label lists).  Programmatic submissions are scored by running ``predict``
