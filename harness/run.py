@@ -127,7 +127,7 @@ def execute(
 
     def runner_factory():
         return make_runner(backend, limits=None, call_timeout=settings.rule_call_timeout,
-                           memory_mb=settings.rule_memory_mb)
+                           memory_mb=settings.rule_memory_mb, budget=settings.rule_budget)
 
     plans = []
     for seed in seeds:
@@ -157,12 +157,15 @@ def execute(
         "settings": settings.model_dump(mode="json"),
         "sandbox": backend.name,
         "sandbox_details": backend.describe(),
+        "rule_budget_seconds": settings.rule_budget,
         "agent": {"name": agent.name, "version": agent.version},
         "model_backend": model_backend,
         "versions": versions(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     })
-    on_event("start", {"episodes": len(plans), "sandbox": backend.name})
+    details = backend.describe()
+    on_event("start", {"episodes": len(plans), "sandbox": backend.name,
+                       "limits_not_enforced": details.get("limits_not_enforced") or ""})
     for params in {id(p.params): p.params for p in plans}.values():
         try:
             task.template.prepare(params, lambda done, total, text: on_event(

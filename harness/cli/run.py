@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich import box
 from harness.cli._console import console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.config import RunSettings, parse, read_yaml
@@ -52,7 +52,7 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
     store = RunStore.create(out)
     err = console(stderr=True)
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False) as progress:
         bar = progress.add_task("preparing", total=None)
 
@@ -60,6 +60,8 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
             if event == "start":
                 err.print(f"run {store.run_id}: {data['episodes']} episode(s), agent {profile.name}, "
                           f"sandbox [bold]{data['sandbox']}[/]")
+                if data.get("limits_not_enforced"):
+                    err.print(f"limits not enforced by this backend: {data['limits_not_enforced']}", markup=False)
                 progress.update(bar, total=data["episodes"], description="running")
             elif event == "episode":
                 progress.update(bar, description=f"episode {data['key']}")
@@ -82,8 +84,15 @@ def run(task_file, agent_profile, seeds, out, sandbox, timeout, settings_file, m
         width = max(len(str(r.get(col))) for r in rows) if col == "episode" else None
         table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ("episode", "status") else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
+    failed = any(r.get("error_kind") or r.get("error") for r in rows)
+    if failed:  # why each failed episode failed: error kind and a one-line reason
+        table.add_column("why", justify="left", overflow="fold")
     for row in rows:
-        table.add_row(*(_fmt(row.get(c)) for c in shown))
+        cells = [_fmt(row.get(c)) for c in shown]
+        if failed:
+            why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
+            cells.append(why or "")
+        table.add_row(*cells)
     console().print(table)
     click.echo(f"results: {store.root / 'results.parquet'}")
 
