@@ -191,7 +191,7 @@ def parse_json(data: bytes | str, bounds: Bounds = DEFAULT, name: str = "JSON", 
         value = json.loads(text, parse_constant=_reject_constant,
                            object_pairs_hook=Pairs if pairs else None)
     except RecursionError:
-        return Read(reason=f"{name} is nested too deeply to parse")
+        return Read(reason=f"{name} is nested deeper than {bounds.max_depth} levels")
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity
         return Read(reason=f"{name} is not valid JSON: {safe_str(exc, 200)}")
     except BaseException as exc:  # noqa: BLE001 - MemoryError and the like: the episode goes on
