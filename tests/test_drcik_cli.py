@@ -232,3 +232,15 @@ def test_failure_reasons_name_forecaster_context_and_first_reason():
             {"forecaster": "naive", "context": "no-context", "status": "ok", "reason": None}]
     assert failure_reasons(rows) == ["chronos / no-context: 2 task(s), e.g. needs torch"]
     assert failure_reasons([]) == []
+
+
+def test_submission_metadata_from_flags(tmp_path):
+    result = CliRunner().invoke(forecast, ["--tasks", "sample", "--forecaster", "naive", "--context", "no-context",
+                                           "--samples", "100", "--out", str(tmp_path / "run"),
+                                           "--organization", "Lab", "--contact", "a@b.c",
+                                           "--reproduction", "https://x.org", "--notes", "flags"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "run" / "submissions" / "naive__no-context" / "metadata.json").read_text())
+    assert (meta["organization"], meta["contact"], meta["reproduction"]) == ("Lab", "a@b.c", "https://x.org")
+    assert meta["notes"].startswith("flags")
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["submissions"]["naive__no-context"]["ok"]

@@ -49,8 +49,12 @@ MAX_WARNINGS_SHOWN = 3
 @click.option("--dr-evidence", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder of <benchmark_id>.json DR evidence (dr-evidence, verified-dr conditions).")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when a submission fails validation.")
+@click.option("--organization", default=None, help="Submission metadata.json: organization.")
+@click.option("--contact", default=None, help="Submission metadata.json: contact (e-mail or URL).")
+@click.option("--reproduction", default=None, help="Submission metadata.json: how to reproduce (e.g. a repository URL).")
+@click.option("--notes", default=None, help="Submission metadata.json: notes.")
 def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_limit, out, agent, model_backend,
-             script, dr_evidence, strict) -> None:
+             script, dr_evidence, strict, organization, contact, reproduction, notes) -> None:
     """Forecast Dr-CiK tasks under context conditions, score them, write the release's submission files."""
     from plugins.tasks.drcik.runner import run_forecast_experiment
 
@@ -63,8 +67,12 @@ def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_li
     if contexts:
         overrides["contexts"] = list(contexts)
     overrides = {k: v for k, v in overrides.items() if v is not None}
+    meta = {k: v for k, v in (("organization", organization), ("contact", contact),
+                              ("reproduction", reproduction), ("notes", notes)) if v is not None}
     if spec_file:
         spec = load_spec(spec_file)
+        if meta:
+            overrides["submission"] = {**spec.submission.model_dump(), **meta}
         if "tasks" in overrides and overrides["tasks"] != SAMPLE:
             overrides["tasks"] = str(Path(overrides["tasks"]).resolve())
         spec = spec.model_validate({**spec.model_dump(), **overrides, "base_dir": spec.base_dir})
@@ -74,7 +82,8 @@ def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_li
                    if key not in overrides]
         if missing:
             raise click.UsageError(f"give --spec FILE, or {' and '.join(missing)}")
-        spec = spec_from_options({"name": "cli", "tasks": SAMPLE, **overrides})
+        spec = spec_from_options({"name": "cli", "tasks": SAMPLE, **overrides,
+                                  **({"submission": meta} if meta else {})})
         where = "command line"
 
     err = Console(stderr=True)
