@@ -257,3 +257,38 @@ def test_sigkill_then_cleanup_leaves_nothing(tmp_path, name):
         assert not Path(handle).exists(), f"{handle} survived cleanup"
         assert handle not in Path("/proc/mounts").read_text()
         assert [g for g in cgroups.leftovers(include_live=True) if f"-{child.pid}-" in g.dirs[0].name] == []
+
+
+@pytest.mark.parametrize("name", ISOLATING)
+def test_files_holding_an_environment_are_owner_only(tmp_path, name):
+    backend = get_backend(name)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with backend.create(SandboxSpec(workspace=ws, env={"SOME_SETTING": "x"})) as sb:
+        proc = sb.spawn(["sleep", "30"])
+        try:
+            files = [p for p in sb.private.iterdir() if p.is_file() and p.name != "hosts"]
+            assert any(p.name.startswith("launch-") for p in files)
+            for p in files:
+                assert p.stat().st_mode & 0o777 == 0o600, p
+            assert sb.private.stat().st_mode & 0o077 == 0
+        finally:
+            proc.kill()
+
+
+def test_cleanup_keeps_leftovers_of_live_owners_unless_all(tmp_path):
+    import json as _json
+
+    from harness.sandbox import owner
+    from harness.sandbox.cleanup import local_leftovers
+
+    live, dead, unknown = (tmp_path / f"harness-sbx-{n}" for n in ("live", "dead", "unknown"))
+    for d in (live, dead, unknown):
+        d.mkdir()
+    owner.write(live)
+    me = owner.current()
+    (dead / "owner.json").write_text(_json.dumps({**me, "start": int(me["start"]) + 1}))  # same pid, other process
+    folders, _ = local_leftovers(temp_dir=tmp_path)
+    assert folders == [dead]
+    folders, _ = local_leftovers(include_live=True, temp_dir=tmp_path)
+    assert folders == sorted([live, dead, unknown])
