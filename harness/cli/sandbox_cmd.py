@@ -15,7 +15,7 @@ def sandbox() -> None:
 
 @sandbox.command("cleanup")
 @click.option("--run", "run_id", metavar="ID", default=None,
-              help="Only remove the Docker containers and volumes run ID created.")
+              help="Remove every Docker container and volume run ID created (whatever their owner).")
 @click.option("--all", "include_live", is_flag=True,
               help="Remove every leftover, also those of runs still going and those without an owner record.")
 def cleanup(run_id: str | None, include_live: bool) -> None:

@@ -52,7 +52,11 @@ def local_leftovers(include_live: bool = False, temp_dir: Path | None = None) ->
 
 
 def cleanup(run_id: str | None = None, include_live: bool = False, docker: bool = True) -> Removed:
-    """Remove leftovers (see the module docstring); ``run_id`` limits the Docker part to that run."""
+    """Remove leftovers (see the module docstring).
+
+    ``run_id``: the Docker part removes every container and volume of that run (also
+    those of a live owner or without an owner record); local leftovers as by default.
+    """
     out = Removed()
     folders, groups = local_leftovers(include_live)
     for group in groups:  # processes first: they may hold files in the folders
@@ -66,7 +70,8 @@ def cleanup(run_id: str | None = None, include_live: bool = False, docker: bool 
         from harness.sandbox.docker import cleanup as docker_cleanup
 
         try:
-            out.containers, out.volumes = docker_cleanup(run_id, include_live=include_live)
+            # a run named explicitly: everything it created, whatever its owner
+            out.containers, out.volumes = docker_cleanup(run_id, include_live=include_live or run_id is not None)
         except DockerSandboxError as exc:
             out.docker_error = str(exc)
     return out

@@ -243,8 +243,9 @@ class DockerBackend(SandboxBackend):
             if image is None:
                 return {"backend": self.name, "error": why}
             return {"backend": self.name, "image": image, "image_id": client.images.get(image).id,
-                    "limits_enforced": "cpus, memory_mb, pids (engine cgroups), tmp_mb (tmpfs /tmp, shm size)",
-                    "limits_not_enforced": ""}
+                    "limits_enforced": "cpus, memory_mb, pids (engine cgroups), tmp_mb for /dev/shm (shm size)",
+                    "limits_not_enforced": "tmp_mb for /tmp (the container's writable layer, on disk; "
+                                           "its memory is not at risk)"}
         finally:
             client.close()
 
@@ -379,7 +380,6 @@ class DockerSandbox(Sandbox):
             mem_limit=memory,
             memswap_limit=memory,
             pids_limit=int(limits.pids),
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={int(limits.tmp_mb)}m,mode=1777"},
             shm_size=f"{int(limits.tmp_mb)}m",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
