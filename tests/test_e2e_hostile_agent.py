@@ -143,6 +143,7 @@ def run(tmp_path: Path, cache_dir: Path, submission: str, cases: dict) -> tuple[
 
 def check(out: Path, proc: subprocess.CompletedProcess, cases: dict) -> pd.DataFrame:
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "/None" not in proc.stderr  # progress shows n/? before the total is known, never 0/None
     frame = pd.read_parquet(out / "results.parquet")
     assert len(frame) == len(cases)
     for _, row in frame.iterrows():
