@@ -24,7 +24,7 @@ import pytest
 from harness.contracts.sandbox import Limits, SandboxSpec
 from harness.sandbox import cgroups
 from harness.submission import make_runner
-from tests._sandbox_util import ISOLATING, get_backend
+from _sandbox_util import ISOLATING, get_backend
 
 BACKENDS = [*ISOLATING, pytest.param("docker", marks=pytest.mark.docker)]
 #: Reason given when a memory/pids test skips; `.ci/run` fails when it sees it.
@@ -33,7 +33,7 @@ NO_CGROUP = "no writable cgroup (neither v2 with memory+pids delegated nor v1 me
 
 def docker_image() -> str:
     """The bootstrapped base image, or skip (these tests never build it)."""
-    from tests._docker_support import ENGINE, engine_client
+    from _docker_support import ENGINE, engine_client
 
     if not ENGINE:
         pytest.skip("no Docker engine answers")
@@ -245,7 +245,7 @@ def test_sigkill_then_cleanup_leaves_nothing(tmp_path, name):
         time.sleep(0.1)
     assert _processes_with(marker) == []
     if name == "docker":
-        from tests._docker_support import engine_client
+        from _docker_support import engine_client
 
         client = engine_client()
         try:
