@@ -23,6 +23,7 @@ from harness.contracts import (
     Agent,
     AgentContext,
     EpisodeArtifacts,
+    EpisodeScore,
     Limits,
     MetricExtractor,
     SandboxBackend,
@@ -31,6 +32,7 @@ from harness.contracts import (
     TaskTemplate,
 )
 from harness.errors import EpisodeError, ErrorKind
+from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 
 
@@ -57,7 +59,8 @@ class EpisodePlan:
 
 
 def limits(settings: RunSettings) -> Limits:
-    return Limits(cpus=settings.cpus, memory_mb=settings.memory_mb, pids=settings.pids)
+    return Limits(cpus=settings.cpus, memory_mb=settings.memory_mb, pids=settings.pids,
+                  tmp_mb=settings.tmp_mb)
 
 
 def run_episode(
@@ -114,17 +117,30 @@ def run_episode(
     signature = plan.agent.classify_failure(result.stdout, result.stderr, result.returncode)
     status, error_kind, error = _status(result, usage, signature, paths.root / "proxy.jsonl")
 
-    score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
+    try:
+        score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
+    except SandboxError as exc:  # the rule sandbox could not start: infrastructure, retried
+        raise EpisodeError(ErrorKind.SANDBOX_START, f"rule evaluation: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - nothing an agent produces may stop the run
+        score = EpisodeScore(metrics={}, warnings=[f"scoring failed: {type(exc).__name__}: {exc}"])
+        status, error_kind, error = "failed", ErrorKind.SCORING.value, f"scoring raised {type(exc).__name__}: {exc}"
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
 
     proxy_log = paths.root / "proxy.jsonl"
-    trajectory = plan.agent.trajectory(paths.home, result.stdout, proxy_log if proxy_log.exists() else None)
-    if trajectory is not None:
-        write_json(paths.root / "trajectory.json", trajectory)
     metrics: dict[str, Any] = {}
-    artifacts = EpisodeArtifacts(trajectory, proxy_log if proxy_log.exists() else None, paths.workspace, plan.profile)
-    for extractor in plan.extractors:
-        metrics.update(extractor.extract(artifacts))
+    try:
+        trajectory = plan.agent.trajectory(paths.home, result.stdout, proxy_log if proxy_log.exists() else None)
+        if trajectory is not None:
+            write_json(paths.root / "trajectory.json", trajectory)
+        artifacts = EpisodeArtifacts(trajectory, proxy_log if proxy_log.exists() else None, paths.workspace,
+                                     plan.profile)
+        for extractor in plan.extractors:
+            metrics.update(extractor.extract(artifacts))
+    except Exception as exc:  # noqa: BLE001 - the score stands; the metrics say why they are missing
+        metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"[:300]}
+    failures = list(getattr(usage, "assertion_failures", None) or [])
+    if failures and status != "ok":
+        error = f"{error}; scripted model assertion failed: {failures[0]}"
 
     row: dict[str, Any] = {
         "run_id": plan.run_id,
@@ -139,7 +155,7 @@ def run_episode(
         "sandbox": plan.backend.name,
         "status": status,
         "error_kind": error_kind,
-        "error": error,
+        "error": one_line(error),
         "exit_code": result.returncode,
         "agent_seconds": round(result.duration, 3),
         "episode_seconds": round(time.time() - started, 3),
@@ -157,7 +173,14 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any
     its results row (also written to ``row.json``); the template's metrics fill the row."""
     paths.root.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile)
+    status, error_kind, error = "ok", None, None
+    try:
+        score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile)
+    except EpisodeError:
+        raise
+    except Exception as exc:  # a template bug must not stop the run: a typed failure of this episode
+        score = EpisodeScore(metrics={})
+        status, error_kind, error = "failed", ErrorKind.SCORING.value, f"{type(exc).__name__}: {exc}"
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
     row: dict[str, Any] = {
         "run_id": plan.run_id,
@@ -166,12 +189,22 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any
         "task": plan.task_name,
         "template": plan.template.name,
         "profile": None,
-        "status": "ok",
+        "status": status,
         **score.metrics,
+        "error_kind": error_kind,
+        "error": one_line(error),
         "episode_seconds": round(time.time() - started, 3),
     }
     write_json(paths.row, row)
     return row
+
+
+def one_line(text: str | None, limit: int = 300) -> str | None:
+    """A reason as one line of at most ``limit`` characters (the summary table and results.parquet)."""
+    if text is None:
+        return None
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
 def _usage_columns(usage) -> dict[str, Any]:

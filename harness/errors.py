@@ -16,6 +16,7 @@ class ErrorKind(str, Enum):
     TIMEOUT = "agent_timeout"
     CRASH = "agent_crashed"
     OUTPUT = "output_invalid"
+    SCORING = "scoring_failed"
 
     @property
     def infra(self) -> bool:

@@ -215,12 +215,16 @@ def execute(
         "sandbox": ", ".join(sorted(backends)) or None,
         "sandbox_details": {name: b.describe() for name, b in backends.items()},
         "agents": agents,
+        "rule_budget_seconds": settings.rule_budget,
         "model_backend": model_backend,
         "versions": versions(),
         "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
     })
-    on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)"})
+    not_enforced = sorted({item for b in backends.values()
+                           for item in str(b.describe().get("limits_not_enforced") or "").split(", ") if item})
+    on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)",
+                       "limits_not_enforced": ", ".join(not_enforced)})
     distinct = {id(p.params): p for p in plans}
     for plan in distinct.values():
         try:
@@ -280,7 +284,7 @@ def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
         if backend is None:
             raise HarnessError("in-harness episodes run no submitted code")
         return make_runner(backend, limits=None, call_timeout=settings.rule_call_timeout,
-                           memory_mb=settings.rule_memory_mb)
+                           memory_mb=settings.rule_memory_mb, budget=settings.rule_budget)
 
     return make
 

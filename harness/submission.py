@@ -18,13 +18,21 @@ and the worker restarts.  The worker caps its address space at ``memory_mb``
 When the host runs as root the worker runs as a fresh unprivileged uid with
 RLIMIT_NPROC = ``limits.pids``, so it cannot fork without bound.
 An import error (or a missing function) gives every call that error.
+
+All calls of one runner (one episode: the test batch, then the held-out
+batch) share a total time ``budget`` (default :data:`DEFAULT_RULE_BUDGET`
+seconds): a call never waits past it, and once it is spent every remaining
+sample gets the error ``"rule budget of Ns spent"`` (so a rule that always
+sleeps costs the budget, not one call timeout per sample).  The worker's
+sandbox caps the total memory of its processes at ``memory_mb`` and its
+processes at ``limits.pids`` where the backend can (control groups).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import inspect
-import json
 import os
 import secrets
 import select
@@ -37,8 +45,10 @@ import threading
 import time
 from pathlib import Path
 
+from harness import untrusted
 from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
 from harness.contracts.task import CallResult, SubmissionRunner
+from harness.sandbox import owner
 from harness.sandbox.errors import SandboxError
 from harness.sandbox.mounts import Mount
 from harness.sandbox.process import SandboxProcess
@@ -49,6 +59,8 @@ SUBMISSION_DIR = "/submission"
 UID_BASE, UID_SPAN = 1_200_000_000, 1 << 24
 #: Largest reply frame accepted from a worker (answers are capped at 1 MiB of JSON inside).
 MAX_FRAME = 4 << 20
+#: Default total seconds for evaluating one episode's rule.py (all its calls).
+DEFAULT_RULE_BUDGET = 600.0
 #: Default process/thread cap of a rule worker (RLIMIT_AS is per process, so this also bounds memory).
 WORKER_PIDS = 128
 WORKER_ENV = {
@@ -119,10 +131,10 @@ class _Worker:
         if not self._fill(HEADER.size + size, deadline):
             return None
         frame, self.buffer = self.buffer[HEADER.size:HEADER.size + size], self.buffer[HEADER.size + size:]
-        try:
-            reply = json.loads(frame)
-        except ValueError as exc:
-            raise WorkerGone(f"protocol error: {exc}") from None
+        parsed = untrusted.parse_json(frame, untrusted.Bounds(max_bytes=MAX_FRAME), "reply")
+        if not parsed.ok:
+            raise WorkerGone(f"protocol error: {parsed.reason}")
+        reply = parsed.value
         if not isinstance(reply, dict):
             raise WorkerGone("protocol error: reply is not an object")
         return reply
@@ -177,13 +189,16 @@ class SandboxedSubmissionRunner:
     accepts ``mounts`` and ``run_as``.  ``limits.pids``: process cap (when the
     host runs as root).  ``call_timeout``: seconds per ``predict`` call.
     ``memory_mb``: address-space cap of the worker.  ``import_timeout``:
-    seconds for the worker to start and import the module.
+    seconds for the worker to start and import the module.  ``budget``: total
+    seconds for every call of this runner (see the module docstring).
     """
 
     def __init__(self, backend: SandboxBackend, limits: Limits, call_timeout: float, memory_mb: int,
-                 import_timeout: float = 120.0):
-        if call_timeout <= 0 or import_timeout <= 0:
-            raise ValueError("call_timeout and import_timeout must be positive")
+                 import_timeout: float = 120.0, budget: float = DEFAULT_RULE_BUDGET):
+        if call_timeout <= 0 or import_timeout <= 0 or budget <= 0:
+            raise ValueError("call_timeout, import_timeout and budget must be positive")
+        self.budget, self.spent = float(budget), 0.0
+        self._budget_end = float("inf")
         if memory_mb < 256:
             raise ValueError(f"memory_mb={memory_mb}: the worker needs at least 256 MiB to import pandas")
         if not _local(backend):
@@ -199,13 +214,15 @@ class SandboxedSubmissionRunner:
         if early is not None:
             return early
         with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
+            owner.write(Path(tmp))  # a killed run's copy is found by `harness sandbox cleanup`
             sub, ws = Path(tmp) / "submission", Path(tmp) / "workspace"
             sub.mkdir(mode=0o755)
             ws.mkdir(mode=0o755)
             os.chmod(tmp, 0o755)
             shutil.copyfile(module, sub / module.name)
             os.chmod(sub / module.name, 0o644)
-            spec = SandboxSpec(workspace=ws, env=dict(WORKER_ENV), limits=self.limits)
+            limits = dataclasses.replace(self.limits, memory_mb=self.memory_mb)
+            spec = SandboxSpec(workspace=ws, env=dict(WORKER_ENV), limits=limits)
             isolated = self.backend.name != "none"
             if isolated:
                 run_as = UID_BASE + secrets.randbelow(UID_SPAN) if os.geteuid() == 0 else None
@@ -236,11 +253,13 @@ class SandboxedSubmissionRunner:
             detail = "no answer" if hello is None else hello.get("error")
             raise SandboxError(f"rule worker did not start: {detail}")
         try:
-            reply = worker.read(deadline)
+            reply = worker.read(min(deadline, self._budget_end))
         except WorkerGone as gone:
             return None, f"import failed: {gone}"
         if reply is None:
             worker.proc.kill()
+            if time.monotonic() >= self._budget_end:
+                return None, f"rule budget of {self.budget:g}s spent"
             return None, f"import timeout after {self.import_timeout:g}s"
         if reply.get("error"):
             worker.close()
@@ -251,8 +270,12 @@ class SandboxedSubmissionRunner:
         results: list[CallResult] = []
         worker: _Worker | None = None
         fatal: str | None = None
+        started = time.monotonic()
+        self._budget_end = started + max(0.0, self.budget - self.spent)
         try:
             for sample in samples:
+                if time.monotonic() >= self._budget_end:
+                    fatal = f"rule budget of {self.budget:g}s spent"
                 if fatal is None and worker is None:
                     worker, fatal = self._start(sandbox, argv)
                 if fatal is not None:
@@ -265,10 +288,11 @@ class SandboxedSubmissionRunner:
         finally:
             if worker is not None:
                 worker.close()
+            self.spent += time.monotonic() - started
         return results
 
     def _call(self, worker: _Worker, sample: bytes) -> tuple[CallResult, bool]:
-        deadline = time.monotonic() + self.call_timeout
+        deadline = min(time.monotonic() + self.call_timeout, self._budget_end)
         try:
             reply = worker.read(deadline) if worker.write(sample, deadline) else None
         except WorkerGone as gone:
@@ -276,6 +300,8 @@ class SandboxedSubmissionRunner:
             return CallResult(error=str(gone)), False
         if reply is None:
             worker.proc.kill()
+            if time.monotonic() >= self._budget_end:
+                return CallResult(error=f"rule budget of {self.budget:g}s spent"), False
             return CallResult(error=f"timeout after {self.call_timeout:g}s"), False
         if reply.get("ok"):
             return CallResult(value=reply.get("value")), True
@@ -288,7 +314,8 @@ def _local(backend: SandboxBackend) -> bool:
 
 
 def make_runner(backend: SandboxBackend | None = None, limits: Limits | None = None, call_timeout: float = 60.0,
-                memory_mb: int = 2048, *, import_timeout: float = 120.0) -> SubmissionRunner:
+                memory_mb: int = 2048, *, import_timeout: float = 120.0,
+                budget: float = DEFAULT_RULE_BUDGET) -> SubmissionRunner:
     """A :class:`SubmissionRunner` for programmatic-mode scoring.
 
     ``backend``: the episode's sandbox backend.  ``docker``: the rule runs in
@@ -302,7 +329,8 @@ def make_runner(backend: SandboxBackend | None = None, limits: Limits | None = N
         # Docker episodes: evaluate rule.py in the agent image it was developed in.
         from harness.sandbox.docker_rules import make_docker_runner
 
-        return make_docker_runner(backend, limits, call_timeout, memory_mb, import_timeout=import_timeout)
+        return make_docker_runner(backend, limits, call_timeout, memory_mb, import_timeout=import_timeout,
+                                  budget=budget)
     if backend is None or not _local(backend):
         from harness.sandbox import choose_backend
         from harness.sandbox.errors import SandboxUnavailable
@@ -317,4 +345,4 @@ def make_runner(backend: SandboxBackend | None = None, limits: Limits | None = N
         else:
             raise SandboxUnavailable("no local sandbox for rule evaluation: " + "; ".join(reasons))
     return SandboxedSubmissionRunner(backend, limits or Limits(pids=WORKER_PIDS), call_timeout, memory_mb,
-                                     import_timeout)
+                                     import_timeout, budget)

@@ -177,7 +177,7 @@ def test_cleanup_after_sigkill_removes_labelled_containers_and_volumes(test_imag
     assert len(client.api.volumes(filters=label)["Volumes"] or []) == 1
     result = CliRunner().invoke(sandbox, ["cleanup", "--run", run_id])
     assert result.exit_code == 0, result.output
-    assert "removed 1 container(s) and 1 volume(s)" in result.output
+    assert "1 container(s) and 1 volume(s)" in result.output
     assert client.api.containers(all=True, filters=label) == []
     assert (client.api.volumes(filters=label)["Volumes"] or []) == []
     assert cleanup(run_id) == ([], [])

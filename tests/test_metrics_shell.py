@@ -158,3 +158,18 @@ def test_normalize_path():
 def test_rejects_unknown_parser_choice():
     with pytest.raises(ValueError, match="parser"):
         analyze("ls", parser="tree-sitter")
+
+
+@pytest.mark.parametrize("command, calls", [
+    ("python x.py", 1), ("python3 -c 'print(1)'", 1),
+    ("python3.13 x.py", 1), ("/usr/bin/python3.13 -c 1", 1),
+    ("ipython -c 'print(1)'", 1), ("ipython3 x.py", 1),
+    ("pypy3 x.py", 1),
+    ("python3 --version", 1),
+    ("command -v python3", 0), ("which python3", 0),
+    ("jupyter nbconvert --execute a.ipynb", 0),
+    ("./x.py", 1),
+])
+def test_python_call_leniency(command, calls):
+    """One row of the table in the module docstring of plugins.metrics.shell."""
+    assert python_calls(command) == calls

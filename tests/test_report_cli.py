@@ -31,6 +31,7 @@ def test_every_format(runs, tmp_path, fmt, name):
         assert {t["key"] for t in data["tables"]} >= {"table1", "table2-high", "table23"}
     if fmt == "html":
         assert document.startswith("<!doctype html>") and "<table id='table1'>" in document
+        assert result.stdout.splitlines() == [str(out / name)]  # the page's path, not the page
 
 
 def test_figures_and_refusal_message(runs, tmp_path):

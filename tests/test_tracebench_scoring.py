@@ -320,3 +320,35 @@ def test_programmatic_without_heldout_has_undefined_heldout_accuracy(tmp_path):
     score = score_episode(ws, tmp_path / "key", make_key("programmatic"), FakeRunner({f: [lab] for f, lab in TRUTH.items()}))
     assert score.metrics["accuracy"] == 1.0
     assert score.metrics["heldout_accuracy"] is None and score.metrics["heldout_n"] == 0
+
+
+@pytest.mark.parametrize("value, labels, note, reason", [
+    (["mass", "drag"], ["mass", "drag"], None, None),
+    ([" MASS "], ["mass"], None, None),
+    ("mass", ["mass"], "a bare string was read as a one-item list", None),
+    ([], None, None, "empty list of labels"),
+    ([1], None, None, "item 1 is a number, expected a label string"),
+    (["mass", "wind"], None, None, "label 'wind' is not one of the allowed labels"),
+    (["mass", "MASS"], None, None, "duplicate label 'MASS'"),
+    ({"mass": 1}, None, None, "expected a list of label strings, got an object"),
+    (None, None, None, "expected a list of label strings, got null"),
+    (3.5, None, None, "expected a list of label strings, got a number"),
+])
+def test_leniency_table(value, labels, note, reason):
+    """One row of the leniency table in the scoring module docstring."""
+    pred = check_prediction(value, ["mass", "drag"])
+    assert (pred.labels, pred.note, pred.reason) == (labels, note, reason)
+
+
+def test_leniency_table_results_json_rows(tmp_path):
+    """results.json rows: key spellings, unknown keys, agreeing duplicates, byte-order mark."""
+    files = sorted(TRUTH)
+    body = (f'{{"{files[0][:-8]}": ["mass"], "test_samples/{files[1]}": ["no parameter change"], '
+            f'"{files[2]}": ["gravity acceleration"], "{files[2]}": ["gravity acceleration"], '
+            f'"{files[3]}": ["mass"], "zzz.parquet": ["mass"]}}')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "results.json").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    score = score_episode(ws, tmp_path, make_key(), runner_not_called)
+    assert score.metrics["accuracy"] == 1.0
+    assert score.warnings == ["results.json: ignored 1 key(s) that name no file in test_samples/: 'zzz.parquet'"]

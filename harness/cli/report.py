@@ -25,5 +25,10 @@ def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tup
     built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)
     out = out or Path(run_dirs[0]) / "report"
     path = built.write(out, fmt)
+    if fmt == "html":  # a page is for a browser: say where it is, do not dump it
+        click.echo(str(path))
+        for figure in built.figure_paths:
+            click.echo(str(figure))
+        return
     click.echo(built.render(fmt, out), nl=False)
     click.echo(f"\nwrote {path} and {len(built.figure_paths)} figure(s) under {out / 'figures'}", err=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from rich import box
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.cli._console import console
@@ -87,7 +87,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     for where, units, identity in stages:
         store = where if isinstance(where, RunStore) else RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err,
+                      MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                       transient=False) as progress:
             bar = progress.add_task("preparing", total=None)
 
@@ -96,6 +96,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     stage = f" stage {identity['stage']}," if identity.get("stage", "main") != "main" else ""
                     err.print(f"run {store.run_id}:{stage} {data['episodes']} episode(s), sandbox "
                               f"[bold]{data['sandbox']}[/]")
+                    if data.get("limits_not_enforced"):
+                        err.print(f"limits not enforced by this backend: {data['limits_not_enforced']}",
+                                  markup=False)
                     progress.update(bar, total=data["episodes"], description="running")
                 elif event == "episode":
                     progress.update(bar, description=f"episode {data['key']}")
@@ -127,8 +130,15 @@ def summary_table(rows: list[dict], title: str) -> Table:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
         table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
+    failed = any(r.get("error_kind") or r.get("error") for r in rows)
+    if failed:  # why each failed episode failed: error kind and a one-line reason
+        table.add_column("why", justify="left", overflow="fold")
     for row in rows:
-        table.add_row(*(_fmt(row.get(c)) for c in shown))
+        cells = [_fmt(row.get(c)) for c in shown]
+        if failed:
+            why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
+            cells.append(why or "")
+        table.add_row(*cells)
     return table
 
 

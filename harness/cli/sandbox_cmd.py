@@ -15,15 +15,27 @@ def sandbox() -> None:
 
 @sandbox.command("cleanup")
 @click.option("--run", "run_id", metavar="ID", default=None,
-              help="Only remove what run ID created (default: every harness-managed container and volume).")
-def cleanup(run_id: str | None) -> None:
-    """Remove Docker containers and volumes labelled harness.managed=1 (left behind by killed runs)."""
-    from harness.sandbox.docker import cleanup as docker_cleanup
+              help="Remove every Docker container and volume run ID created (whatever their owner).")
+@click.option("--all", "include_live", is_flag=True,
+              help="Remove every leftover, also those of runs still going and those without an owner record.")
+def cleanup(run_id: str | None, include_live: bool) -> None:
+    """Remove what killed runs left behind, for every backend.
 
-    containers, volumes = docker_cleanup(run_id)
-    scope = f"run {run_id}" if run_id else "all runs"
-    console.print(f"removed {len(containers)} container(s) and {len(volumes)} volume(s) ({scope})", highlight=False)
-    for name in containers:
-        console.print(f"  container {name}", highlight=False)
-    for name in volumes:
-        console.print(f"  volume {name}", highlight=False)
+    Local sandboxes: temp folders (launch configurations, submitted rules) and
+    control groups with any process left in them.  Docker: containers and
+    volumes labelled harness.managed=1.  By default only leftovers whose
+    recorded owner (pid and process start time) is no longer a live process.
+    """
+    from harness.sandbox.cleanup import cleanup as run_cleanup
+
+    removed = run_cleanup(run_id, include_live=include_live)
+    scope = "every owner" if include_live else "owners no longer running"
+    console.print(f"removed {len(removed.folders)} temp folder(s), {len(removed.groups)} control group(s), "
+                  f"{len(removed.containers)} container(s) and {len(removed.volumes)} volume(s) ({scope})",
+                  highlight=False)
+    for kind, names in (("folder", removed.folders), ("cgroup", removed.groups),
+                        ("container", removed.containers), ("volume", removed.volumes)):
+        for name in names:
+            console.print(f"  {kind} {name}", highlight=False)
+    if removed.docker_error:
+        console.print(f"docker: not checked ({removed.docker_error})", highlight=False)

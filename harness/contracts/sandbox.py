@@ -17,11 +17,19 @@ HOME = "/home/agent"
 
 @dataclass
 class Limits:
-    """Resource limits: CPUs, memory in MiB, max processes."""
+    """Resource limits of one sandbox.
+
+    ``cpus``: CPU share; ``memory_mb``: total memory of all the sandbox's
+    processes, MiB; ``pids``: processes and threads at once; ``tmp_mb``: size
+    of the private ``/tmp`` and of the private ``/dev/shm``, MiB each (their
+    pages also count towards ``memory_mb``).  What a backend cannot enforce
+    here it says in ``SandboxBackend.describe()["limits_not_enforced"]``.
+    """
 
     cpus: float = 2.0
     memory_mb: int = 4096
     pids: int = 512
+    tmp_mb: int = 1024
 
 
 @dataclass

@@ -30,6 +30,8 @@ import base64
 import json
 import threading
 from pathlib import Path
+
+from harness import untrusted
 from typing import Any
 
 from harness.proxy.redact import Redactor
@@ -100,15 +102,27 @@ class ProxyLog:
             self._file.close()
 
 
+#: Bounds of a proxy log read back (the file, and each record; see :mod:`harness.untrusted`).
+LOG_BOUNDS = untrusted.Bounds(max_bytes=1 << 30, max_depth=512, max_items=10_000_000, max_string=256 * 2**20)
+
+
 def read_log(path: Path | str) -> list[dict[str, Any]]:
-    """All records of a ``proxy.jsonl`` (raises ``ValueError`` naming the file and line if one is broken)."""
+    """All records of a ``proxy.jsonl`` within :data:`LOG_BOUNDS` (invalid UTF-8 replaced).
+
+    Raises ``ValueError`` naming the file (and line) when the file cannot be
+    read within the bounds or a line is not a JSON object; nothing else.
+    """
+    read = untrusted.read_text(path, LOG_BOUNDS.max_bytes, str(path))
+    if not read.ok:
+        raise ValueError(read.reason)
     records = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}: line {lineno}: not valid JSON ({exc})") from None
+    for lineno, line in enumerate(read.value.splitlines(), 1):
+        if not line.strip():
+            continue
+        record = untrusted.parse_json(line, LOG_BOUNDS, f"{path}: line {lineno}")
+        if not record.ok:
+            raise ValueError(record.reason)
+        if not isinstance(record.value, dict):
+            raise ValueError(f"{path}: line {lineno}: not a JSON object")
+        records.append(record.value)
     return records

@@ -44,7 +44,8 @@ def mount_args(m: Mount) -> list[str]:
     if m.kind == "symlink":
         return ["--symlink", m.src, m.dest]
     if m.kind == "tmpfs":
-        return (["--perms", f"{m.mode:o}"] if m.mode is not None else []) + ["--tmpfs", m.dest]
+        return ((["--perms", f"{m.mode:o}"] if m.mode is not None else [])
+                + (["--size", str(m.size)] if m.size is not None else []) + ["--tmpfs", m.dest])
     if m.kind == "proc":
         return ["--proc", m.dest, "--ro-bind", "/proc/sys", f"{m.dest}/sys",
                 "--ro-bind-try", "/proc/sysrq-trigger", f"{m.dest}/sysrq-trigger"]

@@ -50,6 +50,31 @@ from harness.sandbox.errors import SandboxError
 LABEL_MANAGED = "harness.managed"
 LABEL_RUN = "harness.run"
 LABEL_EPISODE = "harness.episode"
+#: Owner record of a container (see :mod:`harness.sandbox.owner`): ``<host>:<pid>-<start>``.
+LABEL_OWNER = "harness.owner"
+
+
+def owner_label() -> dict[str, str]:
+    """The label recording which harness process created a resource."""
+    from harness.sandbox import owner
+
+    me = owner.current()
+    return {LABEL_OWNER: f"{me['host']}:{me['pid']}-{me['start']}"}
+
+
+def owner_alive(labels: dict[str, str] | None) -> bool | None:
+    """Whether the recorded owner still runs (another host's: assumed alive); None: no record."""
+    from harness.sandbox import owner
+
+    value = (labels or {}).get(LABEL_OWNER)
+    if not value or ":" not in value:
+        return None
+    host, tag = value.rsplit(":", 1)
+    try:
+        pid, start = (int(x) for x in tag.split("-", 1))
+    except ValueError:
+        return None
+    return owner.alive(pid, start, host)
 #: uid:gid commands run as when the harness itself runs as root.
 AGENT_UID = 1000
 AGENT_GID = 1000
@@ -217,7 +242,10 @@ class DockerBackend(SandboxBackend):
             image, why = self._default_image(client)
             if image is None:
                 return {"backend": self.name, "error": why}
-            return {"backend": self.name, "image": image, "image_id": client.images.get(image).id}
+            return {"backend": self.name, "image": image, "image_id": client.images.get(image).id,
+                    "limits_enforced": "cpus, memory_mb, pids (engine cgroups), tmp_mb for /dev/shm (shm size)",
+                    "limits_not_enforced": "tmp_mb for /tmp (the container's writable layer, on disk; "
+                                           "its memory is not at risk)"}
         finally:
             client.close()
 
@@ -331,7 +359,7 @@ class DockerSandbox(Sandbox):
         spec = self.spec
         mounts = self._mounts()
         self.user = self._user()
-        labels = {LABEL_MANAGED: "1", **{k: str(v) for k, v in spec.labels.items()}}
+        labels = {LABEL_MANAGED: "1", **owner_label(), **{k: str(v) for k, v in spec.labels.items()}}
         name = "harness-" + "-".join(_name_part(spec.labels[k]) for k in (LABEL_RUN, LABEL_EPISODE) if k in spec.labels)
         name = f"{name}-{uuid.uuid4().hex[:8]}"
         env = {"HOME": HOME, "LANG": "C.UTF-8", **spec.env, EXEC_MARKER: "container"}
@@ -352,6 +380,7 @@ class DockerSandbox(Sandbox):
             mem_limit=memory,
             memswap_limit=memory,
             pids_limit=int(limits.pids),
+            shm_size=f"{int(limits.tmp_mb)}m",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             mounts=mounts,
@@ -586,11 +615,14 @@ def _exit_code(api, exec_id: str) -> int | None:
 
 
 # -- cleanup --------------------------------------------------------------------------
-def cleanup(run_id: str | None = None, client=None) -> tuple[list[str], list[str]]:
-    """Remove every container and volume labelled ``harness.managed=1`` (only run ``run_id`` if given).
+def cleanup(run_id: str | None = None, client=None, include_live: bool = True) -> tuple[list[str], list[str]]:
+    """Remove containers and volumes labelled ``harness.managed=1`` (only run ``run_id`` if given).
 
-    Returns (removed container names, removed volume names).  Raises
-    :class:`DockerSandboxError` when no engine answers.
+    ``include_live`` False: keep those whose recorded owner (``harness.owner``)
+    is still the same live process, or was another host's, or has no record
+    (a shared engine may carry another user's live run).  Returns (removed
+    container names, removed volume names).  Raises :class:`DockerSandboxError`
+    when no engine answers.
     """
     import docker.errors
 
@@ -601,12 +633,16 @@ def cleanup(run_id: str | None = None, client=None) -> tuple[list[str], list[str
     volumes: list[str] = []
     try:
         for c in client.api.containers(all=True, filters=filters):
+            if not include_live and owner_alive(c.get("Labels")) is not False:
+                continue
             try:
                 client.api.remove_container(c["Id"], force=True, v=True)
                 containers.append((c.get("Names") or [c["Id"][:12]])[0].lstrip("/"))
             except docker.errors.NotFound:
                 pass
         for v in client.api.volumes(filters=filters).get("Volumes") or []:
+            if not include_live and owner_alive(v.get("Labels")) is not False:
+                continue
             try:
                 client.api.remove_volume(v["Name"], force=True)
                 volumes.append(v["Name"])

@@ -37,9 +37,10 @@ from pathlib import Path
 
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
-from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect
-from harness.submission import (SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS, SandboxedSubmissionRunner,
-                                read_submission_inputs)
+from harness.sandbox import owner
+from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect, owner_label
+from harness.submission import (DEFAULT_RULE_BUDGET, SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS,
+                                SandboxedSubmissionRunner, read_submission_inputs)
 
 WORKER_IN_CONTAINER = "/opt/harness/rule_worker.py"
 #: Extra container memory beyond the worker's address-space cap (interpreter, page cache).
@@ -176,7 +177,7 @@ class _RuleContainer:
         memory = f"{int(self.memory_mb) + MEMORY_HEADROOM_MB}m"
         container = self.client.containers.create(
             self.image, command=["sleep", "infinity"], name=f"harness-rule-{uuid.uuid4().hex[:12]}",
-            labels={LABEL_MANAGED: "1", LABEL_ROLE: "rule", **self.labels}, user=WORKER_USER,
+            labels={LABEL_MANAGED: "1", LABEL_ROLE: "rule", **owner_label(), **self.labels}, user=WORKER_USER,
             network_mode="none", init=True, read_only=True, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
             working_dir="/tmp", environment={"HOME": "/tmp"}, hostname="rule",
             nano_cpus=int(round(self.limits.cpus * 1e9)), mem_limit=memory, memswap_limit=memory,
@@ -221,7 +222,9 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
     """
 
     def __init__(self, backend: SandboxBackend | None, limits: Limits, call_timeout: float, memory_mb: int,
-                 import_timeout: float = 120.0, labels: dict[str, str] | None = None):
+                 import_timeout: float = 120.0, labels: dict[str, str] | None = None,
+                 budget: float = DEFAULT_RULE_BUDGET):
+        self.budget, self.spent = float(budget), 0.0
         if call_timeout <= 0 or import_timeout <= 0:
             raise ValueError("call_timeout and import_timeout must be positive")
         if memory_mb < 256:
@@ -240,6 +243,7 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
         try:
             image = agent_image(self.backend, client)
             with tempfile.TemporaryDirectory(prefix="harness-sub-") as tmp:
+                owner.write(Path(tmp))  # a killed run's copy is found by `harness sandbox cleanup`
                 sub = Path(tmp) / "submission"
                 sub.mkdir(mode=0o755)
                 os.chmod(tmp, 0o755)
@@ -255,7 +259,8 @@ class DockerSubmissionRunner(SandboxedSubmissionRunner):
 
 
 def make_docker_runner(backend: SandboxBackend | None = None, limits: Limits | None = None, call_timeout: float = 60.0,
-                       memory_mb: int = 2048, *, import_timeout: float = 120.0) -> DockerSubmissionRunner:
+                       memory_mb: int = 2048, *, import_timeout: float = 120.0,
+                       budget: float = DEFAULT_RULE_BUDGET) -> DockerSubmissionRunner:
     """A :class:`DockerSubmissionRunner` (``limits`` None: ``Limits(pids=WORKER_PIDS)``)."""
     return DockerSubmissionRunner(backend, limits or Limits(pids=WORKER_PIDS), call_timeout, memory_mb,
-                                  import_timeout)
+                                  import_timeout, budget=budget)

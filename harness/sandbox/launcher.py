@@ -81,8 +81,7 @@ def _setup_dev(target: str) -> None:
     for name, dest in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                        ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"), ("ptmx", "pts/ptmx")):
         os.symlink(dest, f"{target}/{name}")
-    os.mkdir(f"{target}/shm")
-    linux.mount("tmpfs", f"{target}/shm", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=1777")
+    os.mkdir(f"{target}/shm")  # its size-limited tmpfs is a mount of its own
     os.mkdir(f"{target}/pts")
     try:
         linux.mount("devpts", f"{target}/pts", "devpts", linux.MS_NOSUID | linux.MS_NOEXEC,
@@ -116,7 +115,8 @@ def setup_root(root: str, mounts: list[dict], hostname: str | None, disable_user
             elif kind == "tmpfs":
                 os.makedirs(target, exist_ok=True)
                 mode = m.get("mode") or 0o755
-                linux.mount("tmpfs", target, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"mode={mode:o}")
+                size = f",size={int(m['size'])}" if m.get("size") else ""
+                linux.mount("tmpfs", target, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"mode={mode:o}{size}")
             elif kind == "proc":
                 os.makedirs(target, exist_ok=True)
                 linux.mount("proc", target, "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)

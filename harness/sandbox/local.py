@@ -30,6 +30,7 @@ from harness.contracts.sandbox import (
     SandboxBackend,
     SandboxSpec,
 )
+from harness.sandbox import cgroups, owner
 from harness.sandbox.errors import SandboxError, SpecError
 from harness.sandbox.mounts import PROXY_SOCKET_PATH, Mount, base_mounts
 from harness.sandbox.process import MAX_OUTPUT, BoundedCapture, SandboxProcess
@@ -62,6 +63,27 @@ class ProbedBackend:
 
     def _run_probe(self) -> tuple[bool, str]:
         raise NotImplementedError
+
+    def describe(self) -> dict[str, str]:
+        """The backend and how it enforces :class:`~harness.contracts.sandbox.Limits` (recorded in run.json)."""
+        return {"backend": self.name, **limits_enforcement(isolated=True)}
+
+
+def limits_enforcement(isolated: bool) -> dict[str, str]:
+    """``limits_enforced`` / ``limits_not_enforced``: which :class:`Limits` fields a local backend enforces, how.
+
+    Isolated backends: ``tmp_mb`` by size-limited tmpfs mounts; ``memory_mb``
+    and ``pids`` by a control group per sandbox (:mod:`harness.sandbox.cgroups`)
+    where one is writable.  ``cpus`` is never enforced locally.  ``none``: nothing.
+    """
+    if not isolated:
+        return {"limits_enforced": "", "limits_not_enforced": "cpus, memory_mb, pids, tmp_mb (no isolation)"}
+    version, how, _ = cgroups.support()
+    if version is not None:
+        return {"limits_enforced": f"tmp_mb (tmpfs size), memory_mb and pids ({how})",
+                "limits_not_enforced": "cpus"}
+    return {"limits_enforced": "tmp_mb (tmpfs size)",
+            "limits_not_enforced": f"cpus; memory_mb and pids ({how})"}
 
 
 def launcher_argv(config_path: str) -> list[str]:
@@ -130,6 +152,8 @@ class LocalSandbox(Sandbox):
         self.backend, self.spec, self.run_as = backend, spec, run_as
         self.extra_mounts = tuple(mounts)
         self.private = Path(tempfile.mkdtemp(prefix="harness-sbx-"))
+        owner.write(self.private)
+        self.group: cgroups.SandboxGroup | None = None
         self._lock = threading.Lock()
         self._live: set[SandboxProcess] = set()
         self._launches = 0
@@ -138,8 +162,11 @@ class LocalSandbox(Sandbox):
         if self.isolated:
             try:
                 self.mounts()  # fail at create, not at the first exec
-            except BaseException:
+                self.group = cgroups.create(spec.limits.memory_mb, spec.limits.pids)
+            except BaseException as exc:
                 shutil.rmtree(self.private, ignore_errors=True)
+                if isinstance(exc, OSError):
+                    raise SandboxError(f"cannot set up the sandbox's control group: {exc}") from exc
                 raise
 
     # -- environment and filesystem ---------------------------------------
@@ -160,13 +187,15 @@ class LocalSandbox(Sandbox):
 
     def _compute_mounts(self) -> list[Mount]:
         spec = self.spec
+        tmp_size = int(spec.limits.tmp_mb) * 1024 * 1024
         ms = base_mounts(list(spec.ro_binds))
         ms.append(Mount("rw", WORKSPACE, src=str(Path(spec.workspace).resolve())))
         if spec.home is not None:
             ms.append(Mount("rw", HOME, src=str(Path(spec.home).resolve())))
         else:
-            ms.append(Mount("tmpfs", HOME, mode=0o700 if self.run_as is None else 0o1777))
-        ms += [Mount("tmpfs", "/tmp", mode=0o1777), Mount("proc", "/proc"), Mount("dev", "/dev")]
+            ms.append(Mount("tmpfs", HOME, mode=0o700 if self.run_as is None else 0o1777, size=tmp_size))
+        ms += [Mount("tmpfs", "/tmp", mode=0o1777, size=tmp_size), Mount("proc", "/proc"), Mount("dev", "/dev"),
+               Mount("tmpfs", "/dev/shm", mode=0o1777, size=tmp_size)]
         hosts = self.private / "hosts"
         if not hosts.exists():
             hosts.write_text("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
@@ -211,9 +240,10 @@ class LocalSandbox(Sandbox):
         if not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError(f"argv must be a non-empty list of strings, got {argv!r}")
         launch = self._command(list(argv), self.environment(env), cwd)
+        host_argv = launch.argv if self.group is None else cgroups.join_command(self.group, launch.argv)
         try:
             popen = subprocess.Popen(
-                launch.argv, env=launch.env, stdin=stdin, stdout=stdout, stderr=stderr,
+                host_argv, env=launch.env, stdin=stdin, stdout=stdout, stderr=stderr,
                 start_new_session=True, close_fds=True, pass_fds=launch.pass_fds, cwd=launch.cwd,
             )
         except BaseException:
@@ -301,6 +331,8 @@ class LocalSandbox(Sandbox):
             live = list(self._live)
         for proc in live:
             proc.kill()
+        if self.group is not None:
+            self.group.remove()
         shutil.rmtree(self.private, ignore_errors=True)
 
 

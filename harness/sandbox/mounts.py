@@ -48,16 +48,18 @@ class Mount:
 
     ``kind``: ``"ro"`` / ``"rw"`` (bind ``src`` at ``dest``), ``"symlink"``
     (``dest`` -> ``src``), ``"tmpfs"``, ``"proc"``, ``"dev"``.  ``mode`` sets the
-    permissions of a tmpfs (e.g. ``0o1777``).
+    permissions of a tmpfs (e.g. ``0o1777``), ``size`` its size in bytes
+    (None: the kernel default, half the host's memory).
     """
 
     kind: str
     dest: str
     src: str | None = None
     mode: int | None = None
+    size: int | None = None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "dest": self.dest, "src": self.src, "mode": self.mode}
+        return {"kind": self.kind, "dest": self.dest, "src": self.src, "mode": self.mode, "size": self.size}
 
 
 def package_dir(name: str) -> Path | None:

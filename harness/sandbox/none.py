@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.contracts.sandbox import HOME, SandboxBackend, SandboxSpec
 from harness.sandbox import bridge
 from harness.sandbox.errors import SandboxError
-from harness.sandbox.local import Launch, LocalSandbox
+from harness.sandbox.local import Launch, LocalSandbox, limits_enforcement
 from harness.sandbox.mounts import Mount
 
 
@@ -68,6 +68,9 @@ class NoneBackend(SandboxBackend):
 
     def available(self) -> tuple[bool, str]:
         return True, "ok"
+
+    def describe(self) -> dict[str, str]:
+        return {"backend": self.name, **limits_enforcement(isolated=False)}
 
     def create(self, spec: SandboxSpec, *, mounts: tuple[Mount, ...] = (), run_as: int | None = None) -> NoneSandbox:
         return NoneSandbox(self, spec, mounts=mounts, run_as=run_as)

@@ -79,8 +79,19 @@ def protect_stdio() -> tuple[int, int]:
 
 
 def describe(exc: BaseException) -> tuple[str, str]:
-    message = str(exc)
+    """(type name, message) of ``exc``; never raises (a hostile ``__str__`` gives a placeholder)."""
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001
+        message = "<the exception's str() failed>"
     return type(exc).__name__, message[:2000]
+
+
+def plain(value):
+    """Array-likes (numpy arrays, pandas Series: anything with ``tolist``) as lists; tuples stay JSON lists."""
+    if type(value).__module__.split(".")[0] in ("numpy", "pandas") and hasattr(value, "tolist"):
+        return value.tolist()
+    return value
 
 
 def load_function(module_path: str, function: str):
@@ -111,8 +122,8 @@ def answer(fn, payload: bytes, read_parquet) -> dict:
         kind, msg = describe(exc)
         return {"ok": False, "type": kind, "error": msg}
     try:
-        text = json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
+        text = json.dumps(plain(value), allow_nan=False)
+    except BaseException as exc:  # noqa: BLE001 - TypeError, ValueError, RecursionError, hostile __iter__ ...
         kind, msg = describe(exc)
         return {"ok": False, "type": kind, "error": f"return value is not JSON-serialisable: {msg}"}
     if len(text) > MAX_ANSWER:

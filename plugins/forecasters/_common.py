@@ -68,6 +68,29 @@ def as_paths(simulated, horizon: int, n_samples: int) -> np.ndarray:
     return paths
 
 
+def check_samples(samples: object, n_samples: int, horizon: int) -> tuple[np.ndarray | None, str | None]:
+    """A forecaster's ``samples`` as a finite float (S, H) array, or (None, the reason); never raises.
+
+    Accepts anything numpy reads as a 2-D numeric array (lists, tuples, arrays);
+    a generator, ragged or non-numeric data, NaN or infinity, no paths, more
+    than ``n_samples`` paths, or paths of another length than ``horizon`` give a reason.
+    """
+    from harness.untrusted import safe_str
+
+    try:
+        if not isinstance(samples, np.ndarray | list | tuple):
+            return None, f"samples must be an array or a list of paths, got {safe_str(type(samples).__name__, 60)}"
+        with np.errstate(all="ignore"):
+            arr = np.asarray(samples, dtype=float)
+    except BaseException as exc:  # noqa: BLE001 - ragged lists, hostile objects, MemoryError
+        return None, f"samples are not a numeric array ({type(exc).__name__}: {safe_str(exc, 120)})"
+    if arr.ndim != 2 or not 1 <= arr.shape[0] <= n_samples or arr.shape[1] != horizon:
+        return None, f"samples have shape {arr.shape}, expected ({n_samples}, {horizon})"
+    if not np.isfinite(arr).all():
+        return None, "samples contain NaN or infinite values"
+    return arr, None
+
+
 @contextmanager
 def quiet():
     """Inside a fit: silence statsmodels' convergence warnings and keep BLAS on one thread.

@@ -92,6 +92,44 @@ def _pipeline_class(model: str) -> str:
     return str(data.get("chronos_pipeline_class") or "ChronosPipeline")
 
 
+#: Where hub ids are downloaded from; probed once (3 s) before any download is attempted.
+HUB_HOST = ("huggingface.co", 443)
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the model hub answers a TCP connection (False at once with ``HF_HUB_OFFLINE=1``)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return False
+    import socket
+
+    try:
+        with socket.create_connection(HUB_HOST, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def locate(model: str) -> str:
+    """``model`` as something loadable here: a local folder, a hub id already in the local cache,
+    or a hub id when the hub is reachable.  Otherwise :class:`ForecastError` at once (one line,
+    no download retries) saying how to give a local copy."""
+    if Path(model).exists():
+        return model
+    if Path(model).is_absolute() or model.startswith((".", "~")):
+        raise ForecastError(f"cannot load Chronos model {model!r}: no such folder")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(model, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached (or no hub client): try the network below
+        pass
+    if not hub_reachable():
+        raise ForecastError(f"chronos: model {model!r} is not a local folder nor in the Hugging Face cache, and "
+                            f"{HUB_HOST[0]} is unreachable (offline): pass a downloaded model folder "
+                            f"(option model=PATH or ${MODEL_ENV})")
+    return model
+
+
 def load_pipeline(model: str):
     """``ChronosPipeline.from_pretrained(model, device_map="cpu")``, cached per model.
 
@@ -101,13 +139,14 @@ def load_pipeline(model: str):
     with _LOCK:
         if model in _PIPELINES:
             return _PIPELINES[model]
+        source = locate(model)
         _, ChronosPipeline = _import()
-        kind = _pipeline_class(model)
+        kind = _pipeline_class(source)
         if kind != "ChronosPipeline":
             raise ForecastError(f"{model}: a {kind} model returns quantiles, not sample paths; use an original "
                                 "Chronos (T5) model such as amazon/chronos-t5-small")
         try:
-            pipeline = ChronosPipeline.from_pretrained(model, device_map="cpu")
+            pipeline = ChronosPipeline.from_pretrained(source, device_map="cpu")
         except Exception as exc:  # noqa: BLE001 - hub, file and config errors alike
             raise ForecastError(f"cannot load Chronos model {model!r}: {type(exc).__name__}: {exc}") from None
         _PIPELINES[model] = pipeline
@@ -165,8 +204,8 @@ class ChronosForecaster(Forecaster):
     def forecast(self, request: ForecastRequest) -> Forecast:
         y, horizon = check_request(request)
         deadline = Deadline(request.time_limit)
+        pipeline = load_pipeline(self.local_model())  # no local model fails here at once, before torch
         torch, _ = _import()
-        pipeline = load_pipeline(self.local_model())
         config = pipeline.model.config
         weights = self.weights_of(pipeline)
         info: dict[str, Any] = {"uses_context": False, "context_ignored": request.context is not None,

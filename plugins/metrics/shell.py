@@ -28,6 +28,23 @@ issued, and every command issued counts again (repeated runs are separate calls)
 Showing Python source (``cat x.py``, ``echo "python -c 1"``, ``grep python``)
 is not a call, and here-document bodies are data, never shell.
 
+Which commands count as a Python call (each row is a test in
+``tests/test_metrics_shell.py::test_python_call_leniency``):
+
+=====================================  =====  ===========================================
+command                                calls  why
+=====================================  =====  ===========================================
+``python x.py``, ``python3 -c ...``    1      the interpreter runs code
+``python3.13 x.py``, ``/usr/bin/python3.13``  1  any version suffix, any directory
+``ipython -c ...``, ``ipython3 x.py``  1      IPython is a Python interpreter
+``pypy3 x.py``                         1      so is PyPy
+``python3 --version``                  1      an interpreter invocation (no code is
+                                              told apart from code)
+``command -v python3``, ``which``      0      a lookup: nothing runs
+``jupyter nbconvert --execute``        0      a notebook tool, not an interpreter name
+``./x.py``                             1      a script run directly
+=====================================  =====  ===========================================
+
 Parsing: here-documents are cut out first (quote-aware; ``<<EOF``, ``<<'EOF'``,
 ``<<"EOF"``, ``<<-EOF``) and replaced by ``< __HEREDOC_<k>__`` redirections.
 The rest is parsed with ``bashlex`` (a port of bash's own grammar).  When
@@ -51,7 +68,7 @@ from typing import Callable, Iterable
 import bashlex
 
 WORKSPACE_PREFIXES = ("/workspace/",)
-PYTHON_RE = re.compile(r"^python(?:\d+(?:\.\d+)*[a-z]?)?$")
+PYTHON_RE = re.compile(r"^(?:python|ipython|pypy)(?:\d+(?:\.\d+)*[a-z]?)?$")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 DISPLAYERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "batcat", "sed", "awk", "view", "tac"}
 HEREDOC_TOKEN = "__HEREDOC_{}__"
@@ -737,6 +754,8 @@ def _strip_wrappers(words: list[str]) -> list[str]:
         if not words:
             return words
         name = posixpath.basename(words[0])
+        if name in ("command", "builtin") and len(words) > 1 and words[1] in ("-v", "-V"):
+            return []  # a lookup (``command -v python3``): nothing runs
         if name in _SIMPLE_WRAPPERS:
             words = words[1:]
             while words and words[0].startswith("-") and len(words[0]) > 1:

@@ -43,6 +43,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from harness import untrusted
 from harness.config import AgentProfile
 from harness.contracts import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness.errors import ErrorKind, HarnessError
@@ -263,12 +264,13 @@ class TerminalAgent(Agent):
         if proxy_log is not None and Path(proxy_log).exists():
             try:
                 calls = read_calls(proxy_log)
-            except (OSError, ValueError) as exc:
-                notes.append(f"proxy log unreadable: {exc}")
+            except Exception as exc:  # noqa: BLE001 - an unreadable proxy log must not lose the episode
+                notes.append(f"proxy log unreadable: {untrusted.safe_str(exc)}")
         try:
             builder = self.convert(home, stdout or "", calls)
         except Exception as exc:  # noqa: BLE001 - a broken native log must not lose the episode
-            builder = self.fallback(calls, f"native log not converted ({type(exc).__name__}: {exc})")
+            builder = self.fallback(calls, f"native log not converted ({type(exc).__name__}: "
+                                           f"{untrusted.safe_str(exc)})")
             if builder is None:
                 return None
         builder.extra.setdefault("native_logs", [str(p.relative_to(home)) for p in self.native_logs(home)
@@ -318,17 +320,29 @@ def classify_message(status: int | None, message: str) -> ErrorKind:
     return ErrorKind.CRASH
 
 
+#: Bounds of one native-log file and of each JSON value in it (see :mod:`harness.untrusted`).
+NATIVE_LOG_BOUNDS = untrusted.Bounds(max_bytes=256 * 2**20, max_depth=256, max_items=5_000_000, max_string=64 * 2**20)
+
+
+def read_native_log(path: Path) -> str:
+    """A native log's text within :data:`NATIVE_LOG_BOUNDS`, invalid UTF-8 replaced (steps are kept).
+
+    Raises ValueError with the reason when the file cannot be read within the bound.
+    """
+    read = untrusted.read_text(path, NATIVE_LOG_BOUNDS.max_bytes, str(path))
+    if not read.ok:
+        raise ValueError(read.reason)
+    return read.value
+
+
 def json_lines(text: str) -> list[dict]:
-    """The JSON objects of a JSON-lines text (other lines are skipped)."""
+    """The JSON objects of a JSON-lines text (other lines, and lines past the bounds, are skipped)."""
     out = []
     for line in text.splitlines():
         line = line.strip()
         if not line.startswith("{"):
             continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
+        value = untrusted.parse_json(line, NATIVE_LOG_BOUNDS).value
         if isinstance(value, dict):
             out.append(value)
     return out

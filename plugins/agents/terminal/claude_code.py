@@ -25,7 +25,7 @@ from typing import Any
 from harness.contracts import AgentContext
 from harness.proxy.usage import from_anthropic
 from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, status_in
+from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
 from plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> ``--effort`` value (Claude Code accepts low, medium, high, max).
@@ -122,7 +122,7 @@ class ClaudeCode(TerminalAgent):
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         events = json_lines(stdout)
         path = self._session_file(home, events)
-        entries = json_lines(path.read_text(encoding="utf-8", errors="replace"))
+        entries = json_lines(read_native_log(path))
         init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), {})
         version = init.get("claude_code_version") or next((e["version"] for e in entries if e.get("version")),
                                                           self.version)

@@ -29,7 +29,7 @@ from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
 from plugins.agents.terminal import toml
 from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, status_in
+from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
 from plugins.agents.terminal.proxylog import ProxyCall
 
 PROVIDER_ID = "harness"
@@ -134,7 +134,7 @@ class Codex(TerminalAgent):
             raise FileNotFoundError(f"no Codex rollout under {Path(home) / '.codex' / 'sessions'}")
         thread = next((e.get("thread_id") for e in json_lines(stdout) if e.get("type") == "thread.started"), None)
         path = next((p for p in logs if thread and thread in p.name), logs[-1])
-        records = json_lines(path.read_text(encoding="utf-8", errors="replace"))
+        records = json_lines(read_native_log(path))
         meta = next((r.get("payload") or {} for r in records if r.get("type") == "session_meta"), {})
         context = next((r.get("payload") or {} for r in records if r.get("type") == "turn_context"), {})
         builder = TrajectoryBuilder(self.name, meta.get("cli_version") or self.version, context.get("model"),

@@ -24,14 +24,25 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness import untrusted
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
 from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, merge, status_in
+from plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
 from plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> Gemini ``ThinkingLevel``.
 THINKING_LEVEL = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH"}
+
+
+def _session(path: Path) -> dict:
+    """One session file (bounded; invalid UTF-8 replaced, so steps are kept); ValueError with the reason."""
+    read = untrusted.parse_json(read_native_log(path), NATIVE_LOG_BOUNDS, str(path))
+    if not read.ok:
+        raise ValueError(read.reason)
+    if not isinstance(read.value, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return read.value
 
 
 def final_json(stdout: str) -> dict | None:
@@ -40,7 +51,7 @@ def final_json(stdout: str) -> dict | None:
     for start in [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n" and text[i + 1:i + 2] == "{"]:
         try:
             value = json.loads(text[start:])
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         return value if isinstance(value, dict) else None
     return None
@@ -195,7 +206,7 @@ class GeminiCli(TerminalAgent):
             raise FileNotFoundError(f"no Gemini CLI session file under {Path(home) / '.gemini' / 'tmp'}")
         final = final_json(stdout) or {}
         session_id = final.get("session_id")
-        sessions = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in logs]
+        sessions = [(p, _session(p)) for p in logs]
         path, session = next(((p, s) for p, s in sessions if session_id and s.get("sessionId") == session_id),
                              sessions[-1])
         messages = [m for m in session.get("messages") or [] if isinstance(m, dict)]

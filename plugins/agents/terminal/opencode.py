@@ -30,10 +30,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness import untrusted
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
 from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, json_lines, merge
+from plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
 from plugins.agents.terminal.proxylog import ProxyCall, first_prompt
 
 PROVIDER_ID = "harness"
@@ -54,6 +55,14 @@ def step_usage(tokens: dict) -> Usage:
                  reasoning)
 
 
+
+def _object(data: Any) -> dict:
+    """One row's JSON object (bounded); an unreadable row gives an empty object, the other rows are kept."""
+    if isinstance(data, bytes):  # a BLOB: its text, invalid UTF-8 replaced
+        data = data.decode("utf-8", "replace")
+    value = untrusted.parse_json(data if isinstance(data, str) else "", NATIVE_LOG_BOUNDS).value
+    return value if isinstance(value, dict) else {}
+
 def session_records(home: Path) -> tuple[list[dict], list[dict]]:
     """``(messages, parts)`` of OpenCode's session database under ``home`` (each row's JSON ``data``).
 
@@ -69,10 +78,11 @@ def session_records(home: Path) -> tuple[list[dict], list[dict]]:
             if src.exists():
                 shutil.copyfile(src, Path(tmp) / src.name)
         con = sqlite3.connect(Path(tmp) / db.name)
+        con.text_factory = lambda raw: raw.decode("utf-8", "replace")  # invalid UTF-8 must not drop the steps
         try:
-            messages = [{"id": i, "session_id": s, **json.loads(d)} for i, s, d in con.execute(
+            messages = [{"id": i, "session_id": s, **_object(d)} for i, s, d in con.execute(
                 "SELECT id, session_id, data FROM message ORDER BY time_created, id")]
-            parts = [{"message_id": m, **json.loads(d)} for m, d in con.execute(
+            parts = [{"message_id": m, **_object(d)} for m, d in con.execute(
                 "SELECT message_id, data FROM part ORDER BY time_created, id")]
         finally:
             con.close()

@@ -10,6 +10,8 @@ omits (e.g. the task prompt, absent from OpenCode's JSON events).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,18 +84,26 @@ def _has_tools(body: Any) -> bool:
     return isinstance(tools, list) and len(tools) > 0
 
 
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and math.isfinite(value) else 0
+
+
 def _usage(value: Any) -> Usage | None:
     if not isinstance(value, dict):
         return None
-    return Usage(int(value.get("prompt_tokens") or 0), int(value.get("cached_tokens") or 0),
-                 int(value.get("completion_tokens") or 0), int(value.get("reasoning_tokens") or 0))
+    return Usage(_int(value.get("prompt_tokens")), _int(value.get("cached_tokens")),
+                 _int(value.get("completion_tokens")), _int(value.get("reasoning_tokens")))
+
+
+def _float(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
 
 
 def read_calls(path: Path | str) -> list[ProxyCall]:
     """The calls of a ``proxy.jsonl`` in request order.
 
     Raises ``ValueError`` naming the file and line when a line is not JSON
-    (see :func:`harness.proxy.read_log`).
+    (see :func:`harness.proxy.read_log`); odd field types are read as absent.
     """
     calls: dict[int, ProxyCall] = {}
     for record in read_log(path):
@@ -102,7 +112,7 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
             continue
         if record.get("type") == "request":
             calls[seq] = ProxyCall(
-                seq=seq, ts=float(record.get("ts") or 0.0), method=str(record.get("method") or ""),
+                seq=seq, ts=_float(record.get("ts")), method=str(record.get("method") or ""),
                 path=str(record.get("path") or ""), wire=str(record.get("wire") or "unknown"),
                 model=_model(record), has_tools=_has_tools(record.get("body")), body=record.get("body"),
             )
@@ -111,7 +121,7 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
             call.status = record.get("status")
             call.end_ts = record.get("last_byte_ts") or record.get("ts")
             call.usage = _usage(record.get("usage"))
-            call.cost_usd = float(record.get("cost_usd") or 0.0)
+            call.cost_usd = _float(record.get("cost_usd"))
             call.error = record.get("error") if isinstance(record.get("error"), dict) else None
             call.refused = record.get("refused")
             call.assertion_failure = record.get("assertion_failure")

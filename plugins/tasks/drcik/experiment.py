@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from harness.contracts import Forecaster, ForecastError, ForecastRequest
+from plugins.forecasters._common import check_samples
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.loader import DrcikTask
 from plugins.tasks.drcik.metrics import FAILED, score_task
@@ -119,8 +120,11 @@ def forecast_task(forecaster: Forecaster, task: DrcikTask, text: str | None, n_s
                 info if isinstance(info, dict) else {})
     except Exception as exc:  # noqa: BLE001 - a crashing forecaster fails this task only
         return None, f"{type(exc).__name__}: {exc}", None, round(time.monotonic() - start, 3), {}
-    info = out.info if isinstance(out.info, dict) else {}
-    return np.asarray(out.samples, dtype=float), None, out.fallback, round(time.monotonic() - start, 3), info
+    info = out.info if isinstance(getattr(out, "info", None), dict) else {}
+    paths, problem = check_samples(getattr(out, "samples", None), n_samples, len(task.future_index))
+    if problem is not None:
+        return None, f"InvalidSamples: {problem}", None, round(time.monotonic() - start, 3), info
+    return paths, None, getattr(out, "fallback", None), round(time.monotonic() - start, 3), info
 
 
 USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "total_tokens",
@@ -189,7 +193,7 @@ def validate_submission(folder: Path | str, tasks: list[DrcikTask], hidden_only:
     seen: set[str] = set()
     path = folder / "forecasts.jsonl"
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
         report.errors.append(f"{path}: cannot read ({exc.strerror or exc})")
         lines = []
@@ -199,8 +203,8 @@ def validate_submission(folder: Path | str, tasks: list[DrcikTask], hidden_only:
         where = f"{path}:{n}"
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.errors.append(f"{where}: invalid JSON ({exc.msg})")
+        except (ValueError, RecursionError) as exc:
+            report.errors.append(f"{where}: invalid JSON ({getattr(exc, 'msg', type(exc).__name__)})")
             continue
         task_id = entry.get("benchmark_id") if isinstance(entry, dict) else None
         if task_id not in expected:

@@ -11,6 +11,34 @@ is missing, not a list of strings, empty, names a label outside the allowed
 set, or repeats a label.  A bare string is accepted as a one-item list (it
 names one label unambiguously); such samples carry a ``note``.
 
+What is accepted (each row is a test: ``tests/test_tracebench_scoring.py::test_leniency_table``,
+the ``predict()`` shapes in ``tests/test_rule_hostile_returns.py``):
+
+==============================================  ================================================
+value for one sample                            result
+==============================================  ================================================
+list of allowed labels                          scored, in the agent's order
+labels differing in case or outer whitespace    scored (compared trimmed and case-folded)
+a bare string                                   read as a one-item list, with a ``note``
+``predict()`` returns a tuple                   a list (JSON has no tuples)
+``predict()`` returns a numpy array / Series    a list (``tolist()`` in the worker)
+empty list                                      wrong: "empty list of labels"
+an item that is not a string                    wrong: "item N is ..."
+a label outside the allowed set                 wrong: the whole prediction is invalid, even
+                                                when the true label comes first
+the same label twice                            wrong: "duplicate label"
+a generator, set, object, number or null        wrong: not a list of label strings
+NaN/Infinity, nesting > 16, > 200,000 values    wrong, with the bound named
+                                                (:mod:`harness.untrusted`)
+==============================================  ================================================
+
+``results.json`` as a whole: a key with or without ``.parquet`` and with or
+without a ``test_samples/`` prefix names the file; keys naming no test file
+are ignored with a warning; two keys for one file count when their values
+agree and are wrong otherwise; a byte-order mark is accepted; more than
+10 MiB, invalid UTF-8, invalid JSON, a symbolic link or not an object make
+every sample wrong with that reason.
+
 Direct answers come from ``results.json`` (an object mapping test file names,
 with or without ``.parquet`` and with or without a ``test_samples/`` prefix,
 to label lists).  Programmatic submissions are scored by running ``predict``
@@ -25,6 +53,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness import untrusted
 from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
 from plugins.tasks.tracebench.files import file_key
 
@@ -32,6 +61,8 @@ RESULTS_FILE = "results.json"
 RULE_FILE = "rule.py"
 RULE_FUNCTION = "predict"
 MAX_RESULTS_BYTES = 10 * 2**20
+#: Bounds of ``results.json`` and of each ``predict()`` return value (size, nesting depth, JSON values).
+RESULTS_BOUNDS = untrusted.Bounds(max_bytes=MAX_RESULTS_BYTES, max_depth=16, max_items=200_000, max_string=10_000)
 _PREVIEW_CHARS = 300
 
 
@@ -107,9 +138,9 @@ def check_prediction(value: Any, allowed: Sequence[str]) -> Prediction:
             return Prediction(None, f"item {i} is {_type_name(item)}, expected a label string")
         label = canonical.get(fold(item))
         if label is None:
-            return Prediction(None, f"label {item!r} is not one of the allowed labels")
+            return Prediction(None, f"label {untrusted.safe_str(repr(item), 80)} is not one of the allowed labels")
         if label in labels:
-            return Prediction(None, f"duplicate label {item!r}")
+            return Prediction(None, f"duplicate label {untrusted.safe_str(repr(item), 80)}")
         labels.append(label)
     return Prediction(labels, note=note)
 
@@ -132,8 +163,7 @@ def _sample(split: str, file: str, truth: dict, pred: Prediction, raw: Any) -> S
     )
 
 
-class _Pairs(list):
-    """A JSON object kept as its (key, value) pairs, so repeated keys are seen."""
+_Pairs = untrusted.Pairs
 
 
 def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
@@ -145,19 +175,11 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
     reason when the whole file is unusable (missing, a symbolic link, too large,
     invalid JSON, not an object); ``warnings`` names ignored keys.
     """
-    path = workspace / RESULTS_FILE
-    if path.is_symlink():
-        return {}, f"{RESULTS_FILE} is a symbolic link; it was not read", []
-    if not path.is_file():
-        return {}, f"{RESULTS_FILE} not found in the workspace", []
-    if path.stat().st_size > MAX_RESULTS_BYTES:
-        return {}, f"{RESULTS_FILE} is larger than {MAX_RESULTS_BYTES} bytes", []
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
-    except UnicodeDecodeError as exc:
-        return {}, f"{RESULTS_FILE} is not UTF-8 text: {exc}", []
-    except json.JSONDecodeError as exc:
-        return {}, f"{RESULTS_FILE} is not valid JSON: {exc}", []
+    read = untrusted.read_json(workspace / RESULTS_FILE, RESULTS_BOUNDS, pairs=True, name=RESULTS_FILE,
+                                where=" in the workspace")
+    if not read.ok:
+        return {}, read.reason, []
+    data = read.value
     if not isinstance(data, _Pairs):
         kind = _type_name(_plain(data))
         return {}, f"{RESULTS_FILE} holds {kind}, expected an object mapping file names to label lists", []
@@ -226,6 +248,8 @@ def _score_calls(split: str, files: list[str], truths: dict, results: list[CallR
             pred = Prediction(None, "the submission runner returned no result for this sample")
         elif results[i].error is not None:
             pred = Prediction(None, f"{RULE_FUNCTION}(df) failed: {results[i].error}")
+        elif (bad := untrusted.check_value(results[i].value, RESULTS_BOUNDS, "the return value")) is not None:
+            pred = Prediction(None, f"{RULE_FUNCTION}(df) returned an invalid prediction: {bad}")
         else:
             raw = results[i].value
             pred = check_prediction(raw, allowed)

@@ -1,0 +1,237 @@
+"""Bounded readers for agent-controlled output: any failure becomes a reason string, never an exception.
+
+Everything an agent leaves behind (``results.json``, values returned by a
+submitted rule, native CLI logs, proxy logs, forecast samples) is read
+through these functions.  Each bounds what it reads and returns
+``Read(value, reason)``: ``reason`` is None on success, else one line saying
+what was wrong (naming the bound that was hit), and the caller records it for
+that episode or sample.  Nothing here raises for any input (bytes, JSON
+structure, or Python object).
+
+Bounds (:class:`Bounds`): file size in bytes, nesting depth, total number of
+JSON values (every list item and object member counts), string length.
+
+Leniency (every row is a test in ``tests/test_untrusted.py``):
+
+=============================  ===============================================
+input                          result
+=============================  ===============================================
+UTF-8 byte-order mark          accepted (stripped)
+invalid UTF-8 (JSON)           reason ``not UTF-8 text``
+invalid UTF-8 (text logs)      replaced by U+FFFD (:func:`read_text`)
+``NaN``, ``Infinity``          reason (not JSON per RFC 8259)
+duplicate object keys          kept in order with ``pairs=True``; else last wins
+lone surrogate (``\\ud800``)   reason (not representable as UTF-8)
+symbolic link, FIFO, device    reason (only regular files are read)
+deeper than ``max_depth``      reason
+more than ``max_items``        reason
+larger than ``max_bytes``      reason (nothing is read past the bound)
+=============================  ===============================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Limits of one read: bytes of the file, nesting depth, JSON values in total, characters per string."""
+
+    max_bytes: int = 10 * 2**20
+    max_depth: int = 64
+    max_items: int = 200_000
+    max_string: int = 2**20
+
+
+DEFAULT = Bounds()
+
+
+@dataclass(frozen=True)
+class Read:
+    """Outcome of a bounded read: the value, or None and a one-line ``reason``."""
+
+    value: Any = None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+class Pairs(list):
+    """A JSON object kept as its (key, value) pairs (``pairs=True``), so repeated keys are seen."""
+
+
+def safe_str(value: Any, limit: int = 300) -> str:
+    """``str(value)`` cut to ``limit`` characters; never raises (a failing ``__str__`` gives a placeholder)."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except BaseException as exc:  # noqa: BLE001 - hostile __str__ (even SystemExit)
+        try:
+            return f"<{type(value).__name__} whose str() failed: {type(exc).__name__}>"
+        except BaseException:  # noqa: BLE001
+            return "<unprintable>"
+    try:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    except BaseException:  # noqa: BLE001
+        return "<unprintable>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def read_bytes(path: Path | str, max_bytes: int, name: str | None = None, where: str = "") -> Read:
+    """The bytes of regular file ``path`` (links not followed), at most ``max_bytes``; else a reason.
+
+    ``name``: how the reasons call the file; ``where``: appended to "not found" (e.g. " in the workspace").
+    """
+    label = name or Path(path).name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Read(reason=f"{label} not found{where}")
+    except OSError as exc:
+        if Path(path).is_symlink():
+            return Read(reason=f"{label} is a symbolic link; it was not read")
+        return Read(reason=f"{label} could not be opened: {exc.strerror or exc}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Read(reason=f"{label} is not a regular file; it was not read")
+        if st.st_size > max_bytes:
+            return Read(reason=f"{label} is larger than the {max_bytes}-byte bound ({st.st_size} bytes)")
+        chunks, got = [], 0
+        while got <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > max_bytes:
+            return Read(reason=f"{label} is larger than the {max_bytes}-byte bound (it grew while read)")
+        return Read(b"".join(chunks))
+    except OSError as exc:
+        return Read(reason=f"{label} could not be read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def check_value(value: Any, bounds: Bounds = DEFAULT, what: str = "value") -> str | None:
+    """Why ``value`` is not a bounded plain JSON value (dict/list/str/int/float/bool/None, :class:`Pairs`), or None.
+
+    Walks iteratively (no recursion), so any depth is safe; never calls a
+    method of a foreign object (``__eq__``, ``__str__``, ``__iter__``).
+    """
+    try:
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        items = 0
+        while stack:
+            v, depth = stack.pop()
+            items += 1
+            if items > bounds.max_items:
+                return f"{what} has more than {bounds.max_items} JSON values"
+            t = type(v)
+            if t is str:
+                if len(v) > bounds.max_string:
+                    return f"{what} has a string longer than {bounds.max_string} characters"
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"{what} has a string that is not valid Unicode (a lone surrogate)"
+            elif t is float:
+                if not math.isfinite(v):
+                    return f"{what} holds NaN or Infinity, which JSON does not allow"
+            elif t in (int, bool, type(None)):
+                pass
+            elif t in (list, Pairs, dict):
+                if depth + 1 > bounds.max_depth:
+                    return f"{what} is nested deeper than {bounds.max_depth} levels"
+                if t is dict:
+                    for k, x in v.items():
+                        if type(k) is not str:
+                            return f"{what} has an object key that is not a string"
+                        stack.append((k, depth + 1))
+                        stack.append((x, depth + 1))
+                elif t is Pairs:
+                    for pair in v:
+                        stack.append((pair[0], depth + 1))
+                        stack.append((pair[1], depth + 1))
+                else:
+                    stack.extend((x, depth + 1) for x in v)
+            else:
+                return f"{what} holds a {safe_str(t.__name__, 60)}, which is not a JSON value"
+    except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError
+        return f"{what} could not be checked: {type(exc).__name__}"
+    return None
+
+
+def parse_json(data: bytes | str, bounds: Bounds = DEFAULT, name: str = "JSON", pairs: bool = False) -> Read:
+    """Parse JSON text within ``bounds``; objects become :class:`Pairs` with ``pairs=True``."""
+    try:
+        if isinstance(data, bytes | bytearray):
+            if len(data) > bounds.max_bytes:
+                return Read(reason=f"{name} is larger than the {bounds.max_bytes}-byte bound")
+            try:
+                text = bytes(data).decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                return Read(reason=f"{name} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+        else:
+            text = data.removeprefix("\ufeff")
+        value = json.loads(text, parse_constant=_reject_constant,
+                           object_pairs_hook=Pairs if pairs else None)
+    except RecursionError:
+        return Read(reason=f"{name} is nested deeper than {bounds.max_depth} levels")
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity
+        return Read(reason=f"{name} is not valid JSON: {safe_str(exc, 200)}")
+    except BaseException as exc:  # noqa: BLE001 - MemoryError and the like: the episode goes on
+        return Read(reason=f"{name} could not be parsed: {type(exc).__name__}")
+    problem = check_value(value, bounds, name)
+    return Read(reason=problem) if problem else Read(value)
+
+
+def read_json(path: Path | str, bounds: Bounds = DEFAULT, pairs: bool = False, name: str | None = None,
+              where: str = "") -> Read:
+    """:func:`read_bytes` then :func:`parse_json` (the reason names the file)."""
+    label = name or Path(path).name
+    raw = read_bytes(path, bounds.max_bytes, label, where)
+    return parse_json(raw.value, bounds, label, pairs) if raw.ok else raw
+
+
+def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> Read:
+    """A text file, invalid UTF-8 replaced by U+FFFD (log readers: steps are kept, never dropped)."""
+    raw = read_bytes(path, max_bytes, name)
+    return Read(raw.value.decode("utf-8", "replace")) if raw.ok else raw
+
+
+def json_lines(text: str, bounds: Bounds = DEFAULT, max_lines: int = 200_000) -> tuple[list[Any], list[str]]:
+    """Parse JSON Lines within ``bounds``: (values of the good lines, one reason per bad line, at most 20)."""
+    values: list[Any] = []
+    problems: list[str] = []
+    skipped = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if n > max_lines:
+            problems.append(f"more than {max_lines} lines; the rest was not read")
+            break
+        if not line.strip():
+            continue
+        r = parse_json(line, bounds, f"line {n}")
+        if r.ok:
+            values.append(r.value)
+        elif len(problems) < 20:
+            problems.append(r.reason)
+        else:
+            skipped += 1
+    if skipped:
+        problems.append(f"{skipped} more bad lines")
+    return values, problems

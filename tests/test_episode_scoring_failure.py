@@ -1,0 +1,53 @@
+"""An unexpected scoring exception is a typed failure of that episode, never the end of the run."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from harness.config import AgentProfile, RunSettings
+from harness.contracts import Agent, AgentInvocation, Materialized
+from harness.episode import EpisodePlan, one_line, run_episode
+from harness.sandbox.none import NoneBackend
+from harness.store import RunStore
+
+
+class Params(BaseModel):
+    seed: int = 0
+
+
+class BrokenScorer:
+    name = "broken-scorer"
+
+    def materialize(self, params, episode, workspace, key_dir):
+        workspace.mkdir(parents=True, exist_ok=True)
+        return Materialized(prompt="do nothing", task_info={})
+
+    def score(self, params, episode, workspace, key_dir, runner):
+        raise KeyError("a key the scorer expected\nover two lines")
+
+
+class Idle(Agent):
+    name = "idle"
+    version = "1"
+    needs_model = False
+    image_capable = False
+
+    def command(self, ctx):
+        return AgentInvocation(argv=["true"])
+
+
+def test_scoring_exception_becomes_a_typed_failure_row(tmp_path):
+    store = RunStore.create(tmp_path / "run")
+    plan = EpisodePlan("ep-0", "t", BrokenScorer(), Params(), "0", AgentProfile(name="idle", agent="idle"), Idle(),
+                       NoneBackend(), RunSettings(sandbox="none"), store.run_id)
+    row = run_episode(plan, store.episode("ep-0"), lambda: None)
+    assert row["status"] == "failed"
+    assert row["error_kind"] == "scoring_failed"
+    assert row["error"] == "scoring raised KeyError: 'a key the scorer expected\\nover two lines'"
+    assert "\n" not in row["error"]
+
+
+def test_one_line_flattens_and_cuts():
+    assert one_line("a\n  b\tc") == "a b c"
+    assert one_line("x" * 500, 20) == "x" * 17 + "..."
+    assert one_line(None) is None
