@@ -102,6 +102,9 @@ def parse_frequency(text: str) -> ParsedFrequency:
     return ParsedFrequency(raw=text, code=full, offset=offset, rewritten=not accepted)
 
 
+_ANCHOR = pd.Timestamp("2000-01-03")
+
+
 def period_for(freq: ParsedFrequency) -> tuple[int, str]:
     """The seasonal period m implied by a frequency, and a one-line reason.
 
@@ -113,7 +116,9 @@ def period_for(freq: ParsedFrequency) -> tuple[int, str]:
     if root in _CALENDAR_PERIODS:
         m = max(1, round(_CALENDAR_PERIODS[root] / offset.n))
         return m, f"calendar frequency {freq.code}: m = {_CALENDAR_PERIODS[root]} / {offset.n}"
-    step = pd.Timedelta(offset)
+    # One step from a fixed naive instant: works whether Day is a Tick (pandas < 3.0 and >= 3.1) or a
+    # calendar offset (pandas 3.0, which aeon's pin can select).
+    step = (_ANCHOR + offset) - _ANCHOR
     if step < _DAY:
         exact = _DAY / step
         m = max(1, round(exact))
