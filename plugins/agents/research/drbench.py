@@ -154,6 +154,7 @@ def research(ep: ResearchEpisode, state: dict) -> str:
                                    {"role": "user", "content": f"Task:\n{task}\n\nDocument [{hit.id}]:\n"
                                                                f"{hit.text[:8000]}\n\n{BRIEF_PROMPT}"}])
                 briefs[hit.id] = str(message.get("content") or "").strip() or hit.text[:400]
+                state["report"] = "Briefs gathered (no synthesis yet):\n\n" + _numbered(briefs)
             if new:
                 ep.stage("local_search", iteration=iteration)
         if iteration == max_iterations:
@@ -175,7 +176,6 @@ def research(ep: ResearchEpisode, state: dict) -> str:
             break
     ep.stage("synthesis")
     sources = list(briefs)
-    state["report"] = "Briefs gathered (no synthesis yet):\n\n" + _numbered(briefs)
     args = ep.structured(base + [{"role": "user", "content": (
         f"Per-document briefs (cite them as S<n>):\n{_numbered(briefs)}\n\nSynthesise the evidence a forecaster "
         f"needs: a report and evidence items, each citing its sources as S<n>.")}], SUBMIT, _submission)
