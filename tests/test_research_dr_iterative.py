@@ -37,7 +37,16 @@ def _local_sandbox() -> str | None:
         return None
 
 
-needs_sandbox = pytest.mark.skipif(_local_sandbox() in (None, "none"), reason="no local sandbox backend here")
+def _missing(*modules: str) -> list[str]:
+    import importlib.util
+
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+# the agents run the host's Python in the sandbox: the tests search with bm25s, opendr needs langgraph
+needs_sandbox = pytest.mark.skipif(_local_sandbox() in (None, "none") or bool(_missing("bm25s", "langgraph")),
+                                   reason="no local sandbox backend here, or the dr extra (bm25s, langgraph) "
+                                          "is not installed")
 
 RUNNER = textwrap.dedent("""
     import json, sys

@@ -34,8 +34,6 @@ from plugins.agents.research.client import ModelClient, ModelError, StepLog
 from plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever)
 
-RESEARCH_INSTRUCTION_HINT = "cite document ids exactly as shown in brackets (e.g. [doc_0123456789ab])"
-DOC_ID = re.compile(r"doc_[0-9a-f]{12}")
 
 
 class StructuredOutputError(Exception):
