@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from plugins.agents.research.client import ModelClient, ModelError, StepLog
+from plugins.agents.research.retrieval import task_query  # noqa: F401 - one definition, re-exported
 from plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever)
 
@@ -72,13 +72,6 @@ def check_evidence(items: Any) -> str | None:
         if problem:
             return f"evidence[{k}]: {problem}"
     return None
-
-
-def task_query(prompt: str) -> str:
-    """The task text (the prompt's ``<context>`` block), else the whole prompt."""
-    match = re.search(r"<context>(.*?)</context>", prompt, re.S)
-    text = match.group(1).strip() if match else ""
-    return text or prompt
 
 
 class ResearchEpisode:
