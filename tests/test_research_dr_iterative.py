@@ -250,3 +250,14 @@ def test_profile_limits_validated(agent, tmp_path):
     if agent.name == "opendr":
         with pytest.raises(ProfileError, match="allow_clarification must be false"):
             agent.config(ctx({"allow_clarification": True}))
+
+
+def test_drbench_deferred_citation_resolution():
+    from plugins.agents.research.drbench import _resolve_report, resolve_citations
+
+    sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
+    evidence, unresolved = resolve_citations(
+        [{"claim": "a", "sources": ["S1", "[S2]", "2"]}, {"claim": "b", "sources": ["S3", "S0", "x"]}], sources)
+    assert evidence == [{"claim": "a", "cited_document_ids": sources}, {"claim": "b", "cited_document_ids": []}]
+    assert unresolved == ["S3", "S0", "x"]
+    assert _resolve_report("see [S2] and [S9]", sources) == "see [doc_bbbbbbbbbbbb] and [S9]"
