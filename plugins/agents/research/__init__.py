@@ -3,5 +3,6 @@
 Kept empty on purpose: this package is imported inside the sandbox (``python -m
 plugins.agents.research.retrieval``), where neither the harness nor the other plugins
 exist.  The harness side (agent adapters, plugin registration) is :mod:`.adapters`;
-the in-sandbox side is :mod:`.tools`, :mod:`.client` and :mod:`.retrieval`.
+the in-sandbox side is :mod:`.tools`, :mod:`.client`, :mod:`.retrieval`, and the iterative
+agents :mod:`.drbench`, :mod:`.opendr` and :mod:`.bench2future` on their shared :mod:`.episode` layer.
 """

@@ -16,6 +16,11 @@ Adapters only: what runs in the sandbox (:mod:`.tools`, :mod:`.client`,
   which are checked after the run against the trajectory (Codex has no such switch;
   enforce tokens with the run's proxy budget); the trajectory's ``extra.stop_reason`` says
   ``complete`` or which cap the run went past.
+- ``drbench``, ``opendr``, ``bench2future``: iterative DR agents run like ``retrieval`` (host
+  Python in a local sandbox; :mod:`.drbench`, :mod:`.opendr` (needs langgraph, the ``dr``
+  extra), :mod:`.bench2future`).  Their limits are profile ``options`` with the upstream
+  defaults (:data:`LIMITS`); every limit, given or default, goes to the agent and to the
+  trajectory's ``extra.limits`` (the profile, with the options it gives, is in ``run.json``).
 """
 
 from __future__ import annotations
@@ -103,6 +108,77 @@ class RetrievalAgent(Agent):
         return trajectory(self.name, self.version, home, proxy_log)
 
 
+#: Limits of the iterative DR agents and their defaults (sources in each agent's docstring).
+LIMITS: dict[str, dict[str, int | bool]] = {
+    "drbench": {"max_iterations": 15, "actions_per_iteration": 5, "top_k": 5, "max_structured_output_retries": 3},
+    "opendr": {"max_concurrent_research_units": 5, "max_researcher_iterations": 3, "max_react_tool_calls": 5,
+               "max_structured_output_retries": 3, "top_k": 5, "allow_clarification": False},
+    "bench2future": {"max_steps": 20, "top_k": 5, "max_structured_output_retries": 3},
+}
+
+
+class IterativeResearchAgent(RetrievalAgent):
+    """An in-sandbox iterative DR agent (``python -m plugins.agents.research.<module>``)."""
+
+    module = ""
+
+    def config(self, ctx: AgentContext) -> dict:
+        profile = ctx.profile
+        where = f"agent profile {profile.name!r} (agent {self.name})"
+        options = dict(profile.options or {})
+        defaults = LIMITS[self.name]
+        known = ("retriever", "embedding_model", "max_output_tokens") + CAP_OPTIONS + tuple(defaults)
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ProfileError(f"{where}: options.{unknown[0]} is not understood (known: {', '.join(known)})")
+        limits = {}
+        for name, default in defaults.items():
+            value = options.get(name, default)
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ProfileError(f"{where}: options.{name} must be true or false")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ProfileError(f"{where}: options.{name} must be a positive integer")
+            limits[name] = value
+        if limits.get("allow_clarification"):
+            raise ProfileError(f"{where}: options.allow_clarification must be false (research episodes have "
+                               "no user to answer a clarifying question)")
+        base = super().config(ctx.__class__(**{**ctx.__dict__, "profile": profile.model_copy(update={
+            "options": {k: v for k, v in options.items() if k in RETRIEVAL_OPTIONS and k != "top_k"}})}))
+        caps = {k: base[k] for k in CAP_OPTIONS}
+        return {**base, "top_k": limits.get("top_k"), "limits": {**limits, **caps}}
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        return AgentInvocation(
+            argv=[sys.executable, "-m", f"plugins.agents.research.{self.module}", "--config",
+                  json.dumps(self.config(ctx))],
+            env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
+            cwd=ctx.workspace,
+            ro_binds=runtime_files(),
+        )
+
+
+class DrBenchAgent(IterativeResearchAgent):
+    """DRBench's research agent, re-implemented (see :mod:`.drbench`)."""
+
+    name = "drbench"
+    module = "drbench"
+
+
+class OpenDRAgent(IterativeResearchAgent):
+    """LangChain's Open Deep Research graph rebuilt on langgraph (see :mod:`.opendr`)."""
+
+    name = "opendr"
+    module = "opendr"
+
+
+class Bench2FutureAgent(IterativeResearchAgent):
+    """The Bench2Future ReAct agent, implemented from the Dr-CiK paper's description (see :mod:`.bench2future`)."""
+
+    name = "bench2future"
+    module = "bench2future"
+
+
 class CodexDR(Codex):
     """Codex 0.124.0 as a DR agent: the research prompt, the corpus as workspace files."""
 
@@ -154,3 +230,6 @@ def check_caps(trajectory: dict | None, max_tool_calls: int | None, max_tokens: 
 def register_agents(register):
     register(RetrievalAgent())
     register(CodexDR())
+    register(DrBenchAgent())
+    register(OpenDRAgent())
+    register(Bench2FutureAgent())

@@ -6,7 +6,10 @@ one tool call and its observation (no model call: no metrics, ``llm_call_count``
 ``model`` (a chat call) -> an agent step with its message, tool calls and token usage;
 ``embedding`` -> an agent step of an embeddings call (usage, no message,
 ``llm_call_count`` 0: not an LLM iteration); ``note``/``stop`` -> trajectory
-``extra`` (retriever, deviation label, stop reason, caps).  Token totals: the sum of
+``extra`` (retriever, deviation label, limits, stop reason, caps; a ``note`` with a
+``reason`` (e.g. malformed structured output) is appended to ``extra.notes``); ``stage``
+(a stage / graph node starts) -> every later agent step carries ``extra.stage``, and
+``extra.stages`` lists the stages in the order they started (stages without steps too).  Token totals: the sum of
 every logged call, cross-checked against the proxy log.
 """
 
@@ -49,12 +52,17 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
     events = read_steps(path)
     builder = TrajectoryBuilder(agent_name, agent_version, model)
     total = Usage()
+    stage: str | None = None
+
+    def staged(extra: dict | None) -> dict | None:
+        return {**(extra or {}), "stage": stage} if stage else extra
+
     for event in events:
         kind, ts = event.get("type"), event.get("ts")
         if kind == "user":
             builder.user(event.get("message") or "", ts)
         elif kind == "tool":
-            step = builder.agent("", ts, extra={"kind": "tool"})
+            step = builder.agent("", ts, extra=staged({"kind": "tool"}))
             step["llm_call_count"] = 0  # a tool the agent's code ran, not a model call
             call_id = builder.tool_call(step, None, str(event.get("name") or ""), event.get("arguments") or {})
             builder.observe(call_id, event.get("result") or "")
@@ -65,8 +73,8 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
             total = total + usage
             step = builder.agent(event.get("message") or "", ts, reasoning=event.get("reasoning"),
                                  usage=usage, model_name=event.get("model"),
-                                 extra={"kind": "embeddings", "inputs": event.get("inputs")}
-                                 if kind == "embedding" else None)
+                                 extra=staged({"kind": "embeddings", "inputs": event.get("inputs")}
+                                              if kind == "embedding" else None))
             if kind == "embedding":
                 step["llm_call_count"] = 0  # in the token totals, not an LLM iteration
             for k, call in enumerate(event.get("tool_calls") or [], 1):
@@ -74,6 +82,11 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
                 if isinstance(fn, dict):
                     builder.tool_call(step, call.get("id") or f"call_{step['step_id']}_{k}", fn.get("name") or "",
                                       fn.get("arguments"))
+        elif kind == "stage":
+            stage = str(event.get("name") or "") or None
+            builder.extra.setdefault("stages", []).append(stage)
+        elif kind == "note" and event.get("reason"):
+            builder.extra.setdefault("notes", []).append(event["reason"])
         elif kind == "note":
             builder.session_id = builder.session_id or event.get("session_id")
             builder.extra.update({k: v for k, v in event.items()
