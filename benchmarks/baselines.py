@@ -4,7 +4,7 @@ Usage: ``python benchmarks/baselines.py [--experiment tasks/experiments/baseline
 [--out runs/baselines] [--only-agent NAME ...] [--seeds N]``.
 
 Expands the experiment's grid -- task spec globs × agent profiles × seeds, with
-``overrides`` merged into each task's ``params`` (written as a derived spec
+``set`` merged into each task's ``params`` (written as a derived spec
 under ``--out/specs/``) -- and runs ``harness run --task ... --agent ...
 --seed ...`` once per task × agent.  The sample pools and numba's compilation
 cache are built before the clock starts (not timed; the cache build time is
@@ -47,8 +47,8 @@ def grid(experiment: Path) -> tuple[dict, list[Path]]:
         if field not in spec:
             raise SystemExit(f"{experiment}: missing field {field!r}")
     tasks: list[Path] = []
-    for pattern in spec["tasks"]:
-        found = sorted(glob.glob(str(ROOT / pattern)))
+    for pattern in spec["tasks"]:  # relative to the experiment file, as `harness run --experiment` reads them
+        found = sorted(glob.glob(str(experiment.resolve().parent / pattern)))
         if not found:
             raise SystemExit(f"{experiment}: field 'tasks': {pattern!r} matches no file")
         tasks += [Path(p) for p in found if Path(p) not in tasks]
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     spec, tasks = grid(args.experiment)
     agents = [a for a in spec["agents"] if not args.only_agent or a in args.only_agent]
     seeds = spec["seeds"][: args.seeds] if args.seeds else spec["seeds"]
-    specs = [derived(t, spec.get("overrides", {}), args.out / "specs") for t in tasks]
+    specs = [derived(t, spec.get("set", {}), args.out / "specs") for t in tasks]
     prepare(specs, agents)
 
     runs, per_agent = [], {}

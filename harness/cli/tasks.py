@@ -13,8 +13,8 @@ from harness.run import REPO_ROOT
 
 
 def task_files(root: Path) -> list[Path]:
-    """Task spec files under ``root``; experiment specs (under ``experiments/``) are not task specs."""
-    return sorted(p for p in root.rglob("*.y*ml") if p.is_file() and "experiments" not in p.relative_to(root).parts)
+    """Task and experiment spec files under ``root`` (told apart by :func:`is_experiment`)."""
+    return sorted(p for p in root.rglob("*.y*ml") if p.is_file())
 
 
 def is_experiment(path: Path) -> bool:
