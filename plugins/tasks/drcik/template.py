@@ -128,6 +128,9 @@ class DrcikTemplate(TaskTemplate):
             return f"research_{episode}"
         return episode.replace("/", "_") + f"-s{params.samples}"
 
+    def needs_agent_profile(self, params: DrcikParams) -> bool:
+        return params.episode_kind == RESEARCH
+
     def runs_in_harness(self, params: DrcikParams) -> bool:
         return params.episode_kind == FORECAST
 
