@@ -1,4 +1,4 @@
-"""The ``drcik`` task template: Dr-CiK forecasting episodes in the harness run loop (paper Sections 5.1-5.4).
+"""The ``drcik`` task template: Dr-CiK forecasting and research episodes in the harness run loop (paper Section 5).
 
 Episodes have a kind (``params.episode_kind``):
 
@@ -21,7 +21,7 @@ Episodes have a kind (``params.episode_kind``):
   ``deep_research.jsonl`` row and ``metadata.json``; :meth:`DrcikTemplate.finish`
   merges them per agent profile into ``submissions/deep_research__<profile>/``.
 
-Per episode folder: ``samples.npy`` (the (S, H) sample paths) and
+Per forecasting episode folder: ``samples.npy`` (the (S, H) sample paths) and
 ``score.json``.  After the episodes, :meth:`DrcikTemplate.finish` writes the
 release's submission files per forecaster × context
 (``submissions/<forecaster>__<context>/forecasts.jsonl`` + ``metadata.json``)
@@ -57,11 +57,11 @@ from harness import plugins as registry
 from harness.config import AgentProfile, ConfigError
 from harness.contracts import EpisodeScore, Materialized, TaskTemplate
 from plugins.tasks.drcik import contexts as ctx
+from plugins.tasks.drcik import research_outputs as research_out
 from plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
 from plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from plugins.tasks.drcik.metrics import score_task
-from plugins.tasks.drcik import research_outputs as research_out
 from plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
 from plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
 
