@@ -348,4 +348,6 @@ def test_tasks_list_shows_each_specs_template_and_command():
     assert lines["drcik/sample-statistical.yaml"] == ["drcik", "--task"]
     assert lines["tracebench/balldrop-low-direct.yaml"] == ["tracebench", "--task"]
     assert lines["experiments/drcik-sample.yaml"] == ["(experiment)", "--experiment"]
+    assert lines["drcik/research-sample.yaml"] == ["drcik", "--task"]
+    assert lines["experiments/drcik-research-sample.yaml"] == ["(experiment)", "--experiment"]
     assert "invalid" not in done.stdout
