@@ -240,6 +240,7 @@ class ExperimentSpec(Strict):
           - name: forecast
             tasks: [../drcik/sample-statistical.yaml]
             forecasters: [naive, arima]
+            set: {contexts: [dr-evidence]}
             evidence_from: research
 
     ``evidence_from: S`` (S an earlier stage) runs this stage's grid once per
@@ -248,11 +249,10 @@ class ExperimentSpec(Strict):
     The evidence source is therefore part of the episode's content (its id) and
     of its results row.  A template that reads evidence takes it from that run
     directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
-    the agent.  For Dr-CiK (:meth:`plugins.tasks.drcik.template.DrcikTemplate.research_evidence`):
-    the episode's task is the row's ``benchmark_id`` or ``key/research_key.json``'s;
-    its claims with release document ids are the ``{"claim", "resolved"}`` items
-    of its ``score.json`` details, else ``workspace/evidence.json``.  A stage
-    that produces evidence therefore writes one episode per (agent, task).
+    the agent (for Dr-CiK, what the research episodes' scoring wrote:
+    :func:`plugins.tasks.drcik.template.research_claims`).  A stage that
+    produces evidence therefore writes one episode per (agent, task); see
+    ``tasks/experiments/drcik-research-sample.yaml``.
 
     Errors are :class:`ConfigError` naming the file and the field.
     """

@@ -155,6 +155,11 @@ def test_shipped_specs_load():
     assert Path(llm.script) == (SCRIPTS / "sample.yaml").resolve()
     chronos = load_task(ROOT / "tasks" / "drcik" / "sample-chronos.yaml").params
     assert chronos.forecasters[0].name == "chronos"
+    research = load_task(ROOT / "tasks" / "drcik" / "research-sample.yaml")
+    assert (research.template.name, research.params.episode_kind, research.params.forecasters) == (
+        "drcik", "research", [])
+    assert research.template.episodes(research.params) == TASK_IDS
+    assert not research.template.runs_in_harness(research.params)
 
 
 @pytest.mark.parametrize("params,problem", [
@@ -166,6 +171,9 @@ def test_shipped_specs_load():
     ({"forecasters": ["naive"], "colour": "red"}, "params.colour: Extra inputs are not permitted"),
     ({"forecasters": ["naive"], "episode_kind": "chat"}, "params.episode_kind: Input should be 'forecast' or "
                                                           "'research'"),
+    ({"episode_kind": "research", "forecasters": ["naive"]}, "research episodes take no forecasters"),
+    ({"episode_kind": "research", "episodes": ["task_42", "task_42"]}, "episodes: a benchmark id is listed twice"),
+    ({"episode_kind": "research", "metadata": {"colour": "red"}}, "metadata: unknown field(s) ['colour']"),
 ])
 def test_spec_errors_name_the_file_and_field(tmp_path, params, problem):
     path = spec_file(tmp_path, "bad", **params)
@@ -174,15 +182,20 @@ def test_spec_errors_name_the_file_and_field(tmp_path, params, problem):
     assert str(caught.value).startswith(str(path)) and problem in str(caught.value)
 
 
-def test_unknown_forecaster_bad_options_and_research_kind_are_refused_before_running(tmp_path):
+def test_unknown_forecaster_bad_options_and_research_without_agent_are_refused_before_running(tmp_path):
     result = harness_run("--task", spec_file(tmp_path, "a", forecasters=["naive", "nope"]), "--out", tmp_path / "a")
     assert result.exit_code != 0 and "params.forecasters[1].name: no forecaster named 'nope'" in str(result.exception)
     result = harness_run("--task", spec_file(tmp_path, "b", forecasters=[{"name": "naive", "options": {"k": 1}}]),
                          "--out", tmp_path / "b")
     assert "params.forecasters[0].options: forecaster 'naive' takes no options" in str(result.exception)
     result = harness_run("--task", spec_file(tmp_path, "c", episode_kind="research"), "--out", tmp_path / "c")
-    assert "research episodes (deep-research agents) are not available" in str(result.exception)
-    assert not (tmp_path / "a" / "episodes").exists() and not (tmp_path / "b" / "episodes").exists()
+    assert "template 'drcik' runs an agent: give an agent profile" in str(result.exception)
+    result = harness_run("--task", spec_file(tmp_path, "d", episode_kind="research", episodes=["task_42", "nope"]),
+                         "--agent", "retrieval-bm25-gemini-3-flash", "--model-backend", "scripted", "--script",
+                         ROOT / "examples" / "scripts" / "retrieval-drcik.yaml", "--out", tmp_path / "d")
+    assert "params.episodes: unknown benchmark ids ['nope']" in str(result.exception)
+    for name in "abcd":
+        assert not (tmp_path / name / "episodes").exists()
 
 
 def write_evidence(folder: Path) -> dict:
@@ -335,4 +348,6 @@ def test_tasks_list_shows_each_specs_template_and_command():
     assert lines["drcik/sample-statistical.yaml"] == ["drcik", "--task"]
     assert lines["tracebench/balldrop-low-direct.yaml"] == ["tracebench", "--task"]
     assert lines["experiments/drcik-sample.yaml"] == ["(experiment)", "--experiment"]
+    assert lines["drcik/research-sample.yaml"] == ["drcik", "--task"]
+    assert lines["experiments/drcik-research-sample.yaml"] == ["(experiment)", "--experiment"]
     assert "invalid" not in done.stdout

@@ -27,8 +27,8 @@ def test_codex_dr_research_episode(tmp_path):
     from harness.store import RunStore
 
     spec = tmp_path / "research.yaml"
-    spec.write_text(json.dumps({"name": "research", "template": "drcik-research",
-                                "params": {"tasks": "sample", "episodes": ["task_42"]}}))
+    spec.write_text(json.dumps({"name": "research", "template": "drcik",
+                                "params": {"episode_kind": "research", "tasks": "sample", "episodes": ["task_42"]}}))
     store = RunStore.create(tmp_path / f"run-{uuid.uuid4().hex[:10]}")
     settings = RunSettings(sandbox="docker", episode_timeout=240, infra_retries=0)
     [row] = execute([Unit(load_task(spec), resolve_profile("codex-dr-gpt-5.5"), None)], store, settings,

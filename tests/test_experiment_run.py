@@ -189,6 +189,16 @@ def test_shipped_experiments_expand(tmp_path):
                             load_task)[0].units
     assert len(units) == 10  # 5 forecasters × 2 context points
     assert sum(len(u.task.template.episodes(u.task.params)) for u in units) == 30
+    staged_file = REPO / "tasks/experiments/drcik-research-sample.yaml"
+    research, forecast = plan_experiment(load_experiment(staged_file), staged_file, tmp_path, resolve_profile,
+                                         load_task)
+    [unit] = research.units
+    assert (unit.task.template.name, unit.task.params.episode_kind, unit.profile.name) == (
+        "drcik", "research", "retrieval-bm25-gemini-3-flash")
+    assert len(unit.task.template.episodes(unit.task.params)) == 3
+    assert [(u.task.params.forecasters[0].name, u.task.params.evidence.agent) for u in forecast.units] == [
+        ("naive", "retrieval-bm25-gemini-3-flash"), ("arima", "retrieval-bm25-gemini-3-flash")]
+    assert {u.task.params.evidence.run for u in forecast.units} == {str((tmp_path / "research").resolve())}
     smoke = load_experiment(REPO / "tasks/experiments/balldrop-smoke.yaml")
     units = plan_experiment(smoke, REPO / "tasks/experiments/balldrop-smoke.yaml", tmp_path, resolve_profile,
                             load_task)[0].units

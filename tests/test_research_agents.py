@@ -115,10 +115,11 @@ RUNNER = textwrap.dedent("""
 def run_episodes(tmp_path: Path, profile: dict, episodes: list[str] | None = None, script: Path = SCRIPT,
                  budget: dict | None = None) -> dict:
     spec = tmp_path / "spec.yaml"
-    params = {"tasks": "sample", "metadata": {"method": "retrieval", "type": "agentic", "base_model": "scripted"}}
+    params = {"episode_kind": "research", "tasks": "sample",
+              "metadata": {"method": "retrieval", "type": "agentic", "base_model": "scripted"}}
     if episodes:
         params["episodes"] = episodes
-    spec.write_text(json.dumps({"name": "research", "template": "drcik-research", "params": params}))
+    spec.write_text(json.dumps({"name": "research", "template": "drcik", "params": params}))
     profile_path = tmp_path / "profile.yaml"
     profile_path.write_text(json.dumps({"name": "p", "agent": "retrieval", "provider": "openrouter",
                                         "model": "google/gemini-3-flash-preview",
@@ -140,9 +141,10 @@ def test_retrieval_agent_on_the_sample_tasks(tmp_path, retriever):
     # the agent's own modules ran in the sandbox only
     assert [m for m in result["modules"] if m in IN_SANDBOX] == []
     rows = result["rows"]
-    assert sorted(r["episode"].rsplit("-", 1)[0] for r in rows) == ["research-task_163", "research-task_201",
-                                                                "research-task_42"]
+    assert sorted(r["benchmark_id"] for r in rows) == ["task_163", "task_201", "task_42"]
     for row in rows:
+        assert row["episode"].startswith(f"research_{row['benchmark_id']}-") and row["episode_kind"] == "research"
+        assert row["template"] == "drcik" and row["profile"] == "p"
         assert row["status"] == "ok", row["error"]
         assert row["sandbox"] != "none"
         assert json.loads(row["assertion_failures"]) == []
@@ -250,7 +252,7 @@ def test_retrieval_adapter_command_and_profile_errors():
 
 def test_no_in_sandbox_module_is_imported_by_the_plugin_registry():
     code = ("import sys; from harness import plugins as r; r.get('agent', 'retrieval'); r.get('agent', 'codex-dr');"
-            "r.get('task_template', 'drcik-research');"
+            "r.get('task_template', 'drcik');"
             "print([m for m in sys.modules if m in %r])" % IN_SANDBOX)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 0, proc.stderr

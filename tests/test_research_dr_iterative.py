@@ -52,6 +52,7 @@ RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from harness.config import RunSettings
+    from harness.experiment import Unit
     from harness.run import execute, load_task, resolve_profile
     from harness.store import RunStore
     spec, profile_path, script, out = sys.argv[1:5]
@@ -60,19 +61,19 @@ RUNNER = textwrap.dedent("""
     store = RunStore.create(Path(out))
     settings = RunSettings(sandbox="auto", episode_timeout=180, infra_retries=0)
     script = json.loads(script) if script.startswith("{") else script
-    rows = execute(task, profile, [None], store, settings, model_backend="scripted", model_options={"script": script})
+    rows = execute([Unit(task, profile, None)], store, settings, model_backend="scripted", model_options={"script": script})
     loaded = sorted(m for m in sys.modules if m.startswith("plugins.agents.research") or m == "langgraph")
     print(json.dumps({"rows": rows, "modules": loaded}, default=str))
 """)
 
 
 def run(tmp_path: Path, agent: str, options: dict, script: Path | dict, episodes: list[str] | None = None) -> dict:
-    params = {"tasks": "sample", "metadata": {"method": agent, "type": "agentic", "base_model": "scripted"}}
+    params = {"episode_kind": "research", "tasks": "sample", "metadata": {"method": agent, "type": "agentic", "base_model": "scripted"}}
     if episodes:
         params["episodes"] = episodes
     tmp_path.mkdir(parents=True, exist_ok=True)
     spec = tmp_path / "spec.yaml"
-    spec.write_text(json.dumps({"name": "research", "template": "drcik-research", "params": params}))
+    spec.write_text(json.dumps({"name": "research", "template": "drcik", "params": params}))
     profile = tmp_path / "profile.yaml"
     profile.write_text(json.dumps({"name": "p", "agent": agent, "provider": "openrouter",
                                    "model": "google/gemini-3-flash-preview",
@@ -85,7 +86,7 @@ def run(tmp_path: Path, agent: str, options: dict, script: Path | dict, episodes
     # the agents' own modules (and langgraph) ran in the sandbox only
     assert [m for m in data["modules"] if m in IN_SANDBOX] == []
     rows = data["rows"]
-    out = {"rows": {r["episode"].rsplit("-", 1)[-1]: r for r in rows}, "run": tmp_path / "run"}
+    out = {"rows": {r["benchmark_id"]: r for r in rows}, "run": tmp_path / "run"}
     out["run_json"] = json.loads((tmp_path / "run" / "run.json").read_text())
     return out
 

@@ -66,7 +66,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         task = load_task(task_file, parse_set(sets))
         in_harness = task.template.runs_in_harness(task.params)
         profile = resolve_profile(agent_profile) if agent_profile else (
-            None if in_harness else resolve_profile(DEFAULT_AGENT))
+            None if in_harness or task.template.needs_agent_profile(task.params) else resolve_profile(DEFAULT_AGENT))
         units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
         stages = [(RunStore.create(out), units, {"task": task.spec.name,
                                                   "profile": profile.name if profile else None})]

@@ -100,6 +100,11 @@ class TaskTemplate(ABC):
         seed = getattr(params, "seed", None)
         return task_name + (f"-seed{seed}" if seed is not None else "") + (f"-{episode}" if episode != "0" else "")
 
+    def needs_agent_profile(self, params: BaseModel) -> bool:
+        """True when these episodes need an agent profile named by the user (``--agent`` or an
+        experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""
+        return False
+
     def runs_in_harness(self, params: BaseModel) -> bool:
         """True when these episodes run in the harness process with no sandbox and no agent (e.g.
         forecasting episodes: the model under test is a forecaster).  Default False."""

@@ -10,13 +10,10 @@ conditions, submission files), :mod:`.spec` (the ``drcik`` params),
 :mod:`.report` (Table 2 in ``harness report``).  The embedded public sample
 (3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
 
-Research episodes (one task x one deep-research agent): :mod:`.research` (workspace,
-scoring), :mod:`.research_outputs` (bounded readers, the release's export files) and the
-``drcik-research`` template (:mod:`.research_template`).
-
 Episodes have a kind (``params.episode_kind``): ``forecast`` (forecaster ×
-context × task, in the harness process) today; ``research`` (deep-research
-agents in a sandbox) is declared and refused until its template code exists.
+context × task, in the harness process) and ``research`` (one task × one
+deep-research agent, in a sandbox): :mod:`.research` (workspace, scoring) and
+:mod:`.research_outputs` (bounded readers, the release's export files).
 """
 
 from harness.hookspecs import hookimpl
@@ -27,12 +24,10 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 
 @hookimpl
 def register_task_templates(register):
-    """Register the ``drcik`` template (forecasting episodes) and ``drcik-research``."""
-    from plugins.tasks.drcik.research_template import ResearchTemplate
+    """Register the ``drcik`` template (forecasting and research episodes)."""
     from plugins.tasks.drcik.template import DrcikTemplate
 
     register(DrcikTemplate())
-    register(ResearchTemplate())
 
 
 def _report_section(frame):

@@ -6,8 +6,9 @@
     description: Statistical baselines on the public sample, no context vs supporting evidence.
     template: drcik
     params:
-      episode_kind: forecast        # forecast (today) | research (deep-research agents in a sandbox, to come)
+      episode_kind: forecast        # forecast | research (one task × one deep-research agent, in a sandbox)
       tasks: sample                 # "sample" (the embedded public sample) or a path, relative to this file
+      episodes: null                # benchmark ids to run (default: every loaded task)
       forecasters:                  # registered forecaster names, or {name, options}
         - naive
         - {name: chronos, options: {model: models/chronos-t5-small}}   # a local folder of weights
@@ -22,6 +23,16 @@
       evidence: null                # {run: RUN_DIR, agent: PROFILE}: evidence from a research run (see below)
       budget: {max_cost_usd: 1.0}   # per forecast (task × condition) caps on model use
       submission: {organization: ..., contact: ..., reproduction: ..., notes: ...}
+
+Research episodes (``episode_kind: research``) are one task × one DR agent, the
+agent profile given by ``--agent`` or an experiment's ``agents``; they take no
+forecasters and only these fields besides ``tasks`` and ``episodes``::
+
+      episode_kind: research
+      metadata: {method: ..., type: agentic, base_model: ...}   # the exported metadata.json's fields
+      keep_corpus: false            # keep each workspace's corpus copy after scoring (else removed:
+                                    # ~39 MB per episode at the release's 10,342 documents; the key
+                                    # reproduces it)
 
 Forecasting episodes are forecaster × context condition × task; they run in the
 harness process.  The DR conditions (``dr-evidence``, ``verified-dr``) need an
@@ -43,6 +54,7 @@ from pydantic import Field, field_validator, model_validator
 from harness.config import Budget, Strict
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.loader import SAMPLE_DIR
+from plugins.tasks.drcik.research_outputs import METADATA_FIELDS
 
 SAMPLE = "sample"
 TEMPLATE = "drcik"
@@ -79,6 +91,7 @@ class DrcikParams(Strict):
 
     episode_kind: Literal["forecast", "research"] = FORECAST
     tasks: str = SAMPLE
+    episodes: list[str] | None = None
     forecasters: list[ForecasterEntry] = Field(default_factory=list)
     contexts: list[str] = Field(default_factory=lambda: ["no-context"])
     samples: int = Field(DEFAULT_SAMPLES, ge=1)
@@ -91,6 +104,8 @@ class DrcikParams(Strict):
     evidence: EvidenceSource | None = None
     budget: Budget = Budget()
     submission: SubmissionInfo = SubmissionInfo()
+    metadata: dict[str, str] = Field(default_factory=dict)
+    keep_corpus: bool = False
 
     @field_validator("forecasters", mode="before")
     @classmethod
@@ -122,6 +137,14 @@ class DrcikParams(Strict):
     def _kind(self) -> "DrcikParams":
         if self.episode_kind == FORECAST and not self.forecasters:
             raise ValueError("forecasters: forecasting episodes need at least one forecaster")
+        if self.episode_kind == RESEARCH and self.forecasters:
+            raise ValueError("forecasters: research episodes take no forecasters (the deep-research agent is "
+                             "the agent profile: --agent, or agents: in an experiment)")
+        if self.episodes is not None and len(set(self.episodes)) != len(self.episodes):
+            raise ValueError("episodes: a benchmark id is listed twice")
+        unknown = sorted(set(self.metadata) - set(METADATA_FIELDS))
+        if unknown:
+            raise ValueError(f"metadata: unknown field(s) {unknown} (known: {', '.join(METADATA_FIELDS)})")
         if self.dr_evidence and self.evidence:
             raise ValueError("give dr_evidence (a folder) or evidence (a research run), not both")
         return self

@@ -1,14 +1,27 @@
-"""The ``drcik`` task template: Dr-CiK forecasting episodes in the harness run loop (paper Sections 5.1-5.4).
+"""The ``drcik`` task template: Dr-CiK forecasting and research episodes in the harness run loop (paper Section 5).
 
-An episode is one forecaster × context condition × task (``episode`` =
-``<forecaster>/<context>/<benchmark_id>``).  Forecasters are models, not agents:
-they run in the harness process (:meth:`DrcikTemplate.runs_in_harness`), with
-the same run directory, resume, retries and ``results.parquet`` as sandboxed
-episodes.  Research episodes (``episode_kind: research``: a deep-research agent
-in a sandbox writing ``report.md`` + ``evidence.json``) are declared in the
-params and refused until their template code exists.
+Episodes have a kind (``params.episode_kind``):
 
-Per episode folder: ``samples.npy`` (the (S, H) sample paths) and
+- ``forecast``: one forecaster × context condition × task (``episode`` =
+  ``<forecaster>/<context>/<benchmark_id>``).  Forecasters are models, not agents:
+  they run in the harness process (:meth:`DrcikTemplate.runs_in_harness`), with
+  the same run directory, resume, retries and ``results.parquet`` as sandboxed
+  episodes.
+- ``research``: one task × one deep-research agent (``episode`` = ``<benchmark_id>``;
+  the agent is the run's agent profile, which is required), run in a sandbox like
+  any agent episode (paper Section 5, Appendix G "Common interface").  The
+  workspace and key come from :func:`plugins.tasks.drcik.research.materialize_research`
+  (the corpus pools the documents of every loaded task), the score from
+  :func:`plugins.tasks.drcik.research.score_research`; its row holds
+  ``benchmark_id``, ``episode_kind`` and the research metrics (``evidence_items``,
+  ``cited_documents``, ``hallucinated_ids``, ``cross_task_citations``,
+  ``distractor_citations``, ``report_chars``, ``report_ok``, ``evidence_ok``,
+  ``output_reason``), plus the agent columns of every sandboxed episode (tokens,
+  cost, time, tool calls).  The episode's ``key/`` holds the release's
+  ``deep_research.jsonl`` row and ``metadata.json``; :meth:`DrcikTemplate.finish`
+  merges them per agent profile into ``submissions/deep_research__<profile>/``.
+
+Per forecasting episode folder: ``samples.npy`` (the (S, H) sample paths) and
 ``score.json``.  After the episodes, :meth:`DrcikTemplate.finish` writes the
 release's submission files per forecaster × context
 (``submissions/<forecaster>__<context>/forecasts.jsonl`` + ``metadata.json``)
@@ -44,10 +57,12 @@ from harness import plugins as registry
 from harness.config import AgentProfile, ConfigError
 from harness.contracts import EpisodeScore, Materialized, TaskTemplate
 from plugins.tasks.drcik import contexts as ctx
+from plugins.tasks.drcik import research_outputs as research_out
 from plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
 from plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from plugins.tasks.drcik.metrics import score_task
+from plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
 from plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
@@ -76,29 +91,52 @@ class DrcikTemplate(TaskTemplate):
             self._tasks[key] = {t.benchmark_id: t for t in load_tasks(params.tasks_path)}
         return self._tasks[key]
 
-    def episodes(self, params: DrcikParams) -> list[str]:
-        if params.episode_kind == RESEARCH:
-            raise ValueError("params.episode_kind: research episodes (deep-research agents) are not available "
-                             "in this version; use episode_kind: forecast")
+    def task_ids(self, params: DrcikParams) -> list[str]:
+        """The benchmark ids to run: ``params.episodes`` (checked against the loaded tasks), else all."""
         ids = list(self.tasks(params))
+        if params.episodes is None:
+            return ids
+        unknown = sorted(set(params.episodes) - set(ids))
+        if unknown:
+            raise ValueError(f"params.episodes: unknown benchmark ids {unknown} (loaded: {ids})")
+        return list(params.episodes)
+
+    def episodes(self, params: DrcikParams) -> list[str]:
+        ids = self.task_ids(params)
+        if params.episode_kind == RESEARCH:
+            return ids
         return [f"{f.name}/{c}/{t}" for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
+        # fields that select episodes or tidy up afterwards never change one episode's content
+        common = {"episodes", "keep_corpus"}
+        if params.episode_kind == RESEARCH:
+            narrowed = params.model_dump(mode="json", exclude=common | {
+                "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
+                "agent", "model_backend", "script", "budget"})
+            return {"params": narrowed, "task": episode}
         fname, cond, task_id = episode.split("/")
         entry = next(f for f in params.forecasters if f.name == fname)
-        exclude = {"forecasters", "contexts", "submission"}
+        exclude = common | {"forecasters", "contexts", "submission", "metadata"}
         if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
             exclude |= {"dr_evidence", "evidence"}
         narrowed = params.model_dump(mode="json", exclude=exclude)
         return {"params": narrowed, "forecaster": entry.model_dump(mode="json"), "context": cond, "task": task_id}
 
     def episode_label(self, task_name: str, params: DrcikParams, episode: str) -> str:
+        if params.episode_kind == RESEARCH:
+            return f"research_{episode}"
         return episode.replace("/", "_") + f"-s{params.samples}"
+
+    def needs_agent_profile(self, params: DrcikParams) -> bool:
+        return params.episode_kind == RESEARCH
 
     def runs_in_harness(self, params: DrcikParams) -> bool:
         return params.episode_kind == FORECAST
 
     def prepare(self, params: DrcikParams, progress) -> None:
+        if params.episode_kind == RESEARCH:
+            return
         needs_dr = [c for c in params.contexts if ctx.get(c).needs_dr]
         if needs_dr and not (params.dr_evidence or params.evidence):
             raise ValueError(f"params.dr_evidence: the condition(s) {', '.join(needs_dr)} need a DR agent's "
@@ -110,12 +148,17 @@ class DrcikTemplate(TaskTemplate):
         if params.evidence and not Path(params.evidence.run).is_dir():
             raise ValueError(f"params.evidence.run: no such run directory {params.evidence.run}")
 
-    # -- sandboxed episodes are the research kind (to come) ------------------------------------------
-    def materialize(self, params, episode, workspace, key_dir) -> Materialized:
-        raise NotImplementedError("drcik research episodes are not available in this version")
+    # -- research episodes (sandboxed: one task × one DR agent) ------------------------------------
+    def materialize(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
+        """The research workspace of task ``episode`` over the pooled corpus of every loaded task."""
+        return materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
 
-    def score(self, params, episode, workspace, key_dir, run_submission) -> EpisodeScore:
-        raise NotImplementedError("drcik research episodes are not available in this version")
+    def score(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path,
+              run_submission) -> EpisodeScore:
+        """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
+        score = score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
+        score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, **score.metrics}
+        return score
 
     # -- forecasting episodes -----------------------------------------------------------------------
     def forecaster(self, entry: ForecasterEntry, where: str = "forecasters"):
@@ -153,9 +196,7 @@ class DrcikTemplate(TaskTemplate):
 
     def research_evidence(self, run: str, agent: str) -> dict[str, list[ctx.EvidenceClaim]]:
         """DR evidence per task from the research run directory ``run``, for the episodes whose row's
-        ``profile`` is ``agent`` (cached).  An episode's task: the row's ``benchmark_id``, else
-        ``key/research_key.json``.  Its claims, with release document ids: the resolved items of its
-        ``score.json`` details (``{"claim", "resolved"}``), else ``workspace/evidence.json``."""
+        ``profile`` is ``agent`` (cached); see :func:`research_claims` for one episode."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
             found: dict[str, list[ctx.EvidenceClaim]] = {}
@@ -164,17 +205,12 @@ class DrcikTemplate(TaskTemplate):
                 row = _json(row_file) or {}
                 if row.get("profile") != agent:
                     continue
-                task_id = row.get("benchmark_id") or (_json(folder / "key" / "research_key.json") or {}).get(
-                    "benchmark_id")
+                task_id = row.get("benchmark_id") or (_json(folder / "key" / KEY_FILE) or {}).get("benchmark_id")
                 if not isinstance(task_id, str):
                     continue
-                details = (_json(folder / "score.json") or {}).get("details")
-                if isinstance(details, list) and details and all(isinstance(d, dict) and "resolved" in d
-                                                                   for d in details):
-                    found[task_id] = [ctx.EvidenceClaim(str(d.get("claim", "")), tuple(map(str, d["resolved"])))
-                                      for d in details]
-                elif (folder / "workspace" / "evidence.json").is_file():
-                    found[task_id] = ctx.load_dr_evidence(folder / "workspace" / "evidence.json")
+                claims = research_claims(folder)
+                if claims is not None:
+                    found[task_id] = claims
             self._evidence[key] = found
         return self._evidence[key]
 
@@ -249,9 +285,12 @@ class DrcikTemplate(TaskTemplate):
 
     # -- after the episodes -------------------------------------------------------------------------
     def finish(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
-        """Write and validate the release's submission files per forecaster × context (``SUBMISSION.md``)."""
-        if params.episode_kind != FORECAST or not rows:
+        """Write and validate the release's submission files: per forecaster × context (``SUBMISSION.md``),
+        or for research episodes per agent profile (``deep_research.jsonl`` + ``metadata.json``)."""
+        if not rows:
             return {}
+        if params.episode_kind == RESEARCH:
+            return self._finish_research(params, rows, Path(run_dir))
         frame = pd.DataFrame(rows)
         samples = {}
         for row in rows:
@@ -287,6 +326,73 @@ class DrcikTemplate(TaskTemplate):
         messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
         return {"submissions": out, "messages": messages}
+
+    def _finish_research(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
+        """Merge each agent profile's exported rows into ``submissions/deep_research__<profile>/`` and
+        validate them against the release's rules (corpus = the loaded tasks' documents)."""
+        known = {d.document_id for t in self.tasks(params).values() for d in t.documents}
+        by_profile: dict[str, list[dict]] = {}
+        for row in rows:
+            export = _first_line(run_dir / "episodes" / str(row.get("episode")) / "key"
+                                 / research_out.DEEP_RESEARCH_FILE)
+            if export is not None and row.get("profile"):
+                by_profile.setdefault(str(row["profile"]), []).append(export)
+        out, messages = {}, []
+        meta = research_out.make_metadata(**params.metadata)
+        for profile, exported in sorted(by_profile.items()):
+            key = f"deep_research__{profile}"
+            exported.sort(key=lambda r: str(r.get("benchmark_id")))
+            research_out.write_export(run_dir / "submissions" / key, exported, meta)
+            errors = [f"{r.get('benchmark_id')}: {p}" for r in exported
+                      for p in research_out.validate_deep_research_row(r, known)]
+            errors += research_out.validate_metadata(meta)
+            out[key] = {"ok": not errors, "errors": errors, "rows": len(exported)}
+            messages.append(f"submission {key}: " + (f"valid ({len(exported)} task(s))" if not errors else
+                                                     f"INVALID ({len(errors)} error(s)): {errors[0]}"))
+        return {"submissions": out, "messages": messages}
+
+
+def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
+    """The evidence of one research episode folder as claims citing release ids (None: none readable).
+
+    What :func:`plugins.tasks.drcik.research.score_research` writes: ``score.json`` details (one
+    ``{"claim", "cited", "resolved", "dropped"}`` per kept item, in the agent's order; the claim there
+    is clipped for display) and ``key/deep_research.jsonl`` (the full claims, same items, same order).
+    Claims come from the export when it matches the details item for item, else from the details;
+    citations are each item's ``resolved`` release ids (hallucinated ids are already dropped).
+    Without a score, ``workspace/evidence.json`` is read with the bounded reader and its sandbox ids
+    mapped with ``key/research_key.json``; without a key its ids are taken as release ids.
+    An agent's output never raises here.
+    """
+    details = (_json(folder / "score.json") or {}).get("details")
+    if isinstance(details, list) and details and all(isinstance(d, dict) and isinstance(d.get("resolved"), list)
+                                                      for d in details):
+        claims = [str(d.get("claim", "")) for d in details]
+        export = _first_line(folder / "key" / research_out.DEEP_RESEARCH_FILE)
+        evidence = export.get("evidence") if export else None
+        if isinstance(evidence, list) and len(evidence) == len(details) and all(
+                isinstance(e, str) and e.startswith(c) for e, c in zip(evidence, claims)):
+            claims = evidence
+        return [ctx.EvidenceClaim(c, tuple(map(str, d["resolved"]))) for c, d in zip(claims, details)]
+    written = folder / "workspace" / "evidence.json"
+    if not written.is_file():
+        return None
+    items, _ = research_out.read_evidence(written)
+    key = _json(folder / "key" / KEY_FILE)
+    if key is not None and isinstance(key.get("ids"), dict):
+        resolved = research_out.resolve(items, key["ids"]).items
+        return [ctx.EvidenceClaim(i.claim, tuple(i.resolved)) for i in resolved]
+    return [ctx.EvidenceClaim(i.claim, tuple(i.cited)) for i in items]
+
+
+def _first_line(path: Path) -> dict | None:
+    """The first JSON object line of a ``.jsonl`` file (None when missing or unreadable)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            data = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _json(path: Path) -> dict | None:
