@@ -74,8 +74,9 @@ def _cell_labels(rows: pd.DataFrame) -> pd.DataFrame:
     evidence source of the DR conditions (agent @ run)."""
     rows = rows.copy()
     if "forecaster_options" in rows.columns:
-        opts = rows["forecaster_options"].fillna("")
+        opts = rows["forecaster_options"].fillna("").astype(str)
         several = opts.groupby(rows["forecaster"]).transform("nunique") > 1
+        rows["forecaster"] = rows["forecaster"].astype(str)
         rows.loc[several, "forecaster"] = rows.loc[several, "forecaster"] + " " + opts[several]
     if "n_samples" in rows.columns and rows["n_samples"].dropna().nunique() > 1:
         rows["forecaster"] = rows["forecaster"] + " S=" + rows["n_samples"].map(
