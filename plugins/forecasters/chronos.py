@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
 from plugins.forecasters._common import Deadline, check_request
 
 DEFAULT_MODEL = "amazon/chronos-t5-small"

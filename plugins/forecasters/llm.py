@@ -55,11 +55,11 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from harness.config import AgentProfile, Budget
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
-from harness.proxy import DUMMY_API_KEY
-from harness.proxy import client as proxy_client
+from harness import AgentProfile, Budget
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
+from harness import DUMMY_API_KEY
+from harness import proxy_request
 from plugins.forecasters._common import Deadline, check_request
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -277,7 +277,7 @@ class ProxyModel:
     def start(cls, profile: AgentProfile, log_dir: Path | str, backend: str | None = None,
               options: dict | None = None, budget: Budget | None = None) -> "ProxyModel":
         """Start a proxy for ``profile`` on ``backend`` (default: its provider) and wrap it."""
-        from harness.model_session import start_proxy
+        from harness import start_proxy
 
         return cls(start_proxy(profile, backend, options or {}), log_dir, budget)
 
@@ -449,7 +449,7 @@ class DirectPromptForecaster(Forecaster):
             body, headers = wire.request(self.model.profile.model, prompt, size, seed, limit, self.temperature)
             timeout = max(deadline.remaining(), 0.001)
             try:
-                answer = proxy_client.request(episode.socket_path, "POST", wire.path, body, headers, timeout)
+                answer = proxy_request(episode.socket_path, "POST", wire.path, body, headers, timeout)
             except OSError as exc:   # socket timeout included
                 return None, f"{type(exc).__name__}: {exc}"
             if answer.status != 200:

@@ -52,8 +52,8 @@ from statsmodels.tsa.arima.model import ARIMA
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 from statsmodels.tsa.holtwinters import SimpleExpSmoothing
 
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
 from plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
 
 MAX_SEASONAL_PERIOD = 400

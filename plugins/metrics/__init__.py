@@ -15,7 +15,7 @@ usage              prompt_tokens, cached_tokens, completion_tokens, total_tokens
 =================  =========================================================================
 """
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 from plugins.metrics.extractors import (
     ConsoleShareMetrics,
     InteractionMetrics,

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import EpisodeArtifacts, MetricExtractor
-from harness.trajectory import content_text, exchanges, parse_timestamp, steps
+from harness import EpisodeArtifacts, MetricExtractor
+from harness import content_text, exchanges, parse_timestamp, steps
 from plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
 from plugins.metrics.numbers import count_numbers
 from plugins.metrics.shell import normalize_path

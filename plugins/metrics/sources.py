@@ -26,7 +26,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from harness.trajectory import exchanges
+from harness import exchanges
 from plugins.metrics.shell import Display, FileUnknown, FileWrite, Patch, PythonRun, analyze, normalize_path
 from plugins.metrics.tools import classify
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.contracts import ModelBackend
-from harness.hookspecs import hookimpl
-from harness.proxy import HttpUpstream, UpstreamConfigError, key_from_env
+from harness import ModelBackend
+from harness import hookimpl
+from harness import HttpUpstream, UpstreamConfigError, key_from_env
 
 
 class ProviderBackend(ModelBackend):

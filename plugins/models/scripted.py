@@ -74,10 +74,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import ModelBackend
-from harness.hookspecs import hookimpl
-from harness.proxy import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
-from harness.proxy.wire import error_body
+from harness import ModelBackend
+from harness import hookimpl
+from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
+from harness import error_body
 from plugins.models.replay import ReplayUpstream
 from plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
 from plugins.models.wire import FORMATS, Call, Reply, WireFormat

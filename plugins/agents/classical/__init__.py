@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from harness.contracts import Agent, AgentContext, AgentInvocation
-from harness.hookspecs import hookimpl
+from harness import Agent, AgentContext, AgentInvocation
+from harness import hookimpl
 
 
 class EuclideanNN(Agent):

@@ -7,7 +7,7 @@ session log in the episode home, and converts it into an ATIF trajectory
 cross-checked against the proxy log (see :mod:`plugins.agents.terminal.base`).
 """
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 from plugins.agents.terminal.base import TerminalAgent
 from plugins.agents.terminal.claude_code import ClaudeCode
 from plugins.agents.terminal.codex import Codex

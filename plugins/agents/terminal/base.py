@@ -43,10 +43,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from harness.config import AgentProfile
-from harness.contracts import Agent, AgentContext, AgentInvocation, ImageRecipe
-from harness.errors import ErrorKind, HarnessError
-from harness.proxy import DUMMY_API_KEY
+from harness import AgentProfile
+from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
+from harness import ErrorKind, HarnessError
+from harness import DUMMY_API_KEY
 from plugins.agents.terminal.atif import TrajectoryBuilder
 from plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
 
@@ -107,7 +107,7 @@ def host_prefix(package: str, version: str, binary: str) -> tuple[Path | None, b
     explicit = os.environ.get(PREFIX_ENV)
     if explicit:
         return Path(explicit).resolve(), True
-    from harness.image.cache import cache_root
+    from harness import cache_root
 
     for folder in sorted((cache_root() / "npm").glob("*")):
         if (folder / ".complete").exists() and (folder / "bin" / binary).exists() \

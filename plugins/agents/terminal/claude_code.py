@@ -22,8 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import from_anthropic
+from harness import AgentContext
+from harness import from_anthropic
 from plugins.agents.terminal.atif import TrajectoryBuilder
 from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, status_in
 from plugins.agents.terminal.proxylog import ProxyCall

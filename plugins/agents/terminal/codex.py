@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from plugins.agents.terminal import toml
 from plugins.agents.terminal.atif import TrajectoryBuilder
 from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, status_in

@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from plugins.agents.terminal.atif import TrajectoryBuilder
 from plugins.agents.terminal.base import TerminalAgent, merge, status_in
 from plugins.agents.terminal.proxylog import ProxyCall

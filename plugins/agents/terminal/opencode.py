@@ -30,8 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from plugins.agents.terminal.atif import TrajectoryBuilder
 from plugins.agents.terminal.base import TerminalAgent, json_lines, merge
 from plugins.agents.terminal.proxylog import ProxyCall, first_prompt

@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage, encode_event
+from harness import UpstreamRequest, Usage, encode_event
 from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 

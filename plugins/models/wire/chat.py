@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage, encode_event
+from harness import UpstreamRequest, Usage, encode_event
 from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 

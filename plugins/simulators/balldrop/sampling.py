@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from harness.contracts import Parameter
+from harness import Parameter
 
 #: eps in the symmetric relative difference.
 SRD_EPS = 1e-12

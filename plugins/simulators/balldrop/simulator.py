@@ -7,14 +7,14 @@ from typing import Mapping
 
 import numpy as np
 
-from harness.contracts import (
+from harness import (
     Channel,
     Configuration,
     Intervention,
     Parameter,
     RuleOutcome,
     Simulator,
-    Trajectory,
+    SimulatedTrajectory as Trajectory,
 )
 from plugins.simulators.balldrop import dynamics, noise, rules, sampling
 

@@ -14,7 +14,7 @@ No task template is registered yet: the deep-research episode template
 (workspace with the salted corpus, report + cited evidence, scoring) is to come.
 """
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 from plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
 
 __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_file", "load_tasks"]

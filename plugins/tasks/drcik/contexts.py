@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.config import ConfigError
+from harness import ConfigError
 from plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
 
 OK = "ok"

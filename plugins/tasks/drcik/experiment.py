@@ -31,7 +31,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from harness.contracts import Forecaster, ForecastError, ForecastRequest
+from harness import Forecaster, ForecastError, ForecastRequest
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.loader import DrcikTask
 from plugins.tasks.drcik.metrics import FAILED, score_task

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.config import ConfigError
+from harness import ConfigError
 
 TABLES = ("tasks", "documents", "task_documents")
 _SHOWCASE_COLUMNS = {"entity_name", "entity_type", "profile_id", "profile_name", "profile_details",

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.config import ConfigError
+from harness import ConfigError
 from plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
 
 SUPPORTING = "supporting"

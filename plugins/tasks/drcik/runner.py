@@ -26,9 +26,9 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from harness import plugins as registry
-from harness.config import AgentProfile, ConfigError
-from harness.store import RunStore, versions
+from harness import UnknownPlugin, get_plugin
+from harness import AgentProfile, ConfigError
+from harness import RunStore, versions
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.experiment import (ExperimentResult, Validation, run_experiment, validate_submission,
                                             write_submission)
@@ -59,8 +59,8 @@ def resolve_forecasters(spec: ExperimentSpec, file: str) -> dict[str, Any]:
     out = {}
     for i, entry in enumerate(spec.forecasters):
         try:
-            forecaster = registry.get("forecaster", entry.name)
-        except registry.UnknownPlugin as exc:
+            forecaster = get_plugin("forecaster", entry.name)
+        except UnknownPlugin as exc:
             raise ConfigError(file, [f"forecasters[{i}].name: {exc}"]) from None
         if entry.options:
             configure = getattr(forecaster, "configured", None)
@@ -134,7 +134,7 @@ def run_forecast_experiment(spec: ExperimentSpec, out: Path | None = None, *, fi
 
 def _profile(spec: ExperimentSpec, file: str) -> AgentProfile:
     if spec.agent:
-        from harness.run import resolve_profile
+        from harness import resolve_profile
 
         path = spec.resolve(spec.agent)
         return resolve_profile(str(path) if path is not None and path.exists() else spec.agent)

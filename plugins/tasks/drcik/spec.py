@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from harness.config import Budget, ConfigError, Strict, parse, read_yaml
+from harness import Budget, ConfigError, Strict, parse_config as parse, read_yaml
 from plugins.tasks.drcik import contexts as ctx
 from plugins.tasks.drcik.loader import SAMPLE_DIR
 

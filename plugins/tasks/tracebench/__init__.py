@@ -1,6 +1,6 @@
 """TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`)."""
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 
 
 @hookimpl

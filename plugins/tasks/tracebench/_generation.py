@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
+from harness import NO_CHANGE, Configuration, Intervention, Simulator, SimulatedTrajectory as Trajectory
 from plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
 
 #: interventions drawn per (configuration, parameter) before the parameter is given up.

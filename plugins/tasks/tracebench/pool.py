@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
+from harness import NO_CHANGE, Configuration, Intervention, Simulator, SimulatedTrajectory as Trajectory
 from plugins.tasks.tracebench import _generation, _split, _store
 from plugins.tasks.tracebench._split import Split
 from plugins.tasks.tracebench._store import PoolCacheError

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
+from harness import CallResult, EpisodeScore, SubmissionRunner
 from plugins.tasks.tracebench.files import file_key
 
 RESULTS_FILE = "results.json"

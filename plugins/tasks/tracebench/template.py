@@ -34,7 +34,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.contracts import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
 from plugins.tasks.tracebench import files as sample_files
 from plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 from plugins.tasks.tracebench.scoring import score_episode
@@ -81,7 +81,7 @@ class TracebenchParams(BaseModel):
     @field_validator("simulator")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from harness.plugins import UnknownPlugin, get
+        from harness import UnknownPlugin, get_plugin as get
 
         try:
             get("simulator", name)
@@ -123,7 +123,7 @@ def _observed_cache(sim: Simulator, sample_id: str, seed: int, kappa: float) -> 
 
 
 def default_simulator(name: str) -> Simulator:
-    from harness.plugins import get
+    from harness import get_plugin as get
 
     return get("simulator", name)
 
