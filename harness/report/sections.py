@@ -39,22 +39,9 @@ Builder = Callable[[pd.DataFrame], Section]
 
 def registered_sections() -> dict[str, Builder]:
     """Builders registered by the loaded plugins, by template (first registration wins)."""
-    from harness import plugins as registry
+    from harness.plugins import plugins
 
-    found: dict[str, Builder] = {}
-    plugin_set = registry.plugins()
-    for impl in plugin_set.pm.hook.register_report_sections.get_hookimpls():
-        def register(template: str, build: Builder) -> None:
-            if isinstance(template, str) and template and callable(build):
-                found.setdefault(template, build)
-
-        try:
-            impl.function(register)
-        except Exception as exc:  # noqa: BLE001 - a failing plugin costs its own section only
-            dist = plugin_set._origin.get(impl.plugin_name, ("(local)", ""))[0]
-            plugin_set.problems.append(registry.PluginProblem(dist, impl.plugin_name, "register_report_sections",
-                                                              f"raised {type(exc).__name__}: {exc}"))
-    return found
+    return {template: build for template, (_, build) in plugins().report_sections().items()}
 
 
 def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = None) -> Section:
