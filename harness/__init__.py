@@ -68,9 +68,11 @@ _export("harness.sandbox.docker", "DockerBackend")
 _export("harness.store", "RunStore", "versions")
 _export("harness.run", "resolve_profile")
 _export("harness.image.cache", "cache_root")
-_export("harness.report.load", "ReportError")
-_export("harness.report.sections", "Section")
-_export("harness.report.tables", "Table", "DASH", "fmt", "fmt_pm")
+_export("harness.report.load", "ReportError", "episode_dir", "read_json")
+_export("harness.report.sections", "Section", "ReportOptions", "report_options")
+_export("harness.report.tables", "Table", "DASH", "fmt", "fmt_pm", "fmt_change")
+_export("harness.report.figures", "new_figure")
+_export("harness.report.stats", "sign_flip_ci", "sign_flip_pvalue", "win_tie_loss", "within_simulator_sd")
 
 __all__ = ["__version__", *_EXPORTS]
 

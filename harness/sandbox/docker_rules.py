@@ -37,7 +37,7 @@ from pathlib import Path
 
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
-from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect
+from harness.sandbox.docker_engine import LABEL_MANAGED, DockerSandboxError, connect
 from harness.submission import (SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS, SandboxedSubmissionRunner,
                                 read_submission_inputs)
 

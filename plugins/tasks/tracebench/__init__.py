@@ -9,3 +9,15 @@ def register_task_templates(register):
     from plugins.tasks.tracebench.template import TracebenchTemplate
 
     register(TracebenchTemplate())
+
+
+def _report_section(rows):
+    from plugins.tasks.tracebench.report import build_section  # pandas and matplotlib load with a report
+
+    return build_section(rows)
+
+
+@hookimpl
+def register_report_sections(register):
+    """TraceBench's tables and figures in ``harness report``."""
+    register("tracebench", _report_section)
