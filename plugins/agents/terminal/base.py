@@ -166,6 +166,8 @@ class TerminalAgent(Agent):
         spec = f"{self.package}@{self.version}"
         if spec not in recipe.npm:
             recipe.npm.append(spec)
+        if self.binary and self.binary not in recipe.commands:
+            recipe.commands.append(self.binary)
 
     # -- command -----------------------------------------------------------------
     def command(self, ctx: AgentContext) -> AgentInvocation:
