@@ -143,3 +143,16 @@ def test_plugins_list_shows_commands_and_report_sections(make_distribution, fres
     assert rows[("command", "forecast")]["distribution"] == "tsagent-harness"  # declared in metadata
     hello = CliRunner().invoke(cli, ["acme-hello"])  # a hook command resolves on use
     assert hello.exit_code == 0 and hello.output == "hello\n"
+
+
+def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
+    from harness import hookspecs
+    from harness.plugins import HOOKS
+
+    loaded = fresh_plugins()
+    assert len(HOOKS) == 9
+    for hook in HOOKS:
+        assert (getattr(hookspecs, hook).__doc__ or "").strip(), f"hook {hook} has no docstring"
+        builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()
+                    if loaded.origin(impl.plugin_name)[0] == "tsagent-harness"]
+        assert builtins, f"no built-in plugin implements {hook}"
