@@ -1,3 +1,4 @@
+# Over 500 lines: the Docker sandbox, its exec protocol and its bridge start-up are one unit of isolation.
 """Docker sandbox backend (TraceBench Section 4.4 and Appendix C.5: one isolated container per episode).
 
 Each sandbox is one container of the agent runtime image, created with

@@ -1,3 +1,4 @@
+# Over 500 lines: one Direct Prompt forecaster (prompt, proxy round trips, parsing, retries) kept in one place.
 """``llm-dp``: the Direct Prompt forecaster of Context is Key (Dr-CiK Section 5.1, Appendix G "Forecasters").
 
 A zero-shot LLM is shown the history as ``(timestamp, value)`` lines, the

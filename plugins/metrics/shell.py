@@ -1,3 +1,4 @@
+# Over 500 lines: one shell-command analyser (tokenising, redirections, interpreters, heredocs) and its tables.
 """Static analysis of shell tool commands: Python interpreter invocations and file writes.
 
 Used for the Python-use metrics of TraceBench Appendix G.1.  :func:`analyze`
