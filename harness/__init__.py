@@ -52,7 +52,7 @@ _export("harness.proxy.http", "HttpUpstream", "key_from_env")
 _export("harness.proxy.sse", "encode_event", "parse_sse")
 _export("harness.proxy.usage", "Usage", "from_anthropic")
 _export("harness.proxy.wire", "Wire", "detect_wire", "error_body", "gemini_target")
-_export("harness.proxy.log", "ProxyLog", "read_log", "decode_body")
+_export("harness.proxy.log", "ProxyRecords", "load_log", "read_log", "decode_body")
 _export("harness.proxy.client", proxy_request="request")
 _export("harness.model_session", "ProxySession", "start_proxy")
 # -- agent trajectories (ATIF) -----------------------------------------------

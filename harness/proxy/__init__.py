@@ -63,7 +63,9 @@ _EXPORTS = {
     'HttpUpstream': 'harness.proxy.http',
     'join_url': 'harness.proxy.http',
     'key_from_env': 'harness.proxy.http',
-    'ProxyLog': 'harness.proxy.log',
+    'ProxyLogWriter': 'harness.proxy.log',
+    'ProxyRecords': 'harness.proxy.log',
+    'load_log': 'harness.proxy.log',
     'read_log': 'harness.proxy.log',
     'ModelProxy': 'harness.proxy.server',
     'SSEEvent': 'harness.proxy.sse',
@@ -90,9 +92,9 @@ _EXPORTS = {
 
 __all__ = [
     "DUMMY_API_KEY", "KEY_ENV_VARS", "EpisodeUsage", "HttpUpstream", "MissingApiKey", "ModelProxy", "ProxyError",
-    "ProxyLog", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
+    "ProxyLogWriter", "ProxyRecords", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
     "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "detect_wire",
-    "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "read_log", "usage_from_body",
+    "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "load_log", "read_log", "usage_from_body",
     "usage_from_sse",
 ]
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def logged_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items() if k.lower() in LOGGED_HEADERS}
 
 
-class ProxyLog:
+class ProxyLogWriter:
     """Appends records to ``path`` (created with its parent folders); thread-safe."""
 
     def __init__(self, path: Path | str, redact: Redactor | None = None):
@@ -100,15 +101,49 @@ class ProxyLog:
             self._file.close()
 
 
-def read_log(path: Path | str) -> list[dict[str, Any]]:
-    """All records of a ``proxy.jsonl`` (raises ``ValueError`` naming the file and line if one is broken)."""
-    records = []
-    with Path(path).open(encoding="utf-8") as fh:
+@dataclass
+class ProxyRecords:
+    """The records of one ``proxy.jsonl`` in file order, split by ``type``.
+
+    ``broken_lines``: lines that were not JSON objects (always 0 from a strict read).
+    """
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    broken_lines: int = 0
+
+
+def load_log(path: Path | str, *, lenient: bool = False) -> ProxyRecords:
+    """Every record of a ``proxy.jsonl`` (the one reader of proxy logs).
+
+    Strict (default): a line that is not a JSON object raises ``ValueError`` naming the file and
+    line.  ``lenient``: such lines are counted in ``broken_lines`` and skipped (for metrics read
+    from whatever an episode left behind).
+    """
+    out = ProxyRecords()
+    with Path(path).open(encoding="utf-8", errors="replace" if lenient else "strict") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
             except ValueError as exc:
+                if lenient:
+                    out.broken_lines += 1
+                    continue
                 raise ValueError(f"{path}: line {lineno}: not valid JSON ({exc})") from None
-    return records
+            out.records.append(record)
+            kind = record.get("type", record.get("kind"))
+            if kind == "request":
+                out.requests.append(record)
+            elif kind == "response":
+                out.responses.append(record)
+    return out
+
+
+def read_log(path: Path | str) -> list[dict[str, Any]]:
+    """All records of a ``proxy.jsonl`` in file order (strict :func:`load_log`)."""
+    return load_log(path).records

@@ -186,7 +186,7 @@ def parse_forecast(text: str | None, future_index: pd.DatetimeIndex) -> np.ndarr
 # -- wire formats --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Answer:
+class ModelAnswer:
     """One completion: its text and whether the output limit cut it."""
 
     text: str | None
@@ -213,7 +213,7 @@ class _ChatCompletions:
             body["temperature"] = temperature
         return body, {"authorization": f"Bearer {DUMMY_API_KEY}"}
 
-    def answers(self, body: Any) -> list[Answer]:
+    def answers(self, body: Any) -> list[ModelAnswer]:
         choices = body.get("choices") if isinstance(body, dict) else None
         out = []
         for choice in choices if isinstance(choices, list) else []:
@@ -221,7 +221,7 @@ class _ChatCompletions:
                 continue
             message = choice.get("message")
             text = message.get("content") if isinstance(message, dict) else None
-            out.append(Answer(text if isinstance(text, str) else None, choice.get("finish_reason") == "length"))
+            out.append(ModelAnswer(text if isinstance(text, str) else None, choice.get("finish_reason") == "length"))
         return out
 
 
@@ -239,11 +239,11 @@ class _AnthropicMessages:
             body["temperature"] = min(temperature, 1.0)
         return body, {"x-api-key": DUMMY_API_KEY, "anthropic-version": ANTHROPIC_VERSION}
 
-    def answers(self, body: Any) -> list[Answer]:
+    def answers(self, body: Any) -> list[ModelAnswer]:
         if not isinstance(body, dict) or not isinstance(body.get("content"), list):
             return []
         text = "".join(b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text")
-        return [Answer(text, body.get("stop_reason") == "max_tokens")]
+        return [ModelAnswer(text, body.get("stop_reason") == "max_tokens")]
 
 
 def wire_for(provider: str | None):
@@ -494,7 +494,7 @@ class DirectPromptForecaster(Forecaster):
                         self._take(answer, request, limit, tally)
 
     @staticmethod
-    def _take(answer: Answer, request: ForecastRequest, limit: int, tally: _Tally) -> None:
+    def _take(answer: ModelAnswer, request: ForecastRequest, limit: int, tally: _Tally) -> None:
         if answer.truncated:
             tally.invalid[f"cut by the output limit of {limit} tokens"] += 1
             return
