@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
+from harness.cli._console import console as make_console
 from rich.table import Table
 
-console = Console()
+console = make_console()
 recipe_option = click.option(
     "--recipe", "recipes", multiple=True, metavar="FILE.yaml",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
