@@ -36,7 +36,7 @@ def test_no_import_cycle_between_engine_modules():
 
 
 def builtin_plugin_names() -> set[str]:
-    names = {ep.name for ep in md.entry_points(group="harness") if ep.value.split(".")[0] == "plugins"}
+    names = {ep.name for ep in md.entry_points(group="harness") if ep.dist and ep.dist.name == "tsagent-harness"}
     assert names, "no built-in plugin entry points: is the project installed?"
     return names
 
