@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.contracts import Configuration, Intervention, Trajectory
-from plugins.simulators.balldrop import BallDrop, dynamics, rules
+from tsagent_plugins.simulators.balldrop import BallDrop, dynamics, rules
 
 SIM = BallDrop()
 DT = SIM.dt

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from harness.testing import AgentTests
-from plugins.agents.classical import EuclideanNN, nn, solve
+from tsagent_plugins.agents.classical import EuclideanNN, nn, solve
 
 
 class TestEuclideanNN(AgentTests):

@@ -51,7 +51,7 @@ class TestTracebenchTemplate(TaskTemplateTests):
 
     @pytest.fixture
     def template(self, simulators):
-        from plugins.tasks.tracebench.template import TracebenchTemplate
+        from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
 
         pools: dict = {}
         return TracebenchTemplate(

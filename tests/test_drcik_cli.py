@@ -15,10 +15,10 @@ import scoringrules
 from click.testing import CliRunner
 
 from harness.config import ConfigError
-from plugins.tasks.drcik.cli import forecast
-from plugins.tasks.drcik.loader import load_tasks
-from plugins.tasks.drcik.runner import run_forecast_experiment
-from plugins.tasks.drcik.spec import load_spec, spec_from_options
+from tsagent_plugins.tasks.drcik.cli import forecast
+from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.runner import run_forecast_experiment
+from tsagent_plugins.tasks.drcik.spec import load_spec, spec_from_options
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts" / "llm_dp"
@@ -225,7 +225,7 @@ def test_the_harness_command_has_forecast():
 
 
 def test_failure_reasons_name_forecaster_context_and_first_reason():
-    from plugins.tasks.drcik.cli import failure_reasons
+    from tsagent_plugins.tasks.drcik.cli import failure_reasons
 
     rows = [{"forecaster": "chronos", "context": "no-context", "status": "failed", "reason": "needs torch"},
             {"forecaster": "chronos", "context": "no-context", "status": "failed", "reason": "needs torch"},

@@ -29,7 +29,7 @@ from harness.cli.report import report as report_cmd
 from harness.report import Section, build_report
 from harness.report.sections import contribute, registered_sections
 from harness.report.tables import Table
-from plugins.tasks.drcik.report import build_section
+from tsagent_plugins.tasks.drcik.report import build_section
 
 SCRPS = {("A", "no-context"): [0.2, 0.4, 0.6], ("A", "background"): [0.1, 0.3, None],
          ("B", "no-context"): [0.3, 0.2, 0.9], ("B", "background"): [0.5, 0.1, 0.2]}

@@ -24,7 +24,7 @@ from harness.config import RunSettings
 from harness.proxy import UpstreamRequest, detect_wire
 from harness.run import execute, load_task, resolve_profile
 from harness.store import RunStore
-from plugins.models.scripted import ScriptedUpstream
+from tsagent_plugins.models.scripted import ScriptedUpstream
 
 pytestmark = e2e_marks
 

@@ -16,9 +16,9 @@ pytest.importorskip("chronos", reason="needs chronos-forecasting: pip install -e
 from harness.contracts import ForecastError  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.testing.forecaster import ForecasterTests, synthetic_request  # noqa: E402
-from plugins.forecasters.chronos import ChronosForecaster, build_tiny_model, load_pipeline  # noqa: E402
-from plugins.tasks.drcik.runner import run_forecast_experiment  # noqa: E402
-from plugins.tasks.drcik.spec import spec_from_options  # noqa: E402
+from tsagent_plugins.forecasters.chronos import ChronosForecaster, build_tiny_model, load_pipeline  # noqa: E402
+from tsagent_plugins.tasks.drcik.runner import run_forecast_experiment  # noqa: E402
+from tsagent_plugins.tasks.drcik.spec import spec_from_options  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.metrics.shell import (
+from tsagent_plugins.metrics.shell import (
     Display,
     FileUnknown,
     FileWrite,

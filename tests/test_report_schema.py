@@ -12,7 +12,7 @@ from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
 from harness.report.schema import COLUMNS, METRICS, check_frame, describe
 from harness.store import RunStore, write_json
-from plugins.metrics import all_extractors
+from tsagent_plugins.metrics import all_extractors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trajectories"
 

@@ -27,11 +27,11 @@ from harness.report.schema import (
     check_frame,
     describe,
 )
-from plugins.metrics import all_extractors
-from plugins.tasks.drcik.experiment import info_columns
-from plugins.tasks.drcik.runner import run_forecast_experiment
-from plugins.tasks.drcik.spec import load_spec
-from plugins.tasks.tracebench.template import TracebenchParams
+from tsagent_plugins.metrics import all_extractors
+from tsagent_plugins.tasks.drcik.experiment import info_columns
+from tsagent_plugins.tasks.drcik.runner import run_forecast_experiment
+from tsagent_plugins.tasks.drcik.spec import load_spec
+from tsagent_plugins.tasks.tracebench.template import TracebenchParams
 
 REPO = Path(__file__).resolve().parent.parent
 

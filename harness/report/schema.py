@@ -59,7 +59,7 @@ dtype names: ``str`` (pandas object/string), ``int``, ``float``, ``bool``
     agent-system wall-clock (s): the longer of the trajectory's span and the
     proxy log's (first request to last response byte).
 
-  Trajectory metrics (``plugins.metrics``; Appendix G)
+  Trajectory metrics (``tsagent_plugins.metrics``; Appendix G)
     ``agent_iterations`` int: LLM calls · ``tool_calls`` int: well-formed tool calls ·
     ``python_calls`` int: Python interpreter invocations · ``python_statements`` int:
     AST statements over distinct displayed source versions · ``shell_parse_fallbacks``

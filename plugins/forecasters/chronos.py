@@ -38,7 +38,7 @@ import numpy as np
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
-from plugins.forecasters._common import Deadline, check_request
+from tsagent_plugins.forecasters._common import Deadline, check_request
 
 DEFAULT_MODEL = "amazon/chronos-t5-small"
 MODEL_ENV = "HARNESS_CHRONOS_MODEL"

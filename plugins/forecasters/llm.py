@@ -61,7 +61,7 @@ from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
 from harness import DUMMY_API_KEY
 from harness import proxy_request
-from plugins.forecasters._common import Deadline, check_request
+from tsagent_plugins.forecasters._common import Deadline, check_request
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 MAX_DIGITS = 6

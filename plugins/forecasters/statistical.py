@@ -52,7 +52,7 @@ import numpy as np
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
-from plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
+from tsagent_plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
 
 MAX_SEASONAL_PERIOD = 400
 ES_FIT_POINTS = 2000      # SES / ETS fit window (last points)

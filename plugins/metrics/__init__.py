@@ -16,7 +16,7 @@ usage              prompt_tokens, cached_tokens, completion_tokens, total_tokens
 """
 
 from harness import hookimpl
-from plugins.metrics.extractors import (
+from tsagent_plugins.metrics.extractors import (
     ConsoleShareMetrics,
     InteractionMetrics,
     NumericOutputMetrics,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import Exchange
-from plugins.metrics.shell import argv_command, normalize_path
+from tsagent_plugins.metrics.shell import argv_command, normalize_path
 
 SHELL = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute_command", "run_command",
          "terminal", "shell_command", "run_terminal_cmd", "execute_bash", "exec"}

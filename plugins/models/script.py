@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from harness import ConfigError, Strict, format_validation_error, load_yaml
 from harness import KEY_ENV_VARS, UpstreamRequest
-from plugins.models.wire.base import WireFormat, string_leaves
+from tsagent_plugins.models.wire.base import WireFormat, string_leaves
 
 WireName = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]
 Texts = str | list[str]

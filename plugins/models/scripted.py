@@ -45,7 +45,7 @@ Script format (YAML or JSON; a bare list is the list of turns)::
 Code ``Bash`` {command, description}, Codex ``exec_command`` {cmd} or
 ``shell`` {command: [...]} (or the built-in ``local_shell``), Gemini
 ``run_shell_command`` {command}, OpenCode ``bash`` {command, description}
-(see :mod:`plugins.models.wire.tools`).  ``usage`` fields left out are computed
+(see :mod:`tsagent_plugins.models.wire.tools`).  ``usage`` fields left out are computed
 from sizes (prompt: request bytes / 4; completion: reply characters / 4 plus
 reasoning; cached 0) and written in each format's own fields, so the proxy's
 normalisation reads back exactly the scripted numbers.
@@ -62,7 +62,7 @@ never consume a turn; ``when`` keys: ``no_tools``, ``model``, ``path_contains``,
 
 Options of the backend (``upstream(options)``): ``script`` (a path, or the
 script itself as a mapping/list) or ``replay`` (a recorded ``proxy.jsonl``,
-whose responses are answered in order; see :mod:`plugins.models.replay`).
+whose responses are answered in order; see :mod:`tsagent_plugins.models.replay`).
 """
 
 from __future__ import annotations
@@ -78,11 +78,11 @@ from harness import ModelBackend
 from harness import hookimpl
 from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
 from harness import error_body
-from plugins.models.replay import ReplayUpstream
-from plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
-from plugins.models.wire import FORMATS, Call, Reply, WireFormat
-from plugins.models.wire.gemini import GeminiWire
-from plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
+from tsagent_plugins.models.replay import ReplayUpstream
+from tsagent_plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
+from tsagent_plugins.models.wire import FORMATS, Call, Reply, WireFormat
+from tsagent_plugins.models.wire.gemini import GeminiWire
+from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
 
 _ID_PREFIX = {"anthropic": "msg_scripted_", "openai-chat": "chatcmpl-scripted-",
               "openai-responses": "resp_scripted_", "gemini": "scripted-"}

@@ -21,7 +21,7 @@ class EuclideanNN(Agent):
     def command(self, ctx: AgentContext) -> AgentInvocation:
         info = {k: ctx.task_info.get(k) for k in ("submission", "labels", "columns", "impulse_columns")}
         return AgentInvocation(
-            argv=[sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info)],
+            argv=[sys.executable, "-m", "tsagent_plugins.agents.classical.solve", "--task-info", json.dumps(info)],
             env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"},
             ro_binds=runtime_files(),
         )

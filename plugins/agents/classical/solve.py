@@ -1,4 +1,4 @@
-"""In-sandbox entry point of the classical agents: ``python -m plugins.agents.classical.solve``.
+"""In-sandbox entry point of the classical agents: ``python -m tsagent_plugins.agents.classical.solve``.
 
 Reads the workspace in the current directory exactly as an LLM agent would
 (``test_samples/*.parquet``, ``train_samples/*.parquet``, ``train_labels.json``)
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from plugins.agents.classical import nn
+from tsagent_plugins.agents.classical import nn
 
 
 def load_support(root: Path, labels: list[str], impulse: list[int]):

@@ -47,8 +47,8 @@ from harness import AgentProfile
 from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness import ErrorKind, HarnessError
 from harness import DUMMY_API_KEY
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
 
 PREFIX_ENV = "HARNESS_AGENT_PREFIX"
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from harness import AgentContext
 from harness import Usage
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, merge, status_in
-from plugins.agents.terminal.proxylog import ProxyCall
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import TerminalAgent, merge, status_in
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> Gemini ``ThinkingLevel``.
 THINKING_LEVEL = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH"}

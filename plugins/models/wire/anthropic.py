@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from harness import UpstreamRequest, Usage, encode_event
-from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class AnthropicWire(WireFormat):

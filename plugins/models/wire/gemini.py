@@ -13,7 +13,7 @@ from typing import Any
 
 from harness import UpstreamRequest, Usage, encode_event
 from harness import gemini_target
-from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class GeminiWire(WireFormat):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness import UpstreamRequest, Usage, encode_event
-from plugins.models.wire.base import Call, Reply, ToolSpec, WireFormat, pieces, string_leaves
+from tsagent_plugins.models.wire.base import Call, Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class ResponsesWire(WireFormat):

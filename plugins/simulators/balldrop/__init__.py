@@ -4,7 +4,7 @@ TraceBench Section 4.1 and Appendix A.  Registered as the simulator ``balldrop``
 """
 
 from harness import hookimpl
-from plugins.simulators.balldrop.simulator import BallDrop
+from tsagent_plugins.simulators.balldrop.simulator import BallDrop
 
 __all__ = ["BallDrop", "register_simulators"]
 

@@ -16,7 +16,7 @@ from harness import (
     Simulator,
     SimulatedTrajectory as Trajectory,
 )
-from plugins.simulators.balldrop import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "

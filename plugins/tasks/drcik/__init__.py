@@ -15,20 +15,20 @@ No task template is registered yet: the deep-research episode template
 """
 
 from harness import hookimpl
-from plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
 
 __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_file", "load_tasks"]
 
 
 @hookimpl
 def register_commands(cli):
-    from plugins.tasks.drcik.cli import forecast
+    from tsagent_plugins.tasks.drcik.cli import forecast
 
     cli.add_command(forecast)
 
 
 def _report_section(frame):
-    from plugins.tasks.drcik.report import build_section
+    from tsagent_plugins.tasks.drcik.report import build_section
 
     return build_section(frame)
 

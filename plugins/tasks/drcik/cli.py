@@ -8,9 +8,9 @@
     harness forecast --spec tasks/drcik/sample-statistical.yaml [--out DIR] [--samples S] ...
 
 With ``--spec`` the experiment comes from the YAML file
-(:mod:`plugins.tasks.drcik.spec`) and options given on the command line
+(:mod:`tsagent_plugins.tasks.drcik.spec`) and options given on the command line
 override its fields.  The run directory is described in
-:mod:`plugins.tasks.drcik.runner`; ``harness report RUN_DIR`` prints Table 2.
+:mod:`tsagent_plugins.tasks.drcik.runner`; ``harness report RUN_DIR`` prints Table 2.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from plugins.tasks.drcik.spec import SAMPLE, load_spec, spec_from_options
+from tsagent_plugins.tasks.drcik.spec import SAMPLE, load_spec, spec_from_options
 
 MAX_WARNINGS_SHOWN = 3
 
@@ -52,7 +52,7 @@ MAX_WARNINGS_SHOWN = 3
 def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_limit, out, agent, model_backend,
              script, dr_evidence, strict) -> None:
     """Forecast Dr-CiK tasks under context conditions, score them, write the release's submission files."""
-    from plugins.tasks.drcik.runner import run_forecast_experiment
+    from tsagent_plugins.tasks.drcik.runner import run_forecast_experiment
 
     overrides = {"tasks": tasks_dir, "samples": samples, "seed": seed, "time_limit": time_limit, "agent": agent,
                  "model_backend": model_backend,
@@ -97,7 +97,7 @@ def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_li
 
 def summary_table(rows, title: str) -> Table:
     """Per forecaster × context: scored tasks, sCRPS mean ± SE and the status counts."""
-    from plugins.tasks.drcik.metrics import summary_table as cells
+    from tsagent_plugins.tasks.drcik.metrics import summary_table as cells
 
     table = Table(title=f"{title}: sCRPS per forecaster × context (mean ± SE over scored tasks)")
     for name in ("forecaster", "context", "n", "sCRPS", "fail", "hidden", "undefined"):

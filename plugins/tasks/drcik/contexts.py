@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness import ConfigError
-from plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
+from tsagent_plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
 
 OK = "ok"
 EMPTY = "empty"

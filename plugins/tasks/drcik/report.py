@@ -27,8 +27,8 @@ import pandas as pd
 from harness import ReportError
 from harness import Section
 from harness import DASH, Table, fmt_pm
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
                                          common_tasks, summary_table)
 
 CELLS = ["forecaster", "context"]

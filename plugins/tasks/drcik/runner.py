@@ -9,11 +9,11 @@ Layout (like a TraceBench run)::
       submissions/<forecaster>__<context>/forecasts.jsonl + metadata.json   the release's files
       proxy/<episode>/proxy.jsonl       model-backed forecasters: one proxy log per forecast
 
-Rows carry, besides the columns of :func:`plugins.tasks.drcik.experiment.run_experiment`:
+Rows carry, besides the columns of :func:`tsagent_plugins.tasks.drcik.experiment.run_experiment`:
 ``run_id``, ``template`` (``drcik``), ``task`` (spec name), ``episode``
 (``<forecaster>/<context>/<benchmark_id>``), ``profile`` and ``model`` for
 model-backed forecasters.  Each cell's submission folder is validated against
-the release's rules (:func:`plugins.tasks.drcik.experiment.validate_submission`).
+the release's rules (:func:`tsagent_plugins.tasks.drcik.experiment.validate_submission`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import pandas as pd
 from harness import UnknownPlugin, get_plugin
 from harness import AgentProfile, ConfigError
 from harness import RunStore, versions
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.experiment import (ExperimentResult, Validation, run_experiment, validate_submission,
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.experiment import (ExperimentResult, Validation, run_experiment, validate_submission,
                                             write_submission)
-from plugins.tasks.drcik.loader import DrcikTask, load_tasks
-from plugins.tasks.drcik.spec import ExperimentSpec
+from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
+from tsagent_plugins.tasks.drcik.spec import ExperimentSpec
 
 TEMPLATE = "drcik"
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
@@ -107,7 +107,7 @@ def run_forecast_experiment(spec: ExperimentSpec, out: Path | None = None, *, fi
     model_backed = [n for n, f in forecasters.items() if getattr(f, "needs_model", False)]
     if model_backed:
         profile = profile or _profile(spec, file)
-        from plugins.forecasters.llm import ProxyModel
+        from tsagent_plugins.forecasters.llm import ProxyModel
 
         options = {"script": str(spec.resolve(spec.script))} if spec.script else {}
         model = ProxyModel.start(profile, store.root / "proxy", spec.model_backend, options, spec.budget)

@@ -35,8 +35,8 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from harness import Budget, ConfigError, Strict, parse_config as parse, read_yaml
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.loader import SAMPLE_DIR
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
 
 SAMPLE = "sample"
 TEMPLATE = "drcik-forecast"

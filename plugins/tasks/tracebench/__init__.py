@@ -6,13 +6,13 @@ from harness import hookimpl
 @hookimpl
 def register_task_templates(register):
     """Register the ``tracebench`` template."""
-    from plugins.tasks.tracebench.template import TracebenchTemplate
+    from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
 
     register(TracebenchTemplate())
 
 
 def _report_section(rows):
-    from plugins.tasks.tracebench.report import build_section  # pandas and matplotlib load with a report
+    from tsagent_plugins.tasks.tracebench.report import build_section  # pandas and matplotlib load with a report
 
     return build_section(rows)
 

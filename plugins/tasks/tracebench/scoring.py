@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness import CallResult, EpisodeScore, SubmissionRunner
-from plugins.tasks.tracebench.files import file_key
+from tsagent_plugins.tasks.tracebench.files import file_key
 
 RESULTS_FILE = "results.json"
 RULE_FILE = "rule.py"

@@ -35,9 +35,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
-from plugins.tasks.tracebench import files as sample_files
-from plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
-from plugins.tasks.tracebench.scoring import score_episode
+from tsagent_plugins.tasks.tracebench import files as sample_files
+from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
+from tsagent_plugins.tasks.tracebench.scoring import score_episode
 
 #: Pool size per class (Appendix C.1: 142 held-out per class plus test and support).
 DEFAULT_POOL_PER_CLASS = 160
@@ -46,7 +46,7 @@ RECIPES_FILE = "recipes.json"
 
 Progress = Callable[[int, int], None]
 PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
-"""``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``plugins.tasks.tracebench.pool``)."""
+"""``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``tsagent_plugins.tasks.tracebench.pool``)."""
 
 
 class TracebenchParams(BaseModel):
@@ -107,7 +107,7 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
 
     ``progress(done, total)`` is called while a pool is generated.
     """
-    from plugins.tasks.tracebench.pool import load_pool
+    from tsagent_plugins.tasks.tracebench.pool import load_pool
 
     key = (simulator.name, getattr(simulator, "version", ""), pool_seed, per_class)
     if key not in _pool_cache:
@@ -117,7 +117,7 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
 
 def _observed_cache(sim: Simulator, sample_id: str, seed: int, kappa: float) -> Path:
     """Where the observed (noisy) copy of a pool sample is cached, beside the pools."""
-    from plugins.tasks.tracebench.pool import default_cache_root
+    from tsagent_plugins.tasks.tracebench.pool import default_cache_root
 
     return default_cache_root().parent / "observed" / f"{sim.name}-v{sim.version}" / f"{sample_id}-{seed}-k{kappa:g}.parquet"
 

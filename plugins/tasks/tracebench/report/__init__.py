@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from harness import Section, report_options
-from plugins.tasks.tracebench.report import figures as figs
-from plugins.tasks.tracebench.report import tables as tabs
+from tsagent_plugins.tasks.tracebench.report import figures as figs
+from tsagent_plugins.tasks.tracebench.report import tables as tabs
 
 
 def build_section(rows: pd.DataFrame) -> Section:

@@ -25,8 +25,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from harness import episode_dir, new_figure, read_json
-from plugins.tasks.tracebench.report.answers import chance_level
-from plugins.tasks.tracebench.report.tables import NOISES, SUBMISSIONS, time_column
+from tsagent_plugins.tasks.tracebench.report.answers import chance_level
+from tsagent_plugins.tasks.tracebench.report.tables import NOISES, SUBMISSIONS, time_column
 
 NO_CHANGE = "no parameter change"
 

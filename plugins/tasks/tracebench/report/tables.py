@@ -24,7 +24,7 @@ import pandas as pd
 
 from harness import (DASH, ReportError, Table, fmt, fmt_change, fmt_pm, sign_flip_ci, win_tie_loss,
                      within_simulator_sd)
-from plugins.tasks.tracebench.report.answers import chance_level
+from tsagent_plugins.tasks.tracebench.report.answers import chance_level
 
 MAIN_EXAMPLES = 3
 NOISES = ("low", "high")
