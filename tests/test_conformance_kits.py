@@ -9,7 +9,8 @@ import pytest
 from _tracebench_fakes import FakePool, StandInBallDrop, registry_with
 
 import harness.plugins
-from harness.testing import MetricExtractorTests, ModelBackendTests, TaskTemplateTests
+from harness.testing import MetricExtractorTests, ModelBackendTests, SandboxBackendTests, TaskTemplateTests
+from harness.testing.sandbox import SandboxTimeoutTests
 from harness.testing.model import chat_request
 
 
@@ -76,3 +77,26 @@ class TestTracebenchTemplate(TaskTemplateTests):
         key = json.loads((key_dir / "key.json").read_text())
         return {name: entry["sample_id"] if isinstance(entry, dict) and "sample_id" in entry else entry
                 for name, entry in key["test"].items()}
+
+
+ISOLATING = ["bubblewrap", "unshare", "docker"]
+
+
+class TestIsolatingSandboxBackends(SandboxBackendTests):
+    """bubblewrap, unshare and docker isolate network, names, files and processes."""
+
+    @pytest.fixture(params=ISOLATING)
+    def backend(self, request):
+        return harness.plugins.get("sandbox_backend", request.param)
+
+
+class TestNoneSandboxBackend(SandboxTimeoutTests):
+    """``none`` runs on the host (no isolation by design): only its timeouts are guaranteed."""
+
+    @pytest.fixture
+    def backend(self):
+        return harness.plugins.get("sandbox_backend", "none")
+
+
+def test_every_builtin_sandbox_backend_runs_a_kit_class():
+    assert set(ISOLATING) | {"none"} == set(registered("sandbox_backend"))
