@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from _report_runs import make_main_run
 
-from harness.proxy.episode import EpisodeUsage
+from harness.proxy.accounting import EpisodeUsage
 from harness.report import schema
 from harness.report.schema import (
     DRCIK_SCHEMA,

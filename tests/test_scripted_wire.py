@@ -14,7 +14,7 @@ import pytest
 from harness.config import Budget, Prices
 from harness.proxy import DUMMY_API_KEY, ModelProxy, parse_sse, read_log
 from harness.proxy.client import request, stream_answer
-from tsagent_plugins.models.script import parse_script
+from tsagent_plugins.models.script_format import parse_script
 from tsagent_plugins.models.scripted import ScriptedUpstream
 
 SHELL = "python3 -c 'print(6*7)'"

@@ -34,7 +34,7 @@ relayed chunk by chunk (SSE is never buffered).  Each request and response
 body is appended to ``proxy.jsonl`` (see :mod:`harness.proxy.log`), usage is
 normalised per provider (:mod:`harness.proxy.usage`) and priced, and the
 episode's :class:`harness.config.Budget` caps are enforced
-(:mod:`harness.proxy.episode`): a request after a cap is answered with HTTP
+(:mod:`harness.proxy.accounting`): a request after a cap is answered with HTTP
 400 in the provider's error format (never 429/5xx, which CLIs retry).  An
 unreachable upstream is answered with 502 and recorded.
 
@@ -58,8 +58,8 @@ import importlib
 #: name -> module; resolved on first access (PEP 562) so that importing one part of the proxy
 #: (say, its usage arithmetic) does not load the server and aiohttp.
 _EXPORTS = {
-    'EpisodeUsage': 'harness.proxy.episode',
-    'ProxyError': 'harness.proxy.episode',
+    'EpisodeUsage': 'harness.proxy.accounting',
+    'ProxyError': 'harness.proxy.accounting',
     'HttpUpstream': 'harness.proxy.http',
     'join_url': 'harness.proxy.http',
     'key_from_env': 'harness.proxy.http',

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from harness.proxy.episode import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
+from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber

@@ -79,7 +79,7 @@ from harness import hookimpl
 from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
 from harness import error_body
 from tsagent_plugins.models.replay import ReplayUpstream
-from tsagent_plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
+from tsagent_plugins.models.script_format import Script, Turn, check_expect, load_script, matches, parse_script
 from tsagent_plugins.models.wire import FORMATS, Call, Reply, WireFormat
 from tsagent_plugins.models.wire.gemini import GeminiWire
 from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
