@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from harness.contracts import ModelBackend
-from harness.proxy import KEY_ENV_VARS, UpstreamConfigError, UpstreamRequest, usage_from_body, usage_from_sse
+from harness.proxy import KEY_ENV_VARS, UpstreamConfigError, UpstreamRequest
+from harness.proxy.usage import usage_from_text
 
 
 def chat_request(text: str = "Say hi.") -> UpstreamRequest:
@@ -101,10 +102,7 @@ class ModelBackendUsageTests:
             pytest.skip("no offline options given (override the `options` fixture)")
         status, headers, body = answer(backend.upstream(options), model_request)
         assert status == 200, body[:300]
-        if "text/event-stream" in headers.get("content-type", ""):
-            usage = usage_from_sse(body, model_request.wire)
-        else:
-            usage = usage_from_body(json.loads(body), model_request.wire)
+        usage = usage_from_text(body, model_request.wire, stream="text/event-stream" in headers.get("content-type", ""))
         assert usage is not None, "the answer carries no usage"
         counts = (usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, usage.reasoning_tokens)
         assert all(isinstance(n, int) and n >= 0 for n in counts), counts

@@ -47,7 +47,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 import bashlex
 
@@ -827,11 +827,6 @@ def analyze(command: str, read_file: Callable[[str], str | None] | None = None,
 def python_calls(command: str) -> int:
     """Number of Python interpreter invocations in ``command``."""
     return len(analyze(command).runs)
-
-
-def iter_runs(commands: Iterable[str]) -> Iterable[PythonRun]:
-    for command in commands:
-        yield from analyze(command).runs
 
 
 def argv_command(argv: list[str]) -> str:
