@@ -9,7 +9,8 @@ import pytest
 from _tracebench_fakes import FakePool, StandInBallDrop, registry_with
 
 import harness.plugins
-from harness.testing import MetricExtractorTests, ModelBackendTests, SandboxBackendTests, TaskTemplateTests
+from harness.testing import (AgentTests, MetricExtractorTests, ModelBackendTests, SandboxBackendTests,
+                             TaskTemplateTests)
 from harness.testing.sandbox import SandboxTimeoutTests
 from harness.testing.model import chat_request
 
@@ -100,3 +101,12 @@ class TestNoneSandboxBackend(SandboxTimeoutTests):
 
 def test_every_builtin_sandbox_backend_runs_a_kit_class():
     assert set(ISOLATING) | {"none"} == set(registered("sandbox_backend"))
+
+
+class TestBuiltinAgents(AgentTests):
+    """Identity, command (no host key leaks, pointed at the proxy) and empty-home logs of every agent; the
+    non-LLM agent also runs on a small episode in ``test_classical_agent.py``."""
+
+    @pytest.fixture(params=registered("agent"))
+    def agent(self, request):
+        return harness.plugins.get("agent", request.param)
