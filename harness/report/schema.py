@@ -129,26 +129,6 @@ CORE: Columns = {
     "infra_retries": ("int", "infrastructure retries spent (infra_failed rows)"),
 }
 
-TRACEBENCH: Columns = {
-    "simulator": ("str", "simulator name"),
-    "noise": ("str", "low (kappa_ref) | high (4 kappa_ref)"),
-    "context": ("bool", "domain context in the prompt"),
-    "examples_per_class": ("int", "labeled support samples per class"),
-    "submission": ("str", "direct | programmatic"),
-    "n_test": ("int", "test batch size"),
-    "seed": ("int", "repetition seed"),
-    "pool_seed": ("int", "sample pool seed"),
-    "heldout_per_class": ("int", "held-out samples per class"),
-    "pool_per_class": ("int", "generated pool size per class; null: the default"),
-    "accuracy": ("float", "top-1 accuracy on the episode batch"),
-    "shortlist": ("float", "mean shortlist score on the episode batch"),
-    "n_invalid": ("int", "invalid predictions on the episode batch"),
-    "heldout_accuracy": ("float", "top-1 accuracy on the held-out batch"),
-    "heldout_shortlist": ("float", "mean shortlist score on the held-out batch"),
-    "heldout_n": ("int", "held-out batch size"),
-    "heldout_n_invalid": ("int", "invalid predictions on the held-out batch"),
-}
-
 TOKENS: Columns = {
     "prompt_tokens": ("int", "input tokens incl. cached"),
     "cached_tokens": ("int", "cached input tokens"),
@@ -230,9 +210,19 @@ DRCIK: Columns = {
     "model": ("str", "model of a model-backed forecaster; null for the others"),
 }
 
-#: template -> group -> columns (the groups of :func:`describe`)
+def template_columns() -> dict[str, Columns]:
+    """The result columns each registered task template declares (``TaskTemplate.result_columns``)."""
+    from harness.plugins import plugins
+
+    return {name: dict(reg.obj.result_columns)
+            for name, reg in sorted(plugins().registry("task_template").items())}
+
+
+#: template -> group -> columns (the groups of :func:`describe`): a registered task template's rows
+#: have the core columns, the ones it declares, usage and trajectory metrics
 GROUPS: dict[str, dict[str, Columns]] = {
-    "tracebench": {"core": CORE, "tracebench": TRACEBENCH, "usage": USAGE, "metrics": METRICS},
+    **{name: {"core": CORE, name: declared, "usage": USAGE, "metrics": METRICS}
+       for name, declared in template_columns().items()},
     "drcik": {"core": DRCIK_CORE, "drcik": DRCIK},
 }
 

@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 from tsagent_plugins.tasks.tracebench.scoring import score_episode
@@ -137,6 +138,7 @@ class TracebenchTemplate(TaskTemplate):
 
     name = "tracebench"
     params_model = TracebenchParams
+    result_columns = RESULT_COLUMNS
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):
