@@ -72,7 +72,7 @@ def prepare(tasks: list[Path], agents: list[str]) -> None:
         loaded = load_task(task)
         loaded.template.prepare(loaded.params, lambda done, total, text: None)
     if any(a.startswith(("dtw", "minirocket")) for a in agents):
-        from plugins.agents.classical.numba_cache import STAMP, ensure_cache
+        from tsagent_plugins.agents.classical.numba_cache import STAMP, ensure_cache
 
         cache = ensure_cache()
         print(f"numba cache: {cache} (built once in {json.loads((cache / STAMP).read_text())['seconds']} s)")
@@ -95,7 +95,7 @@ def jit(workspace: Path) -> None:
     import shutil
     import tempfile
 
-    from plugins.agents.classical.numba_cache import ensure_cache
+    from tsagent_plugins.agents.classical.numba_cache import ensure_cache
 
     cache = ensure_cache()
     info = json.dumps({"submission": "direct", "labels": json.loads((workspace.parent / "key" / "key.json")
@@ -113,7 +113,7 @@ def jit(workspace: Path) -> None:
                 else:
                     env["HARNESS_NUMBA_CACHE"] = str(cache)
                 t0 = time.perf_counter()
-                done = subprocess.run([sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", info,
+                done = subprocess.run([sys.executable, "-m", "tsagent_plugins.agents.classical.solve", "--task-info", info,
                                        "--method", method], cwd=ws, env=env, capture_output=True, text=True)
                 line = next((x for x in done.stderr.splitlines() if x.startswith("timings ")), "timings {}")
                 print(f"{method:10s} {mode:6s} {time.perf_counter() - t0:6.1f} s  {line}")

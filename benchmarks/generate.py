@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.plugins import get
-from plugins.tasks.tracebench import _generation
-from plugins.tasks.tracebench.pool import load_pool
+from tsagent_plugins.tasks.tracebench import _generation
+from tsagent_plugins.tasks.tracebench.pool import load_pool
 
 STAGE_ORDER = ("sampling", "simulate", "rules", "noise@N=128", "noise@N=1024", "ratios", "writing")
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
-from plugins.metrics import all_extractors, clear_caches
-from plugins.metrics.tokenizer import get_tokenizer
+from tsagent_plugins.metrics import all_extractors, clear_caches
+from tsagent_plugins.metrics.tokenizer import get_tokenizer
 
 TARGET_SECONDS = 2.0
 

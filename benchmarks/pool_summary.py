@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.plugins import get
-from plugins.tasks.tracebench import summary
-from plugins.tasks.tracebench.pool import load_pool
+from tsagent_plugins.tasks.tracebench import summary
+from tsagent_plugins.tasks.tracebench.pool import load_pool
 
 
 def _ok(v) -> str:

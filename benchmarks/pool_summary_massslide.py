@@ -1,7 +1,7 @@
 """MassSlide pool summary against Tables 15 and 17: ``python benchmarks/pool_summary_massslide.py``."""
 
-from plugins.simulators.common.summary import main
-from plugins.simulators.massslide.sampling import TABLE15
+from tsagent_plugins.simulators.common.summary import main
+from tsagent_plugins.simulators.massslide.sampling import TABLE15
 
 #: Table 17 (mean, SD) in dB per channel: mass_velocity, friction_force, normal_force.
 TABLE17 = {"low": [(35.64, 6.58), (42.03, 9.75), (59.90, 0.40)],

@@ -26,7 +26,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from plugins.simulators.balldrop import BallDrop, noise
+from tsagent_plugins.simulators.balldrop import BallDrop, noise
 
 TABLE7 = {"low": (1.0, (42.41, 36.58, 21.07), (3.19, 2.60, 2.55)),
           "high": (4.0, (30.58, 24.54, 9.03), (3.14, 2.60, 2.55))}

@@ -250,7 +250,7 @@ class ExperimentSpec(Strict):
     of its results row.  A template that reads evidence takes it from that run
     directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
     the agent (for Dr-CiK, what the research episodes' scoring wrote:
-    :func:`plugins.tasks.drcik.template.research_claims`).  A stage that
+    :func:`tsagent_plugins.tasks.drcik.template.research_claims`).  A stage that
     produces evidence therefore writes one episode per (agent, task); see
     ``tasks/experiments/drcik-research-sample.yaml``.
 

@@ -8,6 +8,7 @@ registers an invalid or duplicate object is recorded as a :class:`PluginProblem`
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata as md
 import inspect
 import warnings
@@ -19,6 +20,8 @@ import pluggy
 from harness import contracts, hookspecs
 
 GROUP = "harness"
+#: every hook a plugin may implement
+HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
 #: kind -> (hook name, contract class)
 KINDS: dict[str, tuple[str, type]] = {
@@ -75,6 +78,7 @@ class Plugins:
         self.problems: list[PluginProblem] = []
         self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (distribution, version)
         self._registries: dict[str, dict[str, Registered]] | None = None
+        self._current: str | None = None  # the plugin whose hook is running (see call_each)
         if load_entrypoints:
             self._load_entrypoints()
 
@@ -91,14 +95,46 @@ class Plugins:
             self.add(module, ep.name, dist, version)
 
     def add(self, plugin: Any, name: str, distribution: str = "(local)", version: str = "") -> None:
-        """Register a plugin object (a module or instance with hookimpls)."""
+        """Register a plugin object (a module or instance with hookimpls).
+
+        A hook implementation with no matching hook (a misspelled name) is an error: pluggy's
+        ``check_pending()`` finds it, and the plugin is left out with a problem naming it and the hook.
+        """
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:  # noqa: BLE001
             self._problem(distribution, name, None, f"rejected by the plugin manager: {exc}")
             return
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError:
+            unknown = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or []
+                             if not caller.has_spec())
+            self.pm.unregister(plugin)
+            for hook in unknown:
+                close = difflib.get_close_matches(hook, HOOKS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known hooks: {', '.join(HOOKS)}"
+                self._problem(distribution, name, hook, f"implements unknown hook {hook!r}{hint}")
+            return
         self._origin[name] = (distribution, version)
         self._registries = None
+
+    def call_each(self, hook_name: str, *args: Any) -> None:
+        """Call every implementation of ``hook_name`` in registration order with ``args``; one that
+        raises is recorded as a problem naming its plugin and the hook, and the rest still run.
+        This is the only place hooks are called."""
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+            self._current = impl.plugin_name
+            try:
+                impl.function(*args)
+            except Exception as exc:  # noqa: BLE001 - isolation is the point
+                self._problem(self.origin(impl.plugin_name)[0], impl.plugin_name, hook_name,
+                              f"raised {type(exc).__name__}: {exc}")
+        self._current = None
+
+    def origin(self, plugin: str) -> tuple[str, str]:
+        """(distribution, version) of the plugin named ``plugin``."""
+        return self._origin.get(plugin, ("(local)", ""))
 
     def _problem(self, dist: str, plugin: str, hook: str | None, reason: str) -> None:
         problem = PluginProblem(dist, plugin, hook, reason)
@@ -109,30 +145,24 @@ class Plugins:
     def _build(self) -> dict[str, dict[str, Registered]]:
         registries: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
         for kind, (hook_name, contract) in KINDS.items():
-            hook = getattr(self.pm.hook, hook_name)
-            for impl in reversed(hook.get_hookimpls()):  # registration order
-                plugin = impl.plugin_name
-                dist, version = self._origin.get(plugin, ("(local)", ""))
+            def register(obj, _kind=kind, _hook=hook_name, _c=contract):
+                plugin = self._current or "(local)"
+                dist, version = self.origin(plugin)
+                reason = _invalid(obj, _c)
+                if reason:
+                    self._problem(dist, plugin, _hook, reason)
+                    return
+                existing = registries[_kind].get(obj.name)
+                if existing:
+                    self._problem(
+                        dist, plugin, _hook,
+                        f"duplicate {_kind} name {obj.name!r}: already registered by plugin "
+                        f"{existing.plugin!r} from distribution {existing.distribution!r}",
+                    )
+                    return
+                registries[_kind][obj.name] = Registered(_kind, obj.name, obj, plugin, dist, version)
 
-                def register(obj, _kind=kind, _plugin=plugin, _dist=dist, _ver=version, _hook=hook_name, _c=contract):
-                    reason = _invalid(obj, _c)
-                    if reason:
-                        self._problem(_dist, _plugin, _hook, reason)
-                        return
-                    existing = registries[_kind].get(obj.name)
-                    if existing:
-                        self._problem(
-                            _dist, _plugin, _hook,
-                            f"duplicate {_kind} name {obj.name!r}: already registered by plugin "
-                            f"{existing.plugin!r} from distribution {existing.distribution!r}",
-                        )
-                        return
-                    registries[_kind][obj.name] = Registered(_kind, obj.name, obj, _plugin, _dist, _ver)
-
-                try:
-                    impl.function(register)
-                except Exception as exc:  # noqa: BLE001
-                    self._problem(dist, plugin, hook_name, f"raised {type(exc).__name__}: {exc}")
+            self.call_each(hook_name, register)
         return registries
 
     @property
@@ -156,13 +186,31 @@ class Plugins:
             raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known}){hint}") from None
 
     def commands(self, cli) -> None:
-        """Let plugins add CLI commands; a failing plugin is reported, not fatal."""
-        for impl in self.pm.hook.register_commands.get_hookimpls():
-            dist, _ = self._origin.get(impl.plugin_name, ("(local)", ""))
-            try:
-                impl.function(cli)
-            except Exception as exc:  # noqa: BLE001
-                self._problem(dist, impl.plugin_name, "register_commands", f"raised {type(exc).__name__}: {exc}")
+        """Let plugins add CLI commands through the ``register_commands`` hook; a failing plugin is
+        reported, not fatal.  (Commands declared in the ``harness.commands`` entry-point group need no
+        plugin loading; see :mod:`harness.cli`.)"""
+        self.call_each("register_commands", cli)
+
+    def report_sections(self) -> dict[str, tuple[str, Any]]:
+        """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``);
+        the first registration of a template wins, a later one is a problem naming both plugins."""
+        found: dict[str, tuple[str, Any]] = {}
+
+        def register(template: str, build: Any) -> None:
+            plugin = self._current or "(local)"
+            if not isinstance(template, str) or not template or not callable(build):
+                self._problem(self.origin(plugin)[0], plugin, "register_report_sections",
+                              f"register(template, build) needs a template name and a callable, "
+                              f"got {template!r}, {build!r}")
+            elif template in found:
+                self._problem(self.origin(plugin)[0], plugin, "register_report_sections",
+                              f"duplicate report section for template {template!r}: already registered by "
+                              f"plugin {found[template][0]!r}")
+            else:
+                found[template] = (plugin, build)
+
+        self.call_each("register_report_sections", register)
+        return found
 
 
 def _invalid(obj: Any, contract: type) -> str | None:

@@ -31,8 +31,8 @@ processes at ``limits.pids`` where the backend can (control groups).
 from __future__ import annotations
 
 import collections
+import json
 import dataclasses
-import inspect
 import os
 import secrets
 import select
@@ -201,7 +201,7 @@ class SandboxedSubmissionRunner:
         self._budget_end = float("inf")
         if memory_mb < 256:
             raise ValueError(f"memory_mb={memory_mb}: the worker needs at least 256 MiB to import pandas")
-        if not _local(backend):
+        if not backend.runs_rule_workers:
             raise ValueError(f"sandbox backend {backend.name!r} cannot run rule workers: use a local backend "
                              "(bubblewrap, unshare or none)")
         self.backend, self.limits = backend, limits
@@ -309,29 +309,23 @@ class SandboxedSubmissionRunner:
         return CallResult(error=f"{kind}: {msg}" if msg else kind), True
 
 
-def _local(backend: SandboxBackend) -> bool:
-    return "mounts" in inspect.signature(backend.create).parameters
-
-
 def make_runner(backend: SandboxBackend | None = None, limits: Limits | None = None, call_timeout: float = 60.0,
                 memory_mb: int = 2048, *, import_timeout: float = 120.0,
                 budget: float = DEFAULT_RULE_BUDGET) -> SubmissionRunner:
     """A :class:`SubmissionRunner` for programmatic-mode scoring.
 
-    ``backend``: the episode's sandbox backend.  ``docker``: the rule runs in
-    the agent image (:mod:`harness.sandbox.docker_rules`).  Otherwise rule
-    workers need a local one (bubblewrap, unshare, or an explicit ``none``);
-    for any other backend or None, the best available of bubblewrap and
-    unshare is used.  ``limits`` None: ``Limits(pids=WORKER_PIDS)``.  Raises
+    ``backend``: the episode's sandbox backend.  A backend that declares its own
+    way (:meth:`SandboxBackend.submission_runner`, e.g. the agent image for
+    Docker) is used; otherwise rule workers need a backend that
+    ``runs_rule_workers`` (bubblewrap, unshare, or an explicit ``none``); for
+    any other backend or None, the best available of bubblewrap and unshare is used.  ``limits`` None: ``Limits(pids=WORKER_PIDS)``.  Raises
     SandboxUnavailable when neither local backend runs here.
     """
-    if backend is not None and backend.name == "docker":
-        # Docker episodes: evaluate rule.py in the agent image it was developed in.
-        from harness.sandbox.docker_rules import make_docker_runner
-
-        return make_docker_runner(backend, limits, call_timeout, memory_mb, import_timeout=import_timeout,
-                                  budget=budget)
-    if backend is None or not _local(backend):
+    declared = (backend.submission_runner(limits, call_timeout, memory_mb, import_timeout, budget)
+                if backend else None)
+    if declared is not None:
+        return declared
+    if backend is None or not backend.runs_rule_workers:
         from harness.sandbox import choose_backend
         from harness.sandbox.errors import SandboxUnavailable
 

@@ -28,7 +28,7 @@ from harness import plugins as registry
 from harness.config import RunSettings
 from harness.sandbox.docker import DockerSandboxError, connect, no_engine_reason
 from harness.trajectory import load_trajectory, to_dict
-from plugins.models.script import Script, load_script
+from tsagent_plugins.models.script_format import Script, load_script
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "examples" / "scripts"

@@ -15,8 +15,8 @@ import pytest
 
 from harness.proxy.usage import Usage
 from harness.trajectory import validate_trajectory
-from plugins.agents.terminal.atif import TrajectoryBuilder, arguments_object, iso
-from plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls, user_messages
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder, arguments_object, iso
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls, user_messages
 
 FIXTURES = Path(__file__).parent / "fixtures" / "native_logs"
 

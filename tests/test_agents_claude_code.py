@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.trajectory import validate_trajectory
-from plugins.agents.terminal import ClaudeCode
-from plugins.models.script import load_script
+from tsagent_plugins.agents.terminal import ClaudeCode
+from tsagent_plugins.models.script_format import load_script
 
 FIXTURE = Path(__file__).parent / "fixtures" / "native_logs" / "claude-code"
 SCRIPT = load_script(Path(__file__).resolve().parent.parent / "examples" / "scripts" / "claude-balldrop.yaml")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness.trajectory import validate_trajectory
-from plugins.agents.terminal import GeminiCli
-from plugins.agents.terminal.gemini_cli import final_json
-from plugins.models.script import load_script
+from tsagent_plugins.agents.terminal import GeminiCli
+from tsagent_plugins.agents.terminal.gemini_cli import final_json
+from tsagent_plugins.models.script_format import load_script
 
 FIXTURE = Path(__file__).parent / "fixtures" / "native_logs" / "gemini-cli"
 SCRIPT = load_script(Path(__file__).resolve().parent.parent / "examples" / "scripts" / "gemini-balldrop.yaml")

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from harness.trajectory import validate_trajectory
-from plugins.agents.terminal import OpenCode
-from plugins.agents.terminal.base import json_lines
-from plugins.agents.terminal.opencode import session_records, step_usage
-from plugins.models.script import load_script
+from tsagent_plugins.agents.terminal import OpenCode
+from tsagent_plugins.agents.terminal.base import json_lines
+from tsagent_plugins.agents.terminal.opencode import session_records, step_usage
+from tsagent_plugins.models.script_format import load_script
 
 FIXTURE = Path(__file__).parent / "fixtures" / "native_logs" / "opencode"
 SCRIPT = load_script(Path(__file__).resolve().parent.parent / "examples" / "scripts" / "opencode-balldrop.yaml")

@@ -22,9 +22,9 @@ from harness.config import AgentProfile, load_profile
 from harness.contracts import AgentContext, ImageRecipe
 from harness.errors import ErrorKind
 from harness.proxy import DUMMY_API_KEY
-from plugins.agents.terminal import ClaudeCode, Codex, GeminiCli, OpenCode
-from plugins.agents.terminal.base import PREFIX_ENV, ProfileError, classify_message, merge
-from plugins.agents.terminal.toml import dumps
+from tsagent_plugins.agents.terminal import ClaudeCode, Codex, GeminiCli, OpenCode
+from tsagent_plugins.agents.terminal.base import PREFIX_ENV, ProfileError, classify_message, merge
+from tsagent_plugins.agents.terminal.toml import dumps
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "native_logs"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.contracts import Configuration, Simulator, Trajectory
-from plugins.simulators.balldrop import BallDrop, noise
+from tsagent_plugins.simulators.balldrop import BallDrop, noise
 
 SIM = BallDrop()
 T = SIM.n_samples

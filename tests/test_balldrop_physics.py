@@ -10,7 +10,7 @@ from scipy.integrate import solve_ivp
 
 from harness import plugins
 from harness.contracts import NO_CHANGE, Configuration, Intervention
-from plugins.simulators.balldrop import BallDrop, dynamics, flight, sampling
+from tsagent_plugins.simulators.balldrop import BallDrop, dynamics, flight, sampling
 
 SIM = BallDrop()
 DT = 1.0 / 400.0

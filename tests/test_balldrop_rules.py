@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.contracts import Configuration, Intervention, Trajectory
-from plugins.simulators.balldrop import BallDrop, dynamics, rules
+from tsagent_plugins.simulators.balldrop import BallDrop, dynamics, rules
 
 SIM = BallDrop()
 DT = SIM.dt
@@ -202,7 +202,7 @@ def test_early_rejection_agrees_with_the_full_rules():
 
 
 def test_early_rejection_keeps_the_filter_verdicts():
-    from plugins.tasks.tracebench.filtering import SolvabilityFilter
+    from tsagent_plugins.tasks.tracebench.filtering import SolvabilityFilter
 
     sim = BallDrop()
     filt = SolvabilityFilter(sim)

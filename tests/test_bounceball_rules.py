@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.contracts import Configuration, Intervention, Trajectory
-from plugins.simulators.bounceball import BounceBall, rules
+from tsagent_plugins.simulators.bounceball import BounceBall, rules
 
 SIM = BounceBall()
 T = SIM.time

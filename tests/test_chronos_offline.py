@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from harness.contracts import ForecastError, ForecastRequest
-from plugins.forecasters import chronos
+from tsagent_plugins.forecasters import chronos
 
 
 def request() -> ForecastRequest:

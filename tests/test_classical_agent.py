@@ -6,14 +6,33 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import harness.plugins
+from _tracebench_fakes import FakePool, StandInBallDrop, registry_with
 from harness.testing import AgentTests
-from plugins.agents.classical import EuclideanNN, nn, solve
+from tsagent_plugins.agents.classical import EuclideanNN, nn, solve
 
 
 class TestEuclideanNN(AgentTests):
     @pytest.fixture
     def agent(self):
         return EuclideanNN()
+
+    @pytest.fixture
+    def template(self):
+        """The tracebench template on a stand-in simulator and an in-memory pool (a small episode)."""
+        from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
+
+        sim = StandInBallDrop("toyball")
+        old = harness.plugins.reset(registry_with(sim))
+        yield TracebenchTemplate(pool_loader=lambda s, seed, per_class, progress: FakePool(s),
+                                 simulator_lookup={"toyball": sim}.__getitem__)
+        harness.plugins.reset(old)
+
+    @pytest.fixture
+    def params(self, template):
+        return template.params_model.model_validate(dict(
+            simulator="toyball", noise="low", context=True, examples_per_class=3, submission="direct", n_test=10,
+            seed=0, pool_seed=0, heldout_per_class=2))
 
 
 def test_impulse_column_divided_by_its_max_abs_only_when_nonzero():

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from plugins.agents.classical import agents, nn, solve
-from plugins.agents.classical.solve import Refusal
+from tsagent_plugins.agents.classical import agents, nn, solve
+from tsagent_plugins.agents.classical.solve import Refusal
 
 LABELS = ["a", "b", "no parameter change"]
 
@@ -81,7 +81,7 @@ def test_only_the_impulse_channel_is_normalised_and_a_zero_channel_is_left_alone
 def test_impulse_columns_come_from_channel_metadata():
     """The template names the channels flagged ``impulse`` (BallDrop's Hard_Stop_f), not a simulator name."""
     from harness.plugins import get
-    from plugins.tasks.tracebench.prompts import column_names
+    from tsagent_plugins.tasks.tracebench.prompts import column_names
 
     sim = get("simulator", "balldrop")
     columns = column_names(len(sim.channels))
@@ -93,7 +93,7 @@ def test_impulse_columns_come_from_channel_metadata():
 # -- DTW ---------------------------------------------------------------------------------------
 
 try:
-    from plugins.agents.classical import learned
+    from tsagent_plugins.agents.classical import learned
 except ImportError:  # the baselines extra is not installed
     learned = None
 needs_aeon = pytest.mark.skipif(learned is None, reason="needs the baselines extra: pip install -e '.[baselines]'")

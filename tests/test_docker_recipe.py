@@ -125,6 +125,7 @@ class _CodexLike(Agent):
     def install(self, recipe: ImageRecipe) -> None:
         recipe.npm.append("@openai/codex@0.124.0")
         recipe.files["/opt/harness/codex-note"] = "x"
+        recipe.commands.append("codex")
 
     def command(self, ctx):
         raise NotImplementedError
@@ -151,6 +152,7 @@ def test_agents_contribute_through_install_and_a_bad_one_is_left_out():
     finally:
         registry.reset(saved)
     assert part.npm == ["@openai/codex@0.124.0"] and part.files == {"/opt/harness/codex-note": "x"}
+    assert part.commands == ["codex"]
     assert len(problems) == 1 and "broken-installer" in problems[0] and "name@X.Y.Z" in problems[0]
 
 
@@ -170,7 +172,7 @@ def test_dockerfile_installs_offline_and_checks_versions():
     assert text.startswith("# Agent runtime image") and "FROM harness-base:abc AS base" in text
     assert "pip install --no-index" in text and "--find-links /tmp/harness-wheels" in text
     assert "assert v[:2] == (3, 13)" in text and '[ "$major" -ge 20 ]' in text
-    assert "for bin in claude gemini codex opencode; do" in text
+    assert "for bin in claude codex gemini opencode; do" in text
     assert "COPY npm/ /usr/local/" in text and "COPY files/" not in text
     assert "ENV PATH=/opt/venv/bin:" in text
     assert dockerfile.requirements_txt(recipe).splitlines()[0] == "contourpy==1.3.3"
@@ -236,3 +238,13 @@ def test_image_show_json_without_engine(monkeypatch, tmp_path):
     assert "uv==0.8.15" in shown["pip"] and "opencode-ai@1.14.41" in shown["npm"]
     result = CliRunner().invoke(image, ["build", "--bootstrap", "--base", "python:3.13-slim"])
     assert result.exit_code == 2 and "either --bootstrap or --base" in result.output
+
+
+def test_terminal_agents_declare_the_command_their_package_installs():
+    agents = {name: reg.obj for name, reg in registry.plugins().registry("agent").items()}
+    for name in ("claude-code", "codex", "gemini-cli", "opencode"):
+        part = ImageRecipe()
+        agents[name].install(part)
+        assert part.commands == [agents[name].binary] and len(part.npm) == 1
+    recipe = dockerfile.render(compose(("agents", agent_recipe()[0])))
+    assert "for bin in claude codex gemini opencode; do" in recipe

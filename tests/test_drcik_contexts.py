@@ -7,10 +7,10 @@ import json
 import pytest
 
 from harness.config import ConfigError
-from plugins.tasks.drcik import contexts
-from plugins.tasks.drcik.contexts import (CONDITIONS, UNAVAILABLE, VERIFIED_EMPTY, EvidenceClaim, context_used,
+from tsagent_plugins.tasks.drcik import contexts
+from tsagent_plugins.tasks.drcik.contexts import (CONDITIONS, UNAVAILABLE, VERIFIED_EMPTY, EvidenceClaim, context_used,
                                           load_dr_evidence, parse_dr_evidence, verified)
-from plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.loader import load_tasks
 
 
 @pytest.fixture(scope="module")

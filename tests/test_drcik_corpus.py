@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from plugins.tasks.drcik.corpus import Corpus, CorpusError
-from plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.corpus import Corpus, CorpusError
+from tsagent_plugins.tasks.drcik.loader import load_tasks
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from harness.contracts import Forecast, Forecaster, ForecastError
-from plugins.forecasters.statistical import NaiveForecaster, SESForecaster
-from plugins.tasks.drcik.contexts import EvidenceClaim
-from plugins.tasks.drcik.experiment import run_experiment, validate_submission, write_submission
-from plugins.tasks.drcik.loader import load_task_file, load_tasks
-from plugins.tasks.drcik.metrics import summary_table
+from tsagent_plugins.forecasters.statistical import NaiveForecaster, SESForecaster
+from tsagent_plugins.tasks.drcik.contexts import EvidenceClaim
+from tsagent_plugins.tasks.drcik.experiment import run_experiment, validate_submission, write_submission
+from tsagent_plugins.tasks.drcik.loader import load_task_file, load_tasks
+from tsagent_plugins.tasks.drcik.metrics import summary_table
 
 FIX = Path(__file__).parent / "fixtures" / "drcik"
 META = {"method": "Naive baseline", "organization": "Test Lab", "type": "statistical", "base_model": "none",

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from harness.config import ConfigError
-from plugins.tasks.drcik import loader
-from plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, period_for, seasonal_period
-from plugins.tasks.drcik.loader import (LABELS_HIDDEN, SAMPLE_DIR, SCALE_OK, UNDEFINED_SCALE, load_task_file,
+from tsagent_plugins.tasks.drcik import loader
+from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, period_for, seasonal_period
+from tsagent_plugins.tasks.drcik.loader import (LABELS_HIDDEN, SAMPLE_DIR, SCALE_OK, UNDEFINED_SCALE, load_task_file,
                                         load_tasks)
 
 FIX = Path(__file__).parent / "fixtures" / "drcik"

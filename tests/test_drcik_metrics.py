@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import scoringrules
 
-from plugins.tasks.drcik.metrics import (CAP, FAILED, LABELS_HIDDEN, OK, UNDEFINED_SCALE, average_ranks,
+from tsagent_plugins.tasks.drcik.metrics import (CAP, FAILED, LABELS_HIDDEN, OK, UNDEFINED_SCALE, average_ranks,
                                          common_subset_table, common_tasks, crps_energy, sample_problem,
                                          score_task, summary_table)
 

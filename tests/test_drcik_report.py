@@ -29,7 +29,7 @@ from harness.cli.report import report as report_cmd
 from harness.report import Section, build_report
 from harness.report.sections import contribute, registered_sections
 from harness.report.tables import Table
-from plugins.tasks.drcik.report import build_section
+from tsagent_plugins.tasks.drcik.report import build_section
 
 SCRPS = {("A", "no-context"): [0.2, 0.4, 0.6], ("A", "background"): [0.1, 0.3, None],
          ("B", "no-context"): [0.3, 0.2, 0.9], ("B", "background"): [0.5, 0.1, 0.2]}
@@ -137,7 +137,8 @@ def test_registered_through_the_plugin_hook_and_the_cli(run_dir, tmp_path):
 
 def test_sections_beside_tracebench_and_unknown_templates(run_dir, tmp_path):
     tracebench = make_main_run(tmp_path / "tb", with_ablation=False)
-    built = build_report([tracebench, run_dir], with_figures=False, sections={"drcik": build_section})
+    built = build_report([tracebench, run_dir], with_figures=False,
+                         sections={**registered_sections(), "drcik": build_section})
     keys = [t.key for t in built.tables]
     assert keys[0] == "table1" and keys[-2:] == ["drcik-table2", "drcik-table2-common"]
     frame = pd.DataFrame({"template": ["other", "other"], "x": [1, 2]})

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plugins.tasks.drcik.loader import SAMPLE_DIR, SUBTYPE_PAPER_NAMES, load_tasks
-from plugins.tasks.drcik.research import (CORPUS_DIR, KEY_FILE, RESEARCH_INSTRUCTION, materialize_research,
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, SUBTYPE_PAPER_NAMES, load_tasks
+from tsagent_plugins.tasks.drcik.research import (CORPUS_DIR, KEY_FILE, RESEARCH_INSTRUCTION, materialize_research,
                                           score_research)
-from plugins.tasks.drcik import research_outputs as out
+from tsagent_plugins.tasks.drcik import research_outputs as out
 
 TEMPLATES = Path(__file__).parent / "fixtures" / "drcik" / "submission_templates"
 TASKS = load_tasks(SAMPLE_DIR)

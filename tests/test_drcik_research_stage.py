@@ -1,7 +1,7 @@
 """Research episodes as an episode kind of the ``drcik`` template, and the staged experiment
 ``tasks/experiments/drcik-research-sample.yaml``: research (sample tasks × the retrieval agent, in a
 local sandbox, scripted model) then forecasting with ``evidence_from: research``.  The forecasting
-stage reads exactly what :func:`plugins.tasks.drcik.research.score_research` wrote."""
+stage reads exactly what :func:`tsagent_plugins.tasks.drcik.research.score_research` wrote."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from harness.contracts import EpisodeScore
 from harness.experiment import episode_id
 from harness.run import load_task
 from harness.sandbox import choose_backend
-from plugins.tasks.drcik import research_outputs as out
-from plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
-from plugins.tasks.drcik.template import DrcikTemplate, research_claims
+from tsagent_plugins.tasks.drcik import research_outputs as out
+from tsagent_plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.template import DrcikTemplate, research_claims
 
 REPO = Path(__file__).resolve().parent.parent
 EXPERIMENT = REPO / "tasks" / "experiments" / "drcik-research-sample.yaml"

@@ -20,7 +20,7 @@ from harness.cli import cli
 from harness.config import ConfigError
 from harness.report import build_report
 from harness.run import load_task
-from plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.loader import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts" / "llm_dp"
@@ -264,7 +264,7 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
         {"claim": "b", "cited_document_ids": [tasks["task_163"].supporting_ids[0]]}]))
     (tmp_path / "ev-b" / "task_42.json").write_text(json.dumps([{"claim": "b", "cited_document_ids": []}]))
     research = research_run(tmp_path / "research", {"dr-a": tmp_path / "ev-a", "dr-b": tmp_path / "ev-b"})
-    from plugins.tasks.drcik.template import DrcikTemplate
+    from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
     claims = DrcikTemplate().research_evidence(str(research), "dr-b")
     assert sorted(claims) == ["task_163", "task_42"]

@@ -44,7 +44,7 @@ def episode(out: Path) -> Path:
 @pytest.mark.slow
 def test_clean_pairs_only_for_the_privileged_agent(tmp_path, cache_dir):
     from harness.plugins import get
-    from plugins.tasks.tracebench.pool import load_pool
+    from tsagent_plugins.tasks.tracebench.pool import load_pool
 
     out, proc = run_cli(tmp_path, cache_dir, "euclidean-1nn-privileged")
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -96,7 +96,7 @@ class HostileAgent(Agent):
         return sorted((Path(home) / "logs").glob("*.jsonl"))
 
     def trajectory(self, home, stdout, proxy_log):
-        from plugins.agents.terminal.base import json_lines, read_native_log
+        from tsagent_plugins.agents.terminal.base import json_lines, read_native_log
 
         steps = [{"step_id": i + 1, "source": "agent", "message": str(e.get("text", ""))}
                  for i, e in enumerate(json_lines(read_native_log(self.native_logs(home)[0])))]

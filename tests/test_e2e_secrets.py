@@ -25,7 +25,7 @@ from harness.proxy import UpstreamRequest, detect_wire
 from harness.experiment import Unit
 from harness.run import execute, load_task, resolve_profile
 from harness.store import RunStore
-from plugins.models.scripted import ScriptedUpstream
+from tsagent_plugins.models.scripted import ScriptedUpstream
 
 pytestmark = e2e_marks
 

@@ -9,7 +9,7 @@ import pytest
 
 from _toy_balldrop import FastToyBall, ToyBall
 from harness.contracts.simulator import Channel, Configuration, Intervention, Trajectory
-from plugins.tasks.tracebench.filtering import (
+from tsagent_plugins.tasks.tracebench.filtering import (
     FilterSettings, SolvabilityFilter, aggregate, channel_ratios, comparison_mask, masked_rms, near_events,
     ratio_key, stage_name, static_change_config,
 )

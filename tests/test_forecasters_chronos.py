@@ -22,7 +22,7 @@ pytest.importorskip("chronos", reason="needs chronos-forecasting: pip install -e
 from harness.contracts import ForecastError  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.testing.forecaster import ForecasterTests, synthetic_request  # noqa: E402
-from plugins.forecasters.chronos import (MODEL_ENV, NO_LOCAL_WEIGHTS, ChronosForecaster,  # noqa: E402
+from tsagent_plugins.forecasters.chronos import (MODEL_ENV, NO_LOCAL_WEIGHTS, ChronosForecaster,  # noqa: E402
                                          build_tiny_model, load_pipeline)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.testing.forecaster import ForecasterTests, synthetic_request
-from plugins.forecasters.statistical import (ARIMAForecaster, ETSForecaster, NaiveForecaster, SARIMAForecaster,
+from tsagent_plugins.forecasters.statistical import (ARIMAForecaster, ETSForecaster, NaiveForecaster, SARIMAForecaster,
                                              SESForecaster)
 
 

@@ -16,12 +16,12 @@ from harness.contracts import ForecastError, ForecastRequest
 from harness.model_session import ProxySession
 from harness.proxy import ModelProxy, Upstream, UpstreamRequest, UpstreamResponse
 from harness.testing.forecaster import ForecasterTests
-from plugins.forecasters.llm import (DirectPromptError, DirectPromptForecaster, InvalidSample,
+from tsagent_plugins.forecasters.llm import (DirectPromptError, DirectPromptForecaster, InvalidSample,
                                      ProxyModel, build_prompt, estimate_output_tokens, format_value, parse_forecast,
                                      text_tokens)
-from plugins.tasks.drcik.experiment import run_experiment
-from plugins.tasks.drcik.loader import load_tasks
-from plugins.tasks.drcik.metrics import crps_energy
+from tsagent_plugins.tasks.drcik.experiment import run_experiment
+from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.metrics import crps_energy
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts" / "llm_dp"
 INDEX = pd.date_range("2025-01-01", periods=98, freq="h")

@@ -9,11 +9,11 @@ import pytest
 from harness.contracts import ForecastRequest
 from harness.plugins import Plugins
 from harness.testing.forecaster import synthetic_request
-from plugins.forecasters import statistical as st
-from plugins.forecasters.statistical import (FULL_GRID, SMALL_GRID, ARIMAForecaster, ETSForecaster,
+from tsagent_plugins.forecasters import statistical as st
+from tsagent_plugins.forecasters.statistical import (FULL_GRID, SMALL_GRID, ARIMAForecaster, ETSForecaster,
                                              NaiveForecaster, SARIMAForecaster, SESForecaster)
-from plugins.tasks.drcik.loader import load_tasks
-from plugins.tasks.drcik.metrics import OK, score_task
+from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.metrics import OK, score_task
 
 
 def _request(values, horizon=5, **kw):

@@ -10,7 +10,7 @@ import pytest
 from harness.contracts import Configuration, Intervention
 from harness.plugins import get
 from harness.testing import SimulatorTests
-from plugins.simulators.massslide import MassSlide
+from tsagent_plugins.simulators.massslide import MassSlide
 
 SIM = MassSlide()
 

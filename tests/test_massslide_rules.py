@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.contracts import Trajectory
-from plugins.simulators.massslide import MassSlide, rules
+from tsagent_plugins.simulators.massslide import MassSlide, rules
 
 SIM = MassSlide()
 T = SIM.time

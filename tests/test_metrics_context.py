@@ -7,9 +7,9 @@ import json
 import pytest
 
 from harness.contracts import EpisodeArtifacts
-from plugins.metrics import ConsoleShareMetrics
-from plugins.metrics.context import context_blocks, detect_wire
-from plugins.metrics.tokenizer import FALLBACK, get_tokenizer
+from tsagent_plugins.metrics import ConsoleShareMetrics
+from tsagent_plugins.metrics.context import context_blocks, detect_wire
+from tsagent_plugins.metrics.tokenizer import FALLBACK, get_tokenizer
 
 TOOLS_ANTHROPIC = [{"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
 

@@ -10,7 +10,7 @@ import pytest
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts, MetricExtractor
 from harness.plugins import Plugins
-from plugins.metrics import (
+from tsagent_plugins.metrics import (
     InteractionMetrics,
     NumericOutputMetrics,
     PlotMetrics,
@@ -18,7 +18,7 @@ from plugins.metrics import (
     UsageMetrics,
     all_extractors,
 )
-from plugins.metrics.sources import count_statements, replay
+from tsagent_plugins.metrics.sources import count_statements, replay
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trajectories"
 

@@ -30,10 +30,10 @@ from harness import plugins as registry
 from harness.contracts import EpisodeArtifacts
 from harness.run import resolve_profile
 from harness.trajectory import parse_timestamp
-from plugins.metrics import ConsoleShareMetrics, InteractionMetrics, clear_caches
-from plugins.metrics.numbers import find_numbers
-from plugins.metrics.tokenizer import get_tokenizer
-from plugins.models.script import load_script
+from tsagent_plugins.metrics import ConsoleShareMetrics, InteractionMetrics, clear_caches
+from tsagent_plugins.metrics.numbers import find_numbers
+from tsagent_plugins.metrics.tokenizer import get_tokenizer
+from tsagent_plugins.models.script_format import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "native_logs"

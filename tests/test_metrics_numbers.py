@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.metrics.numbers import count_numbers, find_numbers
+from tsagent_plugins.metrics.numbers import count_numbers, find_numbers
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.metrics.shell import (
+from tsagent_plugins.metrics.shell import (
     Display,
     FileUnknown,
     FileWrite,
@@ -171,5 +171,5 @@ def test_rejects_unknown_parser_choice():
     ("./x.py", 1),
 ])
 def test_python_call_leniency(command, calls):
-    """One row of the table in the module docstring of plugins.metrics.shell."""
+    """One row of the table in the module docstring of tsagent_plugins.metrics.shell."""
     assert python_calls(command) == calls

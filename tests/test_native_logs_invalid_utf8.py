@@ -15,7 +15,7 @@ import pytest
 
 from harness import plugins as registry
 from harness.contracts import Agent
-from plugins.agents.terminal.base import TerminalAgent
+from tsagent_plugins.agents.terminal.base import TerminalAgent
 
 FIXTURES = Path(__file__).parent / "fixtures" / "native_logs"
 #: Inserted into the native log after every "test_samples" (always inside a JSON string there).

@@ -9,8 +9,7 @@ from harness.cli import cli
 from harness.plugins import PluginWarning
 
 GOOD = """
-from harness.hookspecs import hookimpl
-from harness.contracts import Forecaster, Forecast
+from harness import Forecast, Forecaster, hookimpl
 import numpy as np
 
 class Flat(Forecaster):
@@ -95,3 +94,65 @@ def test_plugins_list_json_and_table(make_distribution, fresh_plugins):
     assert any(p["distribution"] == "broken-dist" and "nope_nope" in p["reason"] for p in data["problems"])
     table = CliRunner().invoke(cli, ["plugins", "list"])
     assert table.exit_code == 0 and "flat-test" in table.output and "broken-dist" in table.output
+
+
+MISSPELLED = GOOD + """
+@hookimpl
+def register_forcasters(register):
+    register(Flat())
+"""
+
+EXTRAS = """
+import click
+from harness import Section, hookimpl
+
+@click.command("acme-hello")
+def hello():
+    click.echo("hello")
+
+@hookimpl
+def register_commands(cli):
+    cli.add_command(hello)
+
+@hookimpl
+def register_report_sections(register):
+    register("acme-template", lambda rows: Section(messages=[f"{len(rows)} acme rows"]))
+"""
+
+
+def test_misspelled_hook_is_an_error_naming_plugin_and_hook(make_distribution, fresh_plugins):
+    make_distribution("typo-dist", {"typo": "typo_plugin"}, {"typo_plugin": MISSPELLED})
+    with pytest.warns(PluginWarning, match="register_forcasters"):
+        loaded = fresh_plugins()
+    problem = next(p for p in loaded.problems if p.plugin == "typo")
+    assert (problem.distribution, problem.hook) == ("typo-dist", "register_forcasters")
+    assert "did you mean 'register_forecasters'" in problem.reason
+    assert "flat-test" not in loaded.registry("forecaster")  # the plugin is left out whole
+    assert "euclidean-1nn" in loaded.registry("agent")
+
+
+def test_plugins_list_shows_commands_and_report_sections(make_distribution, fresh_plugins):
+    make_distribution("acme-extras", {"acme-x": "acme_extras"}, {"acme_extras": EXTRAS}, version="0.7")
+    fresh_plugins()
+    result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {(r["kind"], r["name"]): r for r in json.loads(result.output)["plugins"]}
+    assert rows[("command", "acme-hello")]["distribution"] == "acme-extras"
+    assert rows[("command", "acme-hello")]["plugin"] == "acme-x"
+    assert rows[("report_section", "acme-template")]["version"] == "0.7"
+    assert rows[("command", "forecast")]["distribution"] == "tsagent-harness"  # declared in metadata
+    hello = CliRunner().invoke(cli, ["acme-hello"])  # a hook command resolves on use
+    assert hello.exit_code == 0 and hello.output == "hello\n"
+
+
+def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
+    from harness import hookspecs
+    from harness.plugins import HOOKS
+
+    loaded = fresh_plugins()
+    assert len(HOOKS) == 9
+    for hook in HOOKS:
+        assert (getattr(hookspecs, hook).__doc__ or "").strip(), f"hook {hook} has no docstring"
+        builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()
+                    if loaded.origin(impl.plugin_name)[0] == "tsagent-harness"]
+        assert builtins, f"no built-in plugin implements {hook}"

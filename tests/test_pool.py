@@ -12,10 +12,10 @@ import pytest
 
 from _toy_balldrop import FastToyBall
 from harness.contracts.simulator import NO_CHANGE
-from plugins.tasks.tracebench import _generation, _store, pool as pool_mod
-from plugins.tasks.tracebench._split import choose, match_distinct_configs
-from plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
-from plugins.tasks.tracebench.pool import PoolCacheError, Split, load_pool, pool_key
+from tsagent_plugins.tasks.tracebench import _generation, _store, pool as pool_mod
+from tsagent_plugins.tasks.tracebench._split import choose, match_distinct_configs
+from tsagent_plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
+from tsagent_plugins.tasks.tracebench.pool import PoolCacheError, Split, load_pool, pool_key
 
 PER_CLASS = 12
 

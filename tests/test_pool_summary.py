@@ -8,8 +8,8 @@ import pytest
 
 from harness.contracts.simulator import NO_CHANGE
 from harness.plugins import get
-from plugins.tasks.tracebench import summary
-from plugins.tasks.tracebench.pool import load_pool
+from tsagent_plugins.tasks.tracebench import summary
+from tsagent_plugins.tasks.tracebench.pool import load_pool
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 
 from harness import plugins
 from harness.proxy import HttpUpstream, MissingApiKey, UpstreamConfigError, UpstreamRequest
-from plugins.models.providers import BACKENDS
+from tsagent_plugins.models.providers import BACKENDS
 
 CANARY = "sk-canary-providers-91b2"
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MY_KEY")
@@ -25,8 +25,8 @@ def backend(name):
 def test_all_backends_registered_through_entry_points():
     # load only this area's entry points (the others import heavy dependencies)
     eps = {ep.name: ep for ep in md.entry_points(group="harness")}
-    assert eps["provider-models"].value == "plugins.models.providers"
-    assert eps["scripted-model"].value == "plugins.models.scripted"
+    assert eps["provider-models"].value == "tsagent_plugins.models.providers"
+    assert eps["scripted-model"].value == "tsagent_plugins.models.scripted"
     pm = plugins.Plugins(load_entrypoints=False)
     for name in ("provider-models", "scripted-model"):
         pm.add(eps[name].load(), name)

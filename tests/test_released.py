@@ -15,10 +15,10 @@ import pytest
 
 from harness.contracts.simulator import NO_CHANGE
 from harness.plugins import get
-from plugins.tasks.tracebench import released
-from plugins.tasks.tracebench._store import PoolCacheError
-from plugins.tasks.tracebench.pool import load_pool
-from plugins.tasks.tracebench.template import TracebenchParams, TracebenchTemplate
+from tsagent_plugins.tasks.tracebench import released
+from tsagent_plugins.tasks.tracebench._store import PoolCacheError
+from tsagent_plugins.tasks.tracebench.pool import load_pool
+from tsagent_plugins.tasks.tracebench.template import TracebenchParams, TracebenchTemplate
 
 PER_CLASS = 10
 HELD = 2

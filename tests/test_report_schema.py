@@ -12,7 +12,7 @@ from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
 from harness.report.schema import COLUMNS, METRICS, check_frame, describe
 from harness.store import RunStore, write_json
-from plugins.metrics import all_extractors
+from tsagent_plugins.metrics import all_extractors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trajectories"
 
@@ -55,3 +55,17 @@ def test_nonconforming_columns_are_reported():
     assert [p.split(", got")[0] for p in problems] == [
         "missing column 'episode'", "column 'accuracy': expected float", "column 'python_calls': expected int",
         "column 'flag_untrained': flag columns must be bool"]
+
+
+def test_the_schema_is_an_arrow_schema():
+    import pyarrow as pa
+
+    from harness.report.schema import SCHEMAS, arrow_schema
+
+    for columns in SCHEMAS.values():
+        schema = arrow_schema(columns)
+        assert isinstance(schema, pa.Schema) and schema.names == list(columns)
+    tb = arrow_schema(SCHEMAS["tracebench"])
+    assert tb.field("accuracy").type == pa.float64() and tb.field("seed").type == pa.int64()
+    assert tb.field("context").type == pa.bool_() and tb.field("profile").type == pa.string()
+    assert tb.field("accuracy").metadata == {b"meaning": b"top-1 accuracy on the episode batch"}

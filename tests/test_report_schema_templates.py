@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from _report_runs import make_main_run
 
-from harness.proxy.episode import EpisodeUsage
+from harness.proxy.accounting import EpisodeUsage
 from harness.report import schema
 from harness.report.schema import (
     DRCIK_SCHEMA,
@@ -27,13 +27,13 @@ from harness.report.schema import (
     check_frame,
     describe,
 )
-from plugins.metrics import all_extractors
-from plugins.tasks.drcik.experiment import info_columns
+from tsagent_plugins.metrics import all_extractors
+from tsagent_plugins.tasks.drcik.experiment import info_columns
 from harness.config import RunSettings
 from harness.experiment import Unit
 from harness.run import execute, load_task
 from harness.store import RunStore
-from plugins.tasks.tracebench.template import TracebenchParams
+from tsagent_plugins.tasks.tracebench.template import TracebenchParams
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -86,7 +86,7 @@ def local_sandbox() -> str | None:
 
 
 def claude_prefix() -> Path | None:
-    from plugins.agents.terminal.base import host_prefix
+    from tsagent_plugins.agents.terminal.base import host_prefix
 
     agent = registry.get("agent", "claude-code")
     return host_prefix(agent.package, agent.version, agent.binary)[0]

@@ -19,20 +19,20 @@ from harness.config import AgentProfile
 from harness.contracts import AgentContext
 from harness.sandbox import choose_backend
 from harness.trajectory import validate_trajectory
-from plugins.agents.research.adapters import CodexDR, RetrievalAgent, check_caps
-from plugins.agents.research.tools import (BM25_DEVIATION, Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
+from tsagent_plugins.agents.research.adapters import CodexDR, RetrievalAgent, check_caps
+from tsagent_plugins.agents.research.tools import (BM25_DEVIATION, Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever)
-from plugins.agents.terminal.base import ProfileError
-from plugins.tasks.drcik import research_outputs as out
-from plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
-from plugins.tasks.drcik.research import CORPUS_DIR, KEY_FILE, materialize_research, score_research
+from tsagent_plugins.agents.terminal.base import ProfileError
+from tsagent_plugins.tasks.drcik import research_outputs as out
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
+from tsagent_plugins.tasks.drcik.research import CORPUS_DIR, KEY_FILE, materialize_research, score_research
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "examples" / "scripts" / "retrieval-drcik.yaml"
 TASKS = load_tasks(SAMPLE_DIR)
 #: Modules that run only inside the sandbox: the harness process must never import them.
-IN_SANDBOX = ["plugins.agents.research.tools", "plugins.agents.research.client",
-              "plugins.agents.research.retrieval", "bm25s"]
+IN_SANDBOX = ["tsagent_plugins.agents.research.tools", "tsagent_plugins.agents.research.client",
+              "tsagent_plugins.agents.research.retrieval", "bm25s"]
 
 
 def _local_sandbox() -> str | None:
@@ -107,7 +107,7 @@ RUNNER = textwrap.dedent("""
     store = RunStore.create(Path(out))
     settings = RunSettings(sandbox="auto", episode_timeout=120, infra_retries=0, budget=json.loads(budget))
     rows = execute([Unit(task, profile, None)], store, settings, model_backend="scripted", model_options={"script": script})
-    loaded = sorted(m for m in sys.modules if m.startswith("plugins.agents.research") or m == "bm25s")
+    loaded = sorted(m for m in sys.modules if m.startswith("tsagent_plugins.agents.research") or m == "bm25s")
     print(json.dumps({"rows": rows, "modules": loaded}, default=str))
 """)
 
@@ -238,7 +238,7 @@ def test_retrieval_adapter_command_and_profile_errors():
                        AgentProfile(name="p", agent="retrieval", model="m", options={"retriever": "bm25"}),
                        {"corpus_dir": "corpus"}, "http://127.0.0.1:9")
     inv = RetrievalAgent().command(ctx)
-    assert inv.argv[1:3] == ["-m", "plugins.agents.research.retrieval"]
+    assert inv.argv[1:3] == ["-m", "tsagent_plugins.agents.research.retrieval"]
     config = json.loads(inv.argv[-1])
     assert config["retriever"] == "bm25" and config["base_url"] == "http://127.0.0.1:9"
     assert config["log"] == "/home/agent/research/steps.jsonl"
@@ -315,7 +315,7 @@ def test_check_caps():
 
 
 def test_trace_of_a_killed_agent_keeps_its_steps(tmp_path):
-    from plugins.agents.research.trace import trajectory
+    from tsagent_plugins.agents.research.trace import trajectory
 
     log = tmp_path / "research" / "steps.jsonl"
     log.parent.mkdir()

@@ -19,15 +19,15 @@ from harness.config import AgentProfile
 from harness.contracts import AgentContext
 from harness.sandbox import choose_backend
 from harness.trajectory import validate_trajectory
-from plugins.agents.research.adapters import LIMITS, Bench2FutureAgent, DrBenchAgent, OpenDRAgent
-from plugins.agents.terminal.base import ProfileError
-from plugins.tasks.drcik.research import CORPUS_DIR
+from tsagent_plugins.agents.research.adapters import LIMITS, Bench2FutureAgent, DrBenchAgent, OpenDRAgent
+from tsagent_plugins.agents.terminal.base import ProfileError
+from tsagent_plugins.tasks.drcik.research import CORPUS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "examples" / "scripts"
 #: Modules that run only inside the sandbox: the harness process must never import them.
-IN_SANDBOX = ["plugins.agents.research.episode", "plugins.agents.research.drbench",
-              "plugins.agents.research.opendr", "plugins.agents.research.bench2future", "langgraph"]
+IN_SANDBOX = ["tsagent_plugins.agents.research.episode", "tsagent_plugins.agents.research.drbench",
+              "tsagent_plugins.agents.research.opendr", "tsagent_plugins.agents.research.bench2future", "langgraph"]
 
 
 def _local_sandbox() -> str | None:
@@ -62,7 +62,7 @@ RUNNER = textwrap.dedent("""
     settings = RunSettings(sandbox="auto", episode_timeout=180, infra_retries=0)
     script = json.loads(script) if script.startswith("{") else script
     rows = execute([Unit(task, profile, None)], store, settings, model_backend="scripted", model_options={"script": script})
-    loaded = sorted(m for m in sys.modules if m.startswith("plugins.agents.research") or m == "langgraph")
+    loaded = sorted(m for m in sys.modules if m.startswith("tsagent_plugins.agents.research") or m == "langgraph")
     print(json.dumps({"rows": rows, "modules": loaded}, default=str))
 """)
 
@@ -243,7 +243,7 @@ def test_profile_limits_validated(agent, tmp_path):
                             model_base_url="http://127.0.0.1:1")
     config = agent.config(ctx({}))
     assert config["limits"] == {**LIMITS[agent.name], "max_tool_calls": None, "max_tokens": None}
-    assert agent.command(ctx({})).argv[2] == f"plugins.agents.research.{agent.name}"
+    assert agent.command(ctx({})).argv[2] == f"tsagent_plugins.agents.research.{agent.name}"
     with pytest.raises(ProfileError, match="options.top_k must be a positive integer"):
         agent.config(ctx({"top_k": 0}))
     with pytest.raises(ProfileError, match="options.max_rounds is not understood"):
@@ -254,7 +254,7 @@ def test_profile_limits_validated(agent, tmp_path):
 
 
 def test_drbench_deferred_citation_resolution():
-    from plugins.agents.research.drbench import _resolve_report, resolve_citations
+    from tsagent_plugins.agents.research.drbench import _resolve_report, resolve_citations
 
     sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
     evidence, unresolved = resolve_citations(

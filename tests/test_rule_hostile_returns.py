@@ -13,7 +13,7 @@ import pytest
 from _sandbox_util import ISOLATING, get_backend
 
 from harness.submission import make_runner
-from plugins.tasks.tracebench import scoring
+from tsagent_plugins.tasks.tracebench import scoring
 
 RULE = '''
 import os, sys

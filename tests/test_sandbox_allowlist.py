@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import plugins
+import tsagent_plugins as plugins
 from harness.contracts import SandboxSpec
 from harness.sandbox import choose_backend
-from plugins.agents.classical import EuclideanNN, runtime_files
+from tsagent_plugins.agents.classical import EuclideanNN, runtime_files
 
 PLUGINS = Path(plugins.__file__).resolve().parent
 PROBE = """

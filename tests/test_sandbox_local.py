@@ -93,7 +93,7 @@ def test_builtin_backends_are_registered_with_their_priorities():
 
 
 def test_auto_among_local_backends(fake_backends):
-    import plugins.sandboxes.local as local_plugin
+    import tsagent_plugins.sandboxes.local as local_plugin
 
     fake_backends()
     registry.plugins().add(local_plugin, "local-sandboxes")

@@ -7,9 +7,9 @@ import pytest
 from harness.config import Budget, ConfigError, Prices
 from harness.proxy import ModelProxy, UpstreamConfigError, read_log
 from harness.proxy.client import request, stream_answer
-from plugins.models.replay import ReplayUpstream
-from plugins.models.script import body_get, load_script, parse_script
-from plugins.models.scripted import ScriptedBackend, ScriptedUpstream
+from tsagent_plugins.models.replay import ReplayUpstream
+from tsagent_plugins.models.script_format import body_get, load_script, parse_script
+from tsagent_plugins.models.scripted import ScriptedBackend, ScriptedUpstream
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 

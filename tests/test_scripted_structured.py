@@ -7,9 +7,9 @@ import math
 from harness.config import Budget, Prices
 from harness.proxy import DUMMY_API_KEY, ModelProxy, read_log
 from harness.proxy.client import request
-from plugins.models.script import parse_script
-from plugins.models.scripted import ScriptedUpstream
-from plugins.models.structured import embed_text, forced_tool, ids_in, response_schema, substitute_ids
+from tsagent_plugins.models.script_format import parse_script
+from tsagent_plugins.models.scripted import ScriptedUpstream
+from tsagent_plugins.models.structured import embed_text, forced_tool, ids_in, response_schema, substitute_ids
 
 AUTH = {"Authorization": f"Bearer {DUMMY_API_KEY}"}
 SUBMIT = {"type": "function", "function": {"name": "submit", "parameters": {

@@ -14,8 +14,8 @@ import pytest
 from harness.config import Budget, Prices
 from harness.proxy import DUMMY_API_KEY, ModelProxy, parse_sse, read_log
 from harness.proxy.client import request, stream_answer
-from plugins.models.script import parse_script
-from plugins.models.scripted import ScriptedUpstream
+from tsagent_plugins.models.script_format import parse_script
+from tsagent_plugins.models.scripted import ScriptedUpstream
 
 SHELL = "python3 -c 'print(6*7)'"
 PROMPT = "Compute six times seven with Python."

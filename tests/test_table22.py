@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from harness.report.sections import contribute
-from plugins.tasks.tracebench.table22 import CHANCE, build_section, table22
+from tsagent_plugins.tasks.tracebench.table22 import CHANCE, build_section, table22
 
 CLASSES = {"balldrop": 5, "bounceball": 6, "massslide": 5}
 

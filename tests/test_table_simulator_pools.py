@@ -6,7 +6,7 @@ import pytest
 
 from harness.contracts import NO_CHANGE
 from harness.plugins import get
-from plugins.tasks.tracebench.pool import load_pool
+from tsagent_plugins.tasks.tracebench.pool import load_pool
 
 
 @pytest.mark.parametrize("name", ["bounceball", "massslide"])

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from harness.contracts import Parameter, Trajectory
-from plugins.simulators.bounceball import BounceBall
-from plugins.simulators.bounceball import noise as bb_noise
-from plugins.simulators.bounceball.sampling import TABLE10
-from plugins.simulators.common.noise import ChannelNoise, FieldNoise, envelopes
-from plugins.simulators.common.sampling import Marginal, admissible_sides, new_value, srd
-from plugins.simulators.massslide import MassSlide
-from plugins.simulators.massslide import noise as ms_noise
-from plugins.simulators.massslide.sampling import TABLE15
+from tsagent_plugins.simulators.bounceball import BounceBall
+from tsagent_plugins.simulators.bounceball import noise as bb_noise
+from tsagent_plugins.simulators.bounceball.sampling import TABLE10
+from tsagent_plugins.simulators.common.noise import ChannelNoise, FieldNoise, envelopes
+from tsagent_plugins.simulators.common.sampling import Marginal, admissible_sides, new_value, srd
+from tsagent_plugins.simulators.massslide import MassSlide
+from tsagent_plugins.simulators.massslide import noise as ms_noise
+from tsagent_plugins.simulators.massslide.sampling import TABLE15
 
 
 def test_two_piece_marginal_hits_min_median_max():

@@ -15,7 +15,7 @@ import pytest
 from _tracebench_fakes import BALLDROP_DESCRIPTION, StandInBallDrop
 from harness.contracts import NO_CHANGE, Channel, Parameter
 from harness.plugins import Plugins
-from plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
+from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.plugins import get
-from plugins.tasks.tracebench.prompts import build_prompt
+from tsagent_plugins.tasks.tracebench.prompts import build_prompt
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts"
 SETTINGS = [

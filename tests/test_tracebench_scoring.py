@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.contracts import CallResult
-from plugins.tasks.tracebench.files import file_key
-from plugins.tasks.tracebench.scoring import check_prediction, fold, score_episode, score_labels
+from tsagent_plugins.tasks.tracebench.files import file_key
+from tsagent_plugins.tasks.tracebench.scoring import check_prediction, fold, score_episode, score_labels
 
 LABELS = ["coefficient of restitution", "mass", "drag coefficient", "gravity acceleration", "no parameter change"]
 TRUTH = {"aaaaaaaaaaaa.parquet": "mass", "bbbbbbbbbbbb.parquet": "no parameter change",

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.config import load_task_spec, task_params
-from plugins.tasks.tracebench.template import PAPER_CONDITIONS, TracebenchParams
+from tsagent_plugins.tasks.tracebench.template import PAPER_CONDITIONS, TracebenchParams
 
 SPECS = Path(__file__).resolve().parents[1] / "tasks" / "tracebench"
 SIMULATORS = ("balldrop", "bounceball", "massslide")

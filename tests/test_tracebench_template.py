@@ -18,9 +18,9 @@ import harness.plugins
 from _tracebench_fakes import FakePool, StandInBallDrop, registry_with
 from harness.config import ConfigError, TaskSpec, load_task_spec, task_params
 from harness.contracts import NO_CHANGE, CallResult
-from plugins.tasks.tracebench.files import noise_seed
-from plugins.tasks.tracebench.prompts import build_prompt
-from plugins.tasks.tracebench.template import DEFAULT_POOL_PER_CLASS, TracebenchParams, TracebenchTemplate
+from tsagent_plugins.tasks.tracebench.files import noise_seed
+from tsagent_plugins.tasks.tracebench.prompts import build_prompt
+from tsagent_plugins.tasks.tracebench.template import DEFAULT_POOL_PER_CLASS, TracebenchParams, TracebenchTemplate
 
 SPECS = Path(__file__).resolve().parents[1] / "tasks" / "tracebench"
 NAME = re.compile(r"^[0-9a-f]{12}\.parquet$")
@@ -398,7 +398,7 @@ def test_balldrop_episode_end_to_end(tmp_path):
         real = harness.plugins.Plugins()
     if "balldrop" not in real.registry("simulator"):
         pytest.skip("the BallDrop simulator plugin is not registered (yet)")
-    pool_module = pytest.importorskip("plugins.tasks.tracebench.pool")
+    pool_module = pytest.importorskip("tsagent_plugins.tasks.tracebench.pool")
     sim = real.get("simulator", "balldrop")
     harness.plugins.reset(real)
 
@@ -442,7 +442,7 @@ def test_heldout_files_are_hard_links_to_one_cached_copy(tmp_path, monkeypatch):
     """Two programmatic episodes with the same pool, seed and noise share their held-out files on disk."""
     import os
 
-    from plugins.tasks.tracebench import files as sample_files
+    from tsagent_plugins.tasks.tracebench import files as sample_files
 
     cached = tmp_path / "cache" / "a.parquet"
     written = []

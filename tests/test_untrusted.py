@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from harness import untrusted
 from harness.contracts import CallResult
 from harness.proxy.log import read_log
-from plugins.agents.terminal.base import json_lines
-from plugins.agents.terminal.proxylog import read_calls
-from plugins.forecasters._common import check_samples
-from plugins.tasks.tracebench import scoring
+from tsagent_plugins.agents.terminal.base import json_lines
+from tsagent_plugins.agents.terminal.proxylog import read_calls
+from tsagent_plugins.forecasters._common import check_samples
+from tsagent_plugins.tasks.tracebench import scoring
 
 LABELS = ["mass", "gravity acceleration", "no parameter change"]
 FILES = ["aaaaaaaaaaaa.parquet", "bbbbbbbbbbbb.parquet"]

@@ -68,7 +68,7 @@ def local_sandbox() -> str:
 
 
 def claude_prefix() -> Path | None:
-    from plugins.agents.terminal.base import host_prefix
+    from tsagent_plugins.agents.terminal.base import host_prefix
 
     agent = registry.get("agent", "claude-code")
     return host_prefix(agent.package, agent.version, agent.binary)[0]

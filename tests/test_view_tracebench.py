@@ -11,7 +11,7 @@ import pytest
 from harness.store import RunStore, write_json
 from harness.view.data import load_runs
 from harness.view.site import Site
-from plugins.tasks.tracebench.view import MAX_POINTS
+from tsagent_plugins.tasks.tracebench.view import MAX_POINTS
 
 RULE = "def predict(df):\n    return ['mass'] if df['col1'].mean() > 0 else ['no parameter change']\n"
 

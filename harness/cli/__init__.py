@@ -1,64 +1,129 @@
-"""The ``harness`` command line: one module per command, plugins may add more."""
+"""The ``harness`` command line: one module per command, plugins may add more.
+
+Start-up is kept cheap: this module imports only click.  A built-in command's
+module is imported when that command runs; a plugin's command is named by an
+entry point in the group ``harness.commands`` (``name = "module:command"``),
+so ``harness --help`` lists it from installed metadata without importing the
+plugin.  Commands added through the ``register_commands`` hook are found by
+loading the plugins, only when a name is not known otherwise.
+"""
 
 from __future__ import annotations
 
 import sys
 
 import click
-from harness.cli._console import console
 
 from harness import __version__
-from harness.config import ConfigError
-from harness.errors import HarnessError
-from harness import plugins as registry
 
-stderr = console(stderr=True)
-USER_ERRORS = (ConfigError, HarnessError, registry.UnknownPlugin)
+COMMAND_GROUP = "harness.commands"
+
+#: built-in command name -> (module, attribute, one-line help shown by --help)
+BUILTIN: dict[str, tuple[str, str, str]] = {
+    "run": ("harness.cli.run", "run", "Run an agent on a task spec in a sandbox, score it and write runs/<run_id>/."),
+    "plugins": ("harness.cli.plugins", "plugins_group", "Inspect installed plugins."),
+    "tasks": ("harness.cli.tasks", "tasks_group", "Inspect task specs."),
+    "report": ("harness.cli.report", "report", "Tables, paired statistics and figures from run directories."),
+    "image": ("harness.cli.image", "image", "Build and inspect the agent runtime image."),
+    "sandbox": ("harness.cli.sandbox_cmd", "sandbox", "Sandbox housekeeping."),
+    "view": ("harness.cli.view", "view", "Serve a local web viewer for run directories (or write a static bundle)."),
+    "profiles": ("harness.cli.profiles", "profiles_group", "Inspect agent profiles."),
+    "settings": ("harness.cli.settings", "settings", "Show the --settings file format (run settings)."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def command_entry_points() -> dict:
+    """Plugin commands declared in installed metadata: name -> ``importlib.metadata.EntryPoint``."""
+    from importlib.metadata import entry_points
+
+    found = {}
+    for ep in entry_points(group=COMMAND_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on use (click's documented lazy-loading pattern)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *BUILTIN, *command_entry_points()})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name in BUILTIN:
+            module, attr, _ = BUILTIN[name]
+            return self._add(name, getattr(__import__(module, fromlist=[attr]), attr))
+        ep = command_entry_points().get(name)
+        if ep is not None:
+            try:
+                return self._add(name, ep.load())
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
+                dist = ep.dist.name if ep.dist else "?"
+                raise click.ClickException(
+                    f"command {name!r} from distribution {dist!r} failed to load ({ep.value}): "
+                    f"{type(exc).__name__}: {exc}") from exc
+        hook_commands(self)  # commands added by the register_commands hook need the plugins loaded
+        return self.commands.get(name)
+
+    def _add(self, name: str, command: click.Command) -> click.Command:
+        self.add_command(command, name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List commands from the table and metadata; nothing is imported to print ``--help``."""
+        rows = [(name, help_) for name, (_, _, help_) in BUILTIN.items()]
+        for name, ep in command_entry_points().items():
+            if name not in BUILTIN:
+                dist = ep.dist.name if ep.dist else "?"
+                rows.append((name, f"(plugin command from {dist}; see `harness {name} --help`)"))
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
+
+
+def hook_commands(group: click.Group) -> None:
+    """Add the commands plugins register through the ``register_commands`` hook (loads every plugin)."""
+    from harness.plugins import plugins
+
+    plugins().commands(group)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """Evaluate LLM agents on time-series tasks (TraceBench, Dr-CiK) in isolated sandboxes."""
+    """Evaluate LLM agents on time-series tasks in isolated sandboxes."""
     ctx.ensure_object(dict)["debug"] = debug
 
 
-def _add_builtin_commands() -> None:
-    from harness.cli import image as image_cmd
-    from harness.cli import plugins as plugins_cmd
-    from harness.cli import profiles as profiles_cmd
-    from harness.cli import report as report_cmd
-    from harness.cli import run as run_cmd
-    from harness.cli import sandbox_cmd
-    from harness.cli import settings as settings_cmd
-    from harness.cli import tasks as tasks_cmd
-    from harness.cli import view as view_cmd
-
-    for command in (run_cmd.run, plugins_cmd.plugins_group, tasks_cmd.tasks_group, report_cmd.report,
-                    image_cmd.image, sandbox_cmd.sandbox, view_cmd.view, profiles_cmd.profiles_group,
-                    settings_cmd.settings):
-        cli.add_command(command)
-
-
-_add_builtin_commands()
+def _user_error(exc: BaseException) -> bool:
+    """A configuration, harness or unknown-plugin error: one line, no traceback.  The classes are looked
+    up in ``sys.modules`` so that checking does not import their modules (an error of a class whose
+    module was never imported cannot have been raised)."""
+    for module, name in (("harness.config", "ConfigError"), ("harness.errors", "HarnessError"),
+                         ("harness.plugins", "UnknownPlugin")):
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(exc, cls):
+            return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors print one line (exit 2); ``--debug`` shows the traceback."""
     args = sys.argv[1:] if argv is None else argv
-    registry.plugins().commands(cli)
     try:
         cli.main(args=args, prog_name="harness", standalone_mode=False)
     except click.exceptions.Abort:
-        stderr.print("aborted")
+        click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except USER_ERRORS as exc:
-        if "--debug" in args:
+    except Exception as exc:
+        if not _user_error(exc) or "--debug" in args:
             raise
-        stderr.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        from harness.cli._console import console
+
+        console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
         sys.exit(2)

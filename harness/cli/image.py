@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
+from harness.cli._console import console as make_console
 from rich.table import Table
 
-console = Console()
+console = make_console()
 recipe_option = click.option(
     "--recipe", "recipes", multiple=True, metavar="FILE.yaml",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -35,10 +35,12 @@ def build(bootstrap: bool, base: str | None, recipes: tuple[Path, ...], force: b
           offline: bool | None) -> None:
     """Build the agent runtime image, tagged harness-agent:<recipe hash>; reused while the recipe is unchanged."""
     from harness.image.build import build_image
+    from harness.sandbox.docker import connect
 
     if bootstrap and base:
         raise click.UsageError("give either --bootstrap or --base IMAGE, not both")
     result = build_image(list(recipes), bootstrap=bootstrap, base=base, force=force, nocache=nocache, offline=offline,
+                         client=connect(timeout=3600),
                          log=lambda line: console.print(line, highlight=False, markup=False))
     verb = "reused" if result.reused else f"built in {result.seconds:.0f} s"
     console.print(f"[bold]{result.tag}[/] ({verb})", highlight=False)

@@ -1,4 +1,5 @@
-"""``harness plugins list``: every registered plugin object, its kind, distribution and version."""
+"""``harness plugins list``: every registered plugin object, command and report section, with its kind,
+plugin, distribution and version."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import click
 from harness.cli._console import console
 from rich.table import Table
 
-from harness.plugins import KINDS, plugins
+from harness.plugins import KINDS, Plugins, plugins
 
 
 @click.group("plugins")
@@ -26,6 +27,7 @@ def list_plugins(as_json: bool) -> None:
          "version": reg.version}
         for kind in KINDS for reg in loaded.registry(kind).values()
     ]
+    rows += _commands(loaded) + _report_sections(loaded)
     problems = [{"distribution": p.distribution, "plugin": p.plugin, "hook": p.hook, "reason": p.reason}
                 for p in loaded.problems]
     if as_json:
@@ -40,3 +42,39 @@ def list_plugins(as_json: bool) -> None:
     out.print(table)
     for p in loaded.problems:
         out.print(f"[yellow]problem:[/] {p}", highlight=False)
+
+
+def _row(kind: str, name: str, plugin: str, distribution: str, version: str) -> dict[str, str]:
+    return {"kind": kind, "name": name, "plugin": plugin, "distribution": distribution, "version": version}
+
+
+def _commands(loaded: Plugins) -> list[dict[str, str]]:
+    """Commands plugins add: declared entry points (not imported here) and ``register_commands`` ones."""
+    from harness.cli import command_entry_points
+
+    rows = [_row("command", name, ep.value, ep.dist.name if ep.dist else "?", ep.dist.version if ep.dist else "?")
+            for name, ep in command_entry_points().items()]
+    declared = {row["name"] for row in rows}
+    collector = _Collector()
+    loaded.call_each("register_commands", collector)
+    for name, plugin in collector.added.items():
+        if name not in declared:
+            rows.append(_row("command", name, plugin, *loaded.origin(plugin)))
+    return rows
+
+
+def _report_sections(loaded: Plugins) -> list[dict[str, str]]:
+    return [_row("report_section", template, plugin, *loaded.origin(plugin))
+            for template, (plugin, _) in loaded.report_sections().items()]
+
+
+class _Collector(click.Group):
+    """A stand-in group recording which plugin added which command."""
+
+    def __init__(self) -> None:
+        super().__init__("collector")
+        self.added: dict[str, str] = {}
+        self._loaded = plugins()
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        self.added[name or cmd.name] = self._loaded._current or "(local)"

@@ -19,7 +19,7 @@ from harness.report.render import FORMATS
               help="Profile left out of the agent-averaged condition effects of Table 23 (repeatable).")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
-    """Tables (TraceBench Tables 1, 2, 23, Appendix I), paired statistics and figures from run directories."""
+    """Tables, paired statistics and figures from run directories (each task template contributes its own)."""
     from harness.report import build_report  # matplotlib loads only when a report is made
 
     built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
+from harness.cli._console import console as make_console
 
-console = Console()
+console = make_console()
 
 
 @click.group("sandbox")

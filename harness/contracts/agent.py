@@ -55,11 +55,13 @@ class AgentInvocation:
 @dataclass
 class ImageRecipe:
     """What an agent adds to the runtime image: npm packages (``name@version``),
-    pip requirements, and files (path in image -> content)."""
+    pip requirements, files (path in image -> content), and the commands the
+    finished image must have on ``PATH`` (the build fails naming a missing one)."""
 
     npm: list[str] = field(default_factory=list)
     pip: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    commands: list[str] = field(default_factory=list)
 
 
 class Agent(ABC):

@@ -103,12 +103,23 @@ class SandboxBackend(ABC):
 
     ``priority``: higher is preferred by ``auto``.  ``runs_images``: the backend
     runs the agent runtime image (``auto`` prefers such a backend for agents
-    with ``needs_image``).
+    with ``needs_image``).  ``runs_rule_workers``: ``create`` also takes
+    ``mounts=`` and ``run_as=``, so a programmatic submission's ``rule.py`` can be
+    evaluated under it on this host (:mod:`harness.submission`).
     """
 
     name: str
     priority: int = 0
     runs_images: bool = False
+    runs_rule_workers: bool = False
+
+    def submission_runner(self, limits, call_timeout: float, memory_mb: int, import_timeout: float,
+                          budget: float):
+        """How a ``rule.py`` written in this backend's sandbox is evaluated: a
+        :class:`harness.contracts.SubmissionRunner`, or None for the default (a
+        local rule sandbox, see :func:`harness.submission.make_runner`).  ``budget``: the total seconds
+        one episode's calls may take (then the remaining samples are scored wrong with that reason)."""
+        return None
 
     @abstractmethod
     def available(self) -> tuple[bool, str]:

@@ -55,12 +55,17 @@ class TaskTemplate(ABC):
 
     ``name``: the ``template:`` value in TaskSpec YAML.  ``params_model``: a
     pydantic model (``extra="forbid"``) validating the spec's ``params``.
+    ``result_columns``: the columns this template's params and score add to a
+    results row, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
+    ``float`` or ``bool``; the results schema (a ``pyarrow.Schema``, see
+    :func:`harness.report.schema.arrow_schema`) is built from them.
     """
 
     name: str
     params_model: type[BaseModel]
     #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
     privileged_inputs: bool = False
+    result_columns: dict[str, tuple[str, str]] = {}
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
         """Expensive one-time work before the episodes (e.g. building a sample pool),

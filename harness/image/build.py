@@ -195,7 +195,7 @@ def build_image(
     *,
     bootstrap: bool = False,
     base: str | None = None,
-    client=None,
+    client,
     log: Callable[[str], None] = print,
     force: bool = False,
     include_default: bool = True,
@@ -216,7 +216,6 @@ def build_image(
     """
     import docker.errors
 
-    from harness.sandbox.docker import connect
 
     started = time.monotonic()
     if bootstrap and base:
@@ -224,7 +223,6 @@ def build_image(
     recipe, warnings = runtime_recipe(recipe_files, include_default=include_default, include_agents=include_agents)
     for w in warnings:
         log(f"warning: {w}")
-    client = client or connect(timeout=3600)
     if bootstrap:
         base = ensure_base_image(client, log=log)
     recipe = recipe.with_base(base or DEFAULT_BASE)

@@ -64,20 +64,11 @@ LABEL harness.image="agent" harness.recipe="{digest}"
 CMD ["/bin/bash"]
 """
 
-#: The command each known npm package puts on PATH (checked at the end of the build).
-NPM_COMMANDS = {
-    "@openai/codex": "codex",
-    "@google/gemini-cli": "gemini",
-    "@anthropic-ai/claude-code": "claude",
-    "opencode-ai": "opencode",
-}
-
-
 def render(recipe: RuntimeRecipe, *, uid: int = 1000, gid: int = 1000) -> str:
     """The Dockerfile text for ``recipe`` (``recipe.base`` is the ``FROM`` image)."""
     major, minor = recipe.python.split(".")[:2]
     tool_pairs = " ".join(f"{cmd}={pkg}" for cmd, pkg in recipe.system)
-    bins = [NPM_COMMANDS[name] for name in recipe.npm_bins if name in NPM_COMMANDS]
+    bins = list(recipe.commands)  # declared by the agents (ImageRecipe.commands)
     copy_files = "COPY files/ /\n" if recipe.files else ""
     return _TEMPLATE.format(
         base=recipe.base,

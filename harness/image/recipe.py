@@ -13,6 +13,8 @@ exactly one image (``harness-agent:<hash12>``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import re
@@ -109,6 +111,7 @@ class RecipeFile(Strict):
     """An extra recipe file: the fields of :class:`ImageRecipe`, every entry pinned."""
 
     npm: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
     pip: list[str] = Field(default_factory=list)
     files: dict[str, str] = Field(default_factory=dict)
 
@@ -147,7 +150,8 @@ def load_recipe_file(path: Path | str) -> ImageRecipe:
     is malformed or an entry is not pinned.
     """
     model = parse(RecipeFile, read_yaml(path), path)
-    return ImageRecipe(npm=list(model.npm), pip=list(model.pip), files=dict(model.files))
+    return ImageRecipe(npm=list(model.npm), pip=list(model.pip), files=dict(model.files),
+                       commands=list(model.commands))
 
 
 def default_recipe_path() -> Path:
@@ -181,6 +185,7 @@ def agent_recipe() -> tuple[ImageRecipe, list[str]]:
         recipe.npm.extend(part.npm)
         recipe.pip.extend(part.pip)
         recipe.files.update(part.files)
+        recipe.commands.extend(part.commands)
     return recipe, problems
 
 
@@ -202,6 +207,7 @@ class RuntimeRecipe:
     system: tuple[tuple[str, str], ...] = tuple(sorted(SYSTEM_TOOLS.items()))
     min_node_major: int = MIN_NODE_MAJOR
     sources: tuple[str, ...] = field(default=(), compare=False)
+    commands: tuple[str, ...] = ()
 
     @property
     def npm_bins(self) -> list[str]:
@@ -218,6 +224,7 @@ class RuntimeRecipe:
             "files": {p: c for p, c in self.files},
             "system": dict(self.system),
             "min_node_major": self.min_node_major,
+            **({"commands": list(self.commands)} if self.commands else {}),
         }
 
     def digest(self, extra: str = "") -> str:
@@ -227,8 +234,7 @@ class RuntimeRecipe:
 
     def with_base(self, base: str) -> RuntimeRecipe:
         """The same recipe on another base image."""
-        return RuntimeRecipe(self.base if not base else base, self.python, self.pip, self.npm,
-                             self.files, self.system, self.min_node_major, self.sources)
+        return dataclasses.replace(self, base=base or self.base)
 
 
 class RecipeConflict(HarnessError, ValueError):
@@ -264,8 +270,10 @@ def compose(*parts: tuple[str, ImageRecipe], base: str = DEFAULT_BASE) -> Runtim
         add_pip(f"{name}=={version}", "TraceBench Table 20")
     add_pip(f"uv=={UV_VERSION}", "TraceBench Appendix C.5")
     sources = []
+    commands: set[str] = set()
     for source, part in parts:
         sources.append(source)
+        commands.update(part.commands)
         for spec in part.pip:
             add_pip(spec, source)
         for spec in part.npm:
@@ -282,6 +290,7 @@ def compose(*parts: tuple[str, ImageRecipe], base: str = DEFAULT_BASE) -> Runtim
         npm=tuple(v[0] for _, v in sorted(npm.items())),
         files=tuple((p, c) for p, (c, _) in sorted(files.items())),
         sources=tuple(sources),
+        commands=tuple(sorted(commands)),
     )
 
 

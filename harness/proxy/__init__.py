@@ -34,7 +34,7 @@ relayed chunk by chunk (SSE is never buffered).  Each request and response
 body is appended to ``proxy.jsonl`` (see :mod:`harness.proxy.log`), usage is
 normalised per provider (:mod:`harness.proxy.usage`) and priced, and the
 episode's :class:`harness.config.Budget` caps are enforced
-(:mod:`harness.proxy.episode`): a request after a cap is answered with HTTP
+(:mod:`harness.proxy.accounting`): a request after a cap is answered with HTTP
 400 in the provider's error format (never 429/5xx, which CLIs retry).  An
 unreachable upstream is answered with 502 and recorded.
 
@@ -51,29 +51,59 @@ a :class:`Secret` and scrubbed from everything the proxy writes.  The
 ``scripted`` backend answers offline from a script.
 """
 
-from harness.proxy.episode import EpisodeUsage, ProxyError
-from harness.proxy.http import HttpUpstream, join_url, key_from_env
-from harness.proxy.log import ProxyLog, read_log
-from harness.proxy.server import ModelProxy
-from harness.proxy.sse import SSEEvent, SSEParser, encode_event, parse_sse
-from harness.proxy.upstream import (
-    DUMMY_API_KEY,
-    KEY_ENV_VARS,
-    MissingApiKey,
-    Secret,
-    Upstream,
-    UpstreamConfigError,
-    UpstreamRequest,
-    UpstreamResponse,
-    UpstreamUnreachable,
-)
-from harness.proxy.usage import StreamUsage, Usage, usage_from_body, usage_from_sse
-from harness.proxy.wire import Wire, detect_wire, error_body
+from __future__ import annotations
+
+import importlib
+
+#: name -> module; resolved on first access (PEP 562) so that importing one part of the proxy
+#: (say, its usage arithmetic) does not load the server and aiohttp.
+_EXPORTS = {
+    'EpisodeUsage': 'harness.proxy.accounting',
+    'ProxyError': 'harness.proxy.accounting',
+    'HttpUpstream': 'harness.proxy.http',
+    'join_url': 'harness.proxy.http',
+    'key_from_env': 'harness.proxy.http',
+    'ProxyLogWriter': 'harness.proxy.log',
+    'ProxyRecords': 'harness.proxy.log',
+    'load_log': 'harness.proxy.log',
+    'read_log': 'harness.proxy.log',
+    'ModelProxy': 'harness.proxy.server',
+    'SSEEvent': 'harness.proxy.sse',
+    'SSEParser': 'harness.proxy.sse',
+    'encode_event': 'harness.proxy.sse',
+    'parse_sse': 'harness.proxy.sse',
+    'DUMMY_API_KEY': 'harness.proxy.upstream',
+    'KEY_ENV_VARS': 'harness.proxy.upstream',
+    'MissingApiKey': 'harness.proxy.upstream',
+    'Secret': 'harness.proxy.upstream',
+    'Upstream': 'harness.proxy.upstream',
+    'UpstreamConfigError': 'harness.proxy.upstream',
+    'UpstreamRequest': 'harness.proxy.upstream',
+    'UpstreamResponse': 'harness.proxy.upstream',
+    'UpstreamUnreachable': 'harness.proxy.upstream',
+    'StreamUsage': 'harness.proxy.usage',
+    'Usage': 'harness.proxy.usage',
+    'usage_from_body': 'harness.proxy.usage',
+    'usage_from_sse': 'harness.proxy.usage',
+    'Wire': 'harness.proxy.wire',
+    'detect_wire': 'harness.proxy.wire',
+    'error_body': 'harness.proxy.wire',
+}
 
 __all__ = [
     "DUMMY_API_KEY", "KEY_ENV_VARS", "EpisodeUsage", "HttpUpstream", "MissingApiKey", "ModelProxy", "ProxyError",
-    "ProxyLog", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
+    "ProxyLogWriter", "ProxyRecords", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
     "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "detect_wire",
-    "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "read_log", "usage_from_body",
+    "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "load_log", "read_log", "usage_from_body",
     "usage_from_sse",
 ]
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'harness.proxy' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

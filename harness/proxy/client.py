@@ -30,7 +30,7 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 
 @dataclass
-class Answer:
+class ProxyReply:
     """A complete HTTP answer."""
 
     status: int
@@ -51,11 +51,11 @@ def _send(socket_path: Path | str, method: str, path: str, body: Any, headers: d
 
 
 def request(socket_path: Path | str, method: str, path: str, body: Any = None,
-            headers: dict[str, str] | None = None, timeout: float = 30.0) -> Answer:
+            headers: dict[str, str] | None = None, timeout: float = 30.0) -> ProxyReply:
     """Send one request (a dict/list ``body`` is sent as JSON) and read the whole answer."""
     conn, resp = _send(socket_path, method, path, body, headers, timeout)
     try:
-        return Answer(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        return ProxyReply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
     finally:
         conn.close()
 

@@ -29,11 +29,11 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from harness import untrusted
 from typing import Any
 
+from harness import untrusted
 from harness.proxy.redact import Redactor
 
 #: Request/response headers worth keeping in the log (never credentials).
@@ -77,7 +77,7 @@ def logged_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items() if k.lower() in LOGGED_HEADERS}
 
 
-class ProxyLog:
+class ProxyLogWriter:
     """Appends records to ``path`` (created with its parent folders); thread-safe."""
 
     def __init__(self, path: Path | str, redact: Redactor | None = None):
@@ -106,23 +106,53 @@ class ProxyLog:
 LOG_BOUNDS = untrusted.Bounds(max_bytes=1 << 30, max_depth=512, max_items=10_000_000, max_string=256 * 2**20)
 
 
-def read_log(path: Path | str) -> list[dict[str, Any]]:
-    """All records of a ``proxy.jsonl`` within :data:`LOG_BOUNDS` (invalid UTF-8 replaced).
+@dataclass
+class ProxyRecords:
+    """The records of one ``proxy.jsonl`` in file order, split by ``type``.
 
-    Raises ``ValueError`` naming the file (and line) when the file cannot be
-    read within the bounds or a line is not a JSON object; nothing else.
+    ``broken_lines``: lines that were not JSON objects (always 0 from a strict read).
     """
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    broken_lines: int = 0
+
+
+def load_log(path: Path | str, *, lenient: bool = False) -> ProxyRecords:
+    """Every record of a ``proxy.jsonl`` within :data:`LOG_BOUNDS` (the one reader of proxy logs;
+    invalid UTF-8 replaced).
+
+    Strict (default): a line that is not a JSON object, or a file or record past the bounds, raises
+    ``ValueError`` naming the file (and line); nothing else.  ``lenient``: such lines are counted in
+    ``broken_lines`` and skipped (for metrics read from whatever an episode left behind).
+    """
+    out = ProxyRecords()
     read = untrusted.read_text(path, LOG_BOUNDS.max_bytes, str(path))
     if not read.ok:
+        if lenient:
+            return out
         raise ValueError(read.reason)
-    records = []
     for lineno, line in enumerate(read.value.splitlines(), 1):
         if not line.strip():
             continue
         record = untrusted.parse_json(line, LOG_BOUNDS, f"{path}: line {lineno}")
-        if not record.ok:
-            raise ValueError(record.reason)
-        if not isinstance(record.value, dict):
-            raise ValueError(f"{path}: line {lineno}: not a JSON object")
-        records.append(record.value)
-    return records
+        reason = record.reason if not record.ok else (
+            None if isinstance(record.value, dict) else f"{path}: line {lineno}: not a JSON object")
+        if reason is not None:
+            if lenient:
+                out.broken_lines += 1
+                continue
+            raise ValueError(reason)
+        out.records.append(record.value)
+        kind = record.value.get("type", record.value.get("kind"))
+        if kind == "request":
+            out.requests.append(record.value)
+        elif kind == "response":
+            out.responses.append(record.value)
+    return out
+
+
+def read_log(path: Path | str) -> list[dict[str, Any]]:
+    """All records of a ``proxy.jsonl`` in file order (strict :func:`load_log`)."""
+    return load_log(path).records

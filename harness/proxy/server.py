@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from harness.proxy.episode import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
+from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
-from harness.proxy.log import ProxyLog, encode_body, logged_headers
+from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber
 from harness.proxy.sse import SSEParser
 from harness.proxy.upstream import Upstream, UpstreamRequest, UpstreamResponse, UpstreamUnreachable
@@ -43,7 +43,7 @@ MAX_BODY_BYTES = 512 * 1024 * 1024
 class _Episode:
     episode_id: str
     socket_path: Path
-    log: ProxyLog
+    log: ProxyLogWriter
     meter: EpisodeMeter
     upstream: Upstream
     own_upstream: bool
@@ -153,7 +153,7 @@ class ModelProxy:
             if episode_id in self._episodes:
                 raise ValueError(f"episode {episode_id!r} is already open on the model proxy")
             redact = Redactor(up.secrets() + self.upstream.secrets())
-            episode = _Episode(episode_id, socket_path, ProxyLog(log_path, redact),
+            episode = _Episode(episode_id, socket_path, ProxyLogWriter(log_path, redact),
                                EpisodeMeter(episode_id, prices, budget), up, up is not self.upstream, redact)
             self._episodes[episode_id] = episode
         try:

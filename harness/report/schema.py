@@ -60,7 +60,7 @@ dtype names: ``str`` (pandas object/string), ``int``, ``float``, ``bool``
     agent-system wall-clock (s): the longer of the trajectory's span and the
     proxy log's (first request to last response byte).
 
-  Trajectory metrics (``plugins.metrics``; Appendix G)
+  Trajectory metrics (``tsagent_plugins.metrics``; Appendix G)
     ``agent_iterations`` int: LLM calls · ``tool_calls`` int: well-formed tool calls ·
     ``python_calls`` int: Python interpreter invocations · ``python_statements`` int:
     AST statements over distinct displayed source versions · ``shell_parse_fallbacks``
@@ -110,6 +110,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 #: column -> (dtype, meaning)
 Columns = dict[str, tuple[str, str]]
@@ -131,27 +132,6 @@ CORE: Columns = {
     "agent_seconds": ("float", "agent wall-clock from start to exit (s)"),
     "episode_seconds": ("float", "whole episode incl. scoring (s)"),
     "infra_retries": ("int", "infrastructure retries spent (infra_failed rows)"),
-}
-
-TRACEBENCH: Columns = {
-    "simulator": ("str", "simulator name"),
-    "noise": ("str", "low (kappa_ref) | high (4 kappa_ref)"),
-    "context": ("bool", "domain context in the prompt"),
-    "examples_per_class": ("int", "labeled support samples per class"),
-    "submission": ("str", "direct | programmatic"),
-    "n_test": ("int", "test batch size"),
-    "seed": ("int", "repetition seed"),
-    "pool_seed": ("int", "sample pool seed"),
-    "slug": ("str", "the paper's condition slug (e.g. gentle-cloud), when the spec names it"),
-    "heldout_per_class": ("int", "held-out samples per class"),
-    "pool_per_class": ("int", "generated pool size per class; null: the default"),
-    "accuracy": ("float", "top-1 accuracy on the episode batch"),
-    "shortlist": ("float", "mean shortlist score on the episode batch"),
-    "n_invalid": ("int", "invalid predictions on the episode batch"),
-    "heldout_accuracy": ("float", "top-1 accuracy on the held-out batch"),
-    "heldout_shortlist": ("float", "mean shortlist score on the held-out batch"),
-    "heldout_n": ("int", "held-out batch size"),
-    "heldout_n_invalid": ("int", "invalid predictions on the held-out batch"),
 }
 
 TOKENS: Columns = {
@@ -245,9 +225,19 @@ DRCIK: Columns = {
     "model": ("str", "model of a model-backed forecaster; null for the others"),
 }
 
-#: template -> group -> columns (the groups of :func:`describe`)
+def template_columns() -> dict[str, Columns]:
+    """The result columns each registered task template declares (``TaskTemplate.result_columns``)."""
+    from harness.plugins import plugins
+
+    return {name: dict(reg.obj.result_columns)
+            for name, reg in sorted(plugins().registry("task_template").items())}
+
+
+#: template -> group -> columns (the groups of :func:`describe`): a registered task template's rows
+#: have the core columns, the ones it declares, usage and trajectory metrics
 GROUPS: dict[str, dict[str, Columns]] = {
-    "tracebench": {"core": CORE, "tracebench": TRACEBENCH, "usage": USAGE, "metrics": METRICS},
+    **{name: {"core": CORE, name: declared, "usage": USAGE, "metrics": METRICS}
+       for name, declared in template_columns().items()},
     "drcik": {"core": DRCIK_CORE, "drcik": DRCIK},
 }
 
@@ -262,29 +252,37 @@ DEFAULT_TEMPLATE = "tracebench"
 COLUMNS: Columns = TRACEBENCH_SCHEMA
 
 
-def _conforms(series: pd.Series, dtype: str) -> bool:
+#: dtype name -> Arrow type of the results files
+ARROW_TYPES = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+
+
+def arrow_schema(columns: Columns) -> pa.Schema:
+    """The ``pyarrow.Schema`` of ``columns`` (every field nullable; its meaning kept as field metadata)."""
+    return pa.schema([pa.field(name, ARROW_TYPES[dtype], nullable=True, metadata={"meaning": meaning})
+                      for name, (dtype, meaning) in columns.items()])
+
+
+def _conforms(series: pd.Series, field: pa.Field) -> bool:
+    """Whether ``series`` holds ``field``'s type: Arrow infers the values' type (nulls allowed), which must
+    be the field's, or an integer type for a float field, or floats that cast to integers without loss."""
     values = series.dropna()
     if values.empty:
         return True
-    kind = series.dtype.kind
-    if dtype == "str":
-        return all(isinstance(v, str) for v in values)
-    if dtype == "bool":
-        return kind == "b" or all(isinstance(v, (bool, np.bool_)) for v in values)
-    if dtype == "int":
-        if kind in "iu":
+    numeric = pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
+    if numeric and values.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        return False  # Arrow would read True as 1.0; a flag is not a number
+    try:
+        inferred = pa.array(values, from_pandas=True)
+        if inferred.type == field.type or (pa.types.is_floating(field.type) and pa.types.is_integer(inferred.type)):
             return True
-        if kind == "f":
-            return bool((values == values.round()).all())
-        return kind == "O" and all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-            or isinstance(v, (float, np.floating)) and float(v).is_integer() for v in values)
-    if dtype == "float":
-        if kind in "iuf":
+        if pa.types.is_integer(field.type) and pa.types.is_floating(inferred.type):
+            inferred.cast(field.type, safe=True)
             return True
-        return kind == "O" and all(isinstance(v, (int, float, np.integer, np.floating))
-                                   and not isinstance(v, (bool, np.bool_)) for v in values)
-    return True
+        return pa.types.is_integer(field.type) and pa.types.is_integer(inferred.type) \
+            or pa.types.is_floating(field.type) and pa.types.is_floating(inferred.type) \
+            or pa.types.is_string(field.type) and pa.types.is_large_string(inferred.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return False
 
 
 def _template_groups(frame: pd.DataFrame, template: str | None) -> list[tuple[str, pd.DataFrame, bool]]:
@@ -320,14 +318,15 @@ def check_frame(frame: pd.DataFrame, required: tuple[str, ...] = (), template: s
                 problems.append(f"template {name!r}: {len(rows)} row(s) of a template whose columns are not "
                                 f"documented (documented: {', '.join(SCHEMAS)})")
             schema = SHARED
+        fields = arrow_schema(schema)
         for column in rows.columns:
             series = rows[column]
             if column in schema:
                 dtype = schema[column][0]
-                if not _conforms(series, dtype):
+                if not _conforms(series, fields.field(column)):
                     problems.append(f"column {column!r}{where}: expected {dtype}, got {series.dtype}")
             elif column.startswith("flag_"):
-                if not _conforms(series, "bool"):
+                if not _conforms(series, pa.field(column, pa.bool_())):
                     problems.append(f"column {column!r}{where}: flag columns must be bool, got {series.dtype}")
             elif strict and name in SCHEMAS and series.notna().any():
                 problems.append(f"column {column!r}{where}: not documented for template {name!r}")

@@ -1,38 +1,61 @@
 """Report sections contributed by task templates, keyed on the results' ``template`` column.
 
-``harness report`` builds the TraceBench tables itself; rows of any other
-template are handed to the section builder a plugin registered for it through
-the ``register_report_sections`` hook (:mod:`harness.hookspecs`)::
+``harness report`` renders generic things; every table and figure about a
+benchmark comes from the section builder its plugin registered through the
+``register_report_sections`` hook (:mod:`harness.hookspecs`)::
 
     @hookimpl
     def register_report_sections(register):
         register("my-template", build)      # build(rows: DataFrame) -> Section
 
 A builder gets only its template's rows (flagged rows were refused before) and
-returns tables and messages.  A builder registered for a built-in template adds
-its tables after the built-in ones (e.g. TraceBench's Table 22).  A builder that raises is reported as a message,
-not fatal; rows of a template nobody registered are named in a message.
+returns tables, figures and messages; it reads the user's report options
+(:func:`report_options`) when it has any use for them.  A builder that raises
+is reported as a message, not fatal; rows of a template nobody registered are
+named in a message.
 """
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from harness.report.load import ReportError
 from harness.report.tables import Table
-
-#: Templates whose tables ``harness report`` builds itself.
-BUILTIN = ("tracebench",)
 
 
 @dataclass
 class Section:
-    """What a template contributes to a report."""
+    """What a template contributes to a report: tables, figures (key -> matplotlib ``Figure``), messages."""
 
     tables: list[Table] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The user's report options, for the builders that use them.
+
+    ``with_figures``: build figures (``--no-figures`` turns it off).  ``alpha``:
+    significance level of paired tests.  ``excluded_profiles``: agent profiles
+    left out of agent-averaged effects (``--exclude-agent``).
+    """
+
+    with_figures: bool = True
+    alpha: float = 0.05
+    excluded_profiles: tuple[str, ...] = ()
+
+
+_OPTIONS: contextvars.ContextVar[ReportOptions] = contextvars.ContextVar("report_options", default=ReportOptions())
+
+
+def report_options() -> ReportOptions:
+    """The options of the report being built (defaults outside :func:`harness.report.build_report`)."""
+    return _OPTIONS.get()
 
 
 Builder = Callable[[pd.DataFrame], Section]
@@ -40,26 +63,13 @@ Builder = Callable[[pd.DataFrame], Section]
 
 def registered_sections() -> dict[str, Builder]:
     """Builders registered by the loaded plugins, by template (first registration wins)."""
-    from harness import plugins as registry
+    from harness.plugins import plugins
 
-    found: dict[str, Builder] = {}
-    plugin_set = registry.plugins()
-    for impl in plugin_set.pm.hook.register_report_sections.get_hookimpls():
-        def register(template: str, build: Builder) -> None:
-            if isinstance(template, str) and template and callable(build):
-                found.setdefault(template, build)
-
-        try:
-            impl.function(register)
-        except Exception as exc:  # noqa: BLE001 - a failing plugin costs its own section only
-            dist = plugin_set._origin.get(impl.plugin_name, ("(local)", ""))[0]
-            plugin_set.problems.append(registry.PluginProblem(dist, impl.plugin_name, "register_report_sections",
-                                                              f"raised {type(exc).__name__}: {exc}"))
-    return found
+    return {template: build for template, (_, build) in plugins().report_sections().items()}
 
 
 def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = None) -> Section:
-    """Tables and messages of every non-built-in template present in ``frame``
+    """Tables, figures and messages of every template present in ``frame``
     (``builders``: default the registered ones, looked up only when such rows exist)."""
     out = Section()
     if frame.empty or "template" not in frame.columns:
@@ -78,9 +88,12 @@ def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = Non
             continue
         try:
             section = build(rows)
+        except ReportError:  # the rows themselves are unusable: the user must hear it, naming the run
+            raise
         except Exception as exc:  # noqa: BLE001
             out.messages.append(f"the report section of template {template!r} failed: {type(exc).__name__}: {exc}")
             continue
         out.tables += section.tables
         out.messages += section.messages
+        out.figures.update(section.figures)
     return out

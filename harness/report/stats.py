@@ -1,4 +1,4 @@
-"""Statistics of the TraceBench tables (Section 4.2, Table 23).
+"""Paired statistics for report tables: within-group SD, sign-flip tests and intervals, win/tie/loss counts.
 
 * :func:`within_simulator_sd` -- the aggregate tables' spread: subtract each
   simulator's mean, then the sample standard deviation (ddof = 1) of the

@@ -104,6 +104,7 @@ class BubblewrapBackend(ProbedBackend, SandboxBackend):
     """``bubblewrap``: namespaces + allowlisted read-only binds, via /usr/bin/bwrap."""
 
     name = "bubblewrap"
+    runs_rule_workers = True
     priority = 20
 
     def __init__(self, binary: str | None = None):

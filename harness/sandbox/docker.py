@@ -1,3 +1,4 @@
+# Over 500 lines: the Docker sandbox, its exec protocol and its bridge start-up are one unit of isolation.
 """Docker sandbox backend (TraceBench Section 4.4 and Appendix C.5: one isolated container per episode).
 
 Each sandbox is one container of the agent runtime image, created with
@@ -44,37 +45,9 @@ import uuid
 from pathlib import Path
 
 from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxSpec
-from harness.errors import HarnessError
-from harness.sandbox.errors import SandboxError
 
-LABEL_MANAGED = "harness.managed"
-LABEL_RUN = "harness.run"
-LABEL_EPISODE = "harness.episode"
-#: Owner record of a container (see :mod:`harness.sandbox.owner`): ``<host>:<pid>-<start>``.
-LABEL_OWNER = "harness.owner"
-
-
-def owner_label() -> dict[str, str]:
-    """The label recording which harness process created a resource."""
-    from harness.sandbox import owner
-
-    me = owner.current()
-    return {LABEL_OWNER: f"{me['host']}:{me['pid']}-{me['start']}"}
-
-
-def owner_alive(labels: dict[str, str] | None) -> bool | None:
-    """Whether the recorded owner still runs (another host's: assumed alive); None: no record."""
-    from harness.sandbox import owner
-
-    value = (labels or {}).get(LABEL_OWNER)
-    if not value or ":" not in value:
-        return None
-    host, tag = value.rsplit(":", 1)
-    try:
-        pid, start = (int(x) for x in tag.split("-", 1))
-    except ValueError:
-        return None
-    return owner.alive(pid, start, host)
+from harness.sandbox.docker_engine import (LABEL_EPISODE, LABEL_MANAGED, LABEL_OWNER, LABEL_RUN, DockerSandboxError,
+                                           connect, engine_address, no_engine_reason, owner_alive, owner_label)
 #: uid:gid commands run as when the harness itself runs as root.
 AGENT_UID = 1000
 AGENT_GID = 1000
@@ -148,35 +121,6 @@ log.flush()
 sys.stderr.write(open("/tmp/harness-bridge.log", errors="replace").read()[-2000:])
 sys.exit(1)
 """
-
-
-class DockerSandboxError(SandboxError, HarnessError):
-    """The Docker backend could not do what was asked; the message says what and how to fix it."""
-
-
-def engine_address() -> str:
-    """Where the Docker engine is expected: ``$DOCKER_HOST`` or ``/var/run/docker.sock``."""
-    return os.environ.get("DOCKER_HOST") or "/var/run/docker.sock"
-
-
-def no_engine_reason() -> str:
-    """The one-sentence reason given when no engine answers."""
-    return f"no Docker engine answers at {engine_address()}: start one (e.g. scripts/docker-engine.sh)"
-
-
-def connect(timeout: float = 120.0):
-    """A ``docker.DockerClient`` for the engine at :func:`engine_address` that answered a ping.
-
-    Raises :class:`DockerSandboxError` (one sentence, no traceback) when none answers.
-    """
-    import docker
-
-    try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-        return client
-    except Exception:  # noqa: BLE001 - every failure here means "no engine"
-        raise DockerSandboxError(no_engine_reason()) from None
 
 
 def _name_part(value: str) -> str:
@@ -267,6 +211,14 @@ class DockerBackend(SandboxBackend):
             client.close()
 
     # -- create -----------------------------------------------------------------
+    def submission_runner(self, limits, call_timeout: float, memory_mb: int, import_timeout: float,
+                          budget: float):
+        """``rule.py`` is evaluated in the agent image it was developed in (:mod:`harness.sandbox.docker_rules`)."""
+        from harness.sandbox.docker_rules import make_docker_runner
+
+        return make_docker_runner(self, limits, call_timeout, memory_mb, import_timeout=import_timeout,
+                                  budget=budget)
+
     def create(self, spec: SandboxSpec) -> DockerSandbox:
         """Create and start the container for ``spec`` (and the proxy bridge when asked).
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from harness.contracts.sandbox import Limits, SandboxBackend
 from harness.contracts.task import CallResult
 from harness.sandbox import owner
-from harness.sandbox.docker import LABEL_MANAGED, DockerSandboxError, connect, owner_label
+from harness.sandbox.docker_engine import LABEL_MANAGED, DockerSandboxError, connect, owner_label
 from harness.submission import (DEFAULT_RULE_BUDGET, SUBMISSION_DIR, WORKER_ENV, WORKER_PIDS,
                                 SandboxedSubmissionRunner, read_submission_inputs)
 

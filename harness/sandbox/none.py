@@ -64,6 +64,7 @@ class NoneBackend(SandboxBackend):
     """``none``: no isolation at all (explicit opt-in)."""
 
     name = "none"
+    runs_rule_workers = True
     priority = -1
 
     def available(self) -> tuple[bool, str]:

@@ -51,6 +51,7 @@ class UnshareBackend(ProbedBackend, SandboxBackend):
     """``unshare``: namespaces from util-linux plus a Python launcher that builds the root."""
 
     name = "unshare"
+    runs_rule_workers = True
     priority = 10
 
     def __init__(self, binary: str | None = None):

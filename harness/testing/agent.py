@@ -2,9 +2,11 @@
 
 Fixture contract: override ``agent`` to return an instance of your
 :class:`harness.contracts.Agent`.  Optionally override ``context`` (the
-:class:`AgentContext` used) or ``tiny_workspace`` (a folder laid out like a
-TraceBench episode).  Agents with ``needs_model = False`` are also run on the
-tiny episode without a sandbox and must write a valid ``results.json``::
+:class:`AgentContext` the command checks use).  To run an agent with
+``needs_model = False`` on a small episode (without a sandbox), override
+``template`` and ``params``: a :class:`harness.contracts.TaskTemplate` and small
+params for it; the episode is materialized, the agent's command runs in the
+workspace, and the template must score what it left::
 
     import pytest
     from harness.testing import AgentTests
@@ -17,19 +19,18 @@ tiny episode without a sandbox and must write a valid ``results.json``::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
+from typing import Any
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from harness.config import AgentProfile
-from harness.contracts import Agent, AgentContext, AgentInvocation
+from harness.contracts import Agent, AgentContext, AgentInvocation, CallResult, EpisodeScore, TaskTemplate
 
 CANARY = "conformance-canary-api-key-0123456789"
-LABELS = ["a changed", "b changed", "no parameter change"]
 
 
 class AgentTests:
@@ -43,30 +44,18 @@ class AgentTests:
     def context(self, agent) -> AgentContext:
         profile = AgentProfile(name="conformance", agent=agent.name, model="test-model", reasoning_effort="high")
         return AgentContext(
-            workspace="/workspace", home="/home/agent", prompt="Classify each file in test_samples/.",
+            workspace="/workspace", home="/home/agent", prompt="Solve the task described in the workspace.",
             profile=profile, model_base_url="http://127.0.0.1:8765" if agent.needs_model else None,
-            task_info={"submission": "direct", "labels": LABELS, "columns": ["col1", "col2", "col3"],
-                       "impulse_columns": []},
-            timeout=60,
+            task_info={}, timeout=60,
         )
 
     @pytest.fixture
-    def tiny_workspace(self, tmp_path):
-        """Three labelled support samples and three test samples; test i is a noisy copy of support i."""
-        rng = np.random.default_rng(0)
-        t = np.arange(1, 101) * 0.01
-        (tmp_path / "train_samples").mkdir()
-        (tmp_path / "test_samples").mkdir()
-        labels, truth = {}, {}
-        for i, label in enumerate(LABELS):
-            base = np.stack([np.sin(t * (i + 1) * 3), np.cos(t * (i + 2))], axis=1)
-            for folder, name, x in (("train_samples", f"s{i}.parquet", base),
-                                    ("test_samples", f"t{i}.parquet", base + rng.normal(0, 0.01, base.shape))):
-                pd.DataFrame({"col1": x[:, 0], "col2": x[:, 1], "col3": t}).to_parquet(tmp_path / folder / name)
-            labels[f"s{i}.parquet"] = label
-            truth[f"t{i}.parquet"] = label
-        (tmp_path / "train_labels.json").write_text(json.dumps(labels))
-        return tmp_path, truth
+    def template(self) -> TaskTemplate | None:
+        return None
+
+    @pytest.fixture
+    def params(self) -> Any:
+        return None
 
     def test_identity(self, agent):
         assert isinstance(agent, Agent)
@@ -91,16 +80,23 @@ class AgentTests:
         traj = agent.trajectory(tmp_path, "", None)
         assert traj is None or ("schema_version" in traj and isinstance(traj.get("steps"), list))
 
-    def test_solves_tiny_episode(self, agent, context, tiny_workspace):
+    def test_runs_a_small_episode(self, agent, context, template, params, tmp_path):
         if agent.needs_model:
             pytest.skip("LLM agents are exercised end to end with the scripted model backend")
-        root, truth = tiny_workspace
-        inv = agent.command(context)
+        if template is None or params is None:
+            pytest.skip("no small episode given (override the `template` and `params` fixtures)")
+        template.prepare(params, lambda done, total, what: None)
+        episode = template.episodes(params)[0]
+        workspace, key_dir = tmp_path / "workspace", tmp_path / "key"
+        workspace.mkdir()
+        key_dir.mkdir()
+        done = template.materialize(params, episode, workspace, key_dir)
+        inv = agent.command(dataclasses.replace(context, prompt=done.prompt, task_info=done.task_info))
         env = {"PATH": os.environ.get("PATH", ""), **inv.env}
-        proc = subprocess.run(inv.argv, cwd=root, env=env, input=inv.stdin, capture_output=True, text=True,
+        proc = subprocess.run(inv.argv, cwd=workspace, env=env, input=inv.stdin, capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr
-        results = json.loads((root / "results.json").read_text())
-        assert set(results) == set(truth)
-        for name, ranked in results.items():
-            assert isinstance(ranked, list) and ranked and set(ranked) <= set(LABELS)
+        score = template.score(params, episode, workspace, key_dir,
+                               lambda module, function, inputs: [CallResult(error="no sandbox here")] * len(inputs))
+        assert isinstance(score, EpisodeScore) and score.metrics, "the template could not score the agent's output"
+        assert not score.warnings, score.warnings

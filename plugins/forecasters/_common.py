@@ -13,7 +13,7 @@ try:  # optional: keeps BLAS single-threaded inside fits (small matrices, shared
 except ImportError:  # pragma: no cover - without it fits still run, only slower under load
     threadpool_limits = None
 
-from harness.contracts import ForecastError, ForecastRequest
+from harness import ForecastError, ForecastRequest
 
 
 class OutOfTime(Exception):

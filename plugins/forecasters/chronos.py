@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
-from plugins.forecasters._common import Deadline, check_request
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
+from tsagent_plugins.forecasters._common import Deadline, check_request
 
 MODEL_ENV = "HARNESS_CHRONOS_MODEL"
 #: The one reason given when no local weights are configured (forecasts fail, conformance tests skip).

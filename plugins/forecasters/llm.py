@@ -1,3 +1,4 @@
+# Over 500 lines: one Direct Prompt forecaster (prompt, proxy round trips, parsing, retries) kept in one place.
 """``llm-dp``: the Direct Prompt forecaster of Context is Key (Dr-CiK Section 5.1, Appendix G "Forecasters").
 
 A zero-shot LLM is shown the history as ``(timestamp, value)`` lines, the
@@ -55,12 +56,12 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from harness.config import AgentProfile, Budget
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
-from harness.proxy import DUMMY_API_KEY
-from harness.proxy import client as proxy_client
-from plugins.forecasters._common import Deadline, check_request
+from harness import AgentProfile, Budget
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
+from harness import DUMMY_API_KEY
+from harness import proxy_request
+from tsagent_plugins.forecasters._common import Deadline, check_request
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 MAX_DIGITS = 6
@@ -185,7 +186,7 @@ def parse_forecast(text: str | None, future_index: pd.DatetimeIndex) -> np.ndarr
 # -- wire formats --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Answer:
+class ModelAnswer:
     """One completion: its text and whether the output limit cut it."""
 
     text: str | None
@@ -212,7 +213,7 @@ class _ChatCompletions:
             body["temperature"] = temperature
         return body, {"authorization": f"Bearer {DUMMY_API_KEY}"}
 
-    def answers(self, body: Any) -> list[Answer]:
+    def answers(self, body: Any) -> list[ModelAnswer]:
         choices = body.get("choices") if isinstance(body, dict) else None
         out = []
         for choice in choices if isinstance(choices, list) else []:
@@ -220,7 +221,7 @@ class _ChatCompletions:
                 continue
             message = choice.get("message")
             text = message.get("content") if isinstance(message, dict) else None
-            out.append(Answer(text if isinstance(text, str) else None, choice.get("finish_reason") == "length"))
+            out.append(ModelAnswer(text if isinstance(text, str) else None, choice.get("finish_reason") == "length"))
         return out
 
 
@@ -238,11 +239,11 @@ class _AnthropicMessages:
             body["temperature"] = min(temperature, 1.0)
         return body, {"x-api-key": DUMMY_API_KEY, "anthropic-version": ANTHROPIC_VERSION}
 
-    def answers(self, body: Any) -> list[Answer]:
+    def answers(self, body: Any) -> list[ModelAnswer]:
         if not isinstance(body, dict) or not isinstance(body.get("content"), list):
             return []
         text = "".join(b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text")
-        return [Answer(text, body.get("stop_reason") == "max_tokens")]
+        return [ModelAnswer(text, body.get("stop_reason") == "max_tokens")]
 
 
 def wire_for(provider: str | None):
@@ -277,7 +278,7 @@ class ProxyModel:
     def start(cls, profile: AgentProfile, log_dir: Path | str, backend: str | None = None,
               options: dict | None = None, budget: Budget | None = None) -> "ProxyModel":
         """Start a proxy for ``profile`` on ``backend`` (default: its provider) and wrap it."""
-        from harness.model_session import start_proxy
+        from harness import start_proxy
 
         return cls(start_proxy(profile, backend, options or {}), log_dir, budget)
 
@@ -449,7 +450,7 @@ class DirectPromptForecaster(Forecaster):
             body, headers = wire.request(self.model.profile.model, prompt, size, seed, limit, self.temperature)
             timeout = max(deadline.remaining(), 0.001)
             try:
-                answer = proxy_client.request(episode.socket_path, "POST", wire.path, body, headers, timeout)
+                answer = proxy_request(episode.socket_path, "POST", wire.path, body, headers, timeout)
             except OSError as exc:   # socket timeout included
                 return None, f"{type(exc).__name__}: {exc}"
             if answer.status != 200:
@@ -493,7 +494,7 @@ class DirectPromptForecaster(Forecaster):
                         self._take(answer, request, limit, tally)
 
     @staticmethod
-    def _take(answer: Answer, request: ForecastRequest, limit: int, tally: _Tally) -> None:
+    def _take(answer: ModelAnswer, request: ForecastRequest, limit: int, tally: _Tally) -> None:
         if answer.truncated:
             tally.invalid[f"cut by the output limit of {limit} tokens"] += 1
             return

@@ -43,21 +43,36 @@ pinned to 0, the model is fitted as the non-seasonal grid, and
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 from typing import Callable
 
 import numpy as np
-from statsmodels.tsa.arima.model import ARIMA
-from statsmodels.tsa.exponential_smoothing.ets import ETSModel
-from statsmodels.tsa.holtwinters import SimpleExpSmoothing
 
-from harness.contracts import Forecast, Forecaster, ForecastError, ForecastRequest
-from harness.hookspecs import hookimpl
-from plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import hookimpl
+from tsagent_plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
 
 MAX_SEASONAL_PERIOD = 400
 ES_FIT_POINTS = 2000      # SES / ETS fit window (last points)
+#: statsmodels loads when a model is first fitted, not when the plugin is registered (start-up cost).
+_STATSMODELS = {"ARIMA": "statsmodels.tsa.arima.model", "ETSModel": "statsmodels.tsa.exponential_smoothing.ets",
+                "SimpleExpSmoothing": "statsmodels.tsa.holtwinters"}
+
+
+def __getattr__(name: str):
+    if name not in _STATSMODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_STATSMODELS[name]), name)
+    return value
+
+
+def _statsmodels(name: str):
+    """The statsmodels class ``name`` (a module attribute, so tests can replace it)."""
+    return globals()[name] if name in globals() else __getattr__(name)
+
+
 ARIMA_FIT_POINTS = 1000   # ARIMA fit window; SARIMA uses max(this, 3m)
 SMALL_GRID = list(itertools.product((0, 1), (0, 1), (0, 1)))
 FULL_GRID = SMALL_GRID + [o for o in itertools.product(range(4), range(3), range(4)) if o not in SMALL_GRID]
@@ -135,7 +150,7 @@ def _last_value(y, horizon, request, rng, deadline, info):
 
 def _ses(y, horizon, request, rng, deadline, info, tail=ES_FIT_POINTS):
     fit_y = y[-tail:]
-    res = SimpleExpSmoothing(fit_y, initialization_method="estimated").fit(optimized=True)
+    res = _statsmodels("SimpleExpSmoothing")(fit_y, initialization_method="estimated").fit(optimized=True)
     info["ses"] = {"smoothing_level": float(res.params["smoothing_level"]), "fit_points": len(fit_y)}
     sim = res.simulate(horizon, anchor="end", repetitions=request.n_samples, error="add", rng=rng)
     return as_paths(sim, horizon, request.n_samples)
@@ -148,7 +163,7 @@ def _ets(y, horizon, request, rng, deadline, info, tail=ES_FIT_POINTS):
     for trend in ("add", None):
         deadline.check()
         try:
-            res = ETSModel(fit_y, error="add", trend=trend, damped_trend=False).fit(
+            res = _statsmodels("ETSModel")(fit_y, error="add", trend=trend, damped_trend=False).fit(
                 disp=False, callback=deadline.check)
         except OutOfTime:
             raise
@@ -184,7 +199,7 @@ def _fit_grid(y, orders, deadline, cache, seasonal=(0, 0, 0, 0)):
             continue
         deadline.check()
         try:
-            model = ARIMA(y, order=order, seasonal_order=seasonal)
+            model = _statsmodels("ARIMA")(y, order=order, seasonal_order=seasonal)
             model.loglike = _checked(model.loglike, deadline)
             res = model.fit(method_kwargs={"callback": deadline.check}, cov_type="none")
             cache[(order, seasonal)] = res if math.isfinite(res.aic) else None

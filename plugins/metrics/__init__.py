@@ -15,8 +15,8 @@ usage              prompt_tokens, cached_tokens, completion_tokens, total_tokens
 =================  =========================================================================
 """
 
-from harness.hookspecs import hookimpl
-from plugins.metrics.extractors import (
+from harness import hookimpl
+from tsagent_plugins.metrics.extractors import (
     ConsoleShareMetrics,
     InteractionMetrics,
     NumericOutputMetrics,

@@ -40,25 +40,20 @@ response lines (``"response"``) with ``seq`` (the request's), ``status``, ``ts``
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from harness import ProxyRecords, load_log
 
 Block = tuple[str, bool]  # (text, is_console)
 
 
-@dataclass
-class ProxyLog:
-    requests: list[dict] = field(default_factory=list)
-    responses: list[dict] = field(default_factory=list)
-    broken_lines: int = 0
+_last_log: tuple[tuple, ProxyRecords] | None = None
 
 
-_last_log: tuple[tuple, ProxyLog] | None = None
-
-
-def read_proxy_log(path: Path | str | None) -> ProxyLog | None:
-    """The request and response records of a ``proxy.jsonl`` (None when there is no file).
+def read_proxy_log(path: Path | str | None) -> ProxyRecords | None:
+    """The request and response records of a ``proxy.jsonl`` (None when there is no file), read
+    leniently by :func:`harness.load_log`.
 
     The last file read is kept (keyed by path, size and modification time):
     several extractors read the same log of one episode.
@@ -73,30 +68,8 @@ def read_proxy_log(path: Path | str | None) -> ProxyLog | None:
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if _last_log is not None and _last_log[0] == key:
         return _last_log[1]
-    log = _parse_log(path)
+    log = load_log(path, lenient=True)
     _last_log = (key, log)
-    return log
-
-
-def _parse_log(path: Path) -> ProxyLog:
-    log = ProxyLog()
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                log.broken_lines += 1
-                continue
-            if not isinstance(record, dict):
-                log.broken_lines += 1
-                continue
-            kind = record.get("kind", record.get("type"))
-            if kind == "request":
-                log.requests.append(record)
-            elif kind == "response":
-                log.responses.append(record)
     return log
 
 
@@ -301,7 +274,7 @@ def offers_tools(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("tools"), list) and len(body["tools"]) > 0
 
 
-def agent_calls(log: ProxyLog) -> list[tuple[dict, Any]]:
+def agent_calls(log: ProxyRecords) -> list[tuple[dict, Any]]:
     """``(request record, parsed body)`` of the LLM calls that are agent iterations (TraceBench Appendix G).
 
     LLM calls (:func:`is_llm_call`) whose response, matched by ``seq``, is not

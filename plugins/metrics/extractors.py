@@ -13,14 +13,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import EpisodeArtifacts, MetricExtractor
-from harness.trajectory import content_text, exchanges, parse_timestamp, steps
-from plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
-from plugins.metrics.numbers import count_numbers
-from plugins.metrics.shell import normalize_path
-from plugins.metrics.sources import Replay, replay
-from plugins.metrics.tokenizer import get_tokenizer
-from plugins.metrics.tools import classify, is_error
+from harness import EpisodeArtifacts, MetricExtractor
+from harness import content_text, exchanges, parse_timestamp, steps
+from tsagent_plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
+from tsagent_plugins.metrics.numbers import count_numbers
+from tsagent_plugins.metrics.shell import normalize_path
+from tsagent_plugins.metrics.sources import Replay, replay
+from tsagent_plugins.metrics.tokenizer import get_tokenizer
+from tsagent_plugins.metrics.tools import classify, is_error
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".svg", ".pdf", ".eps")
 SOURCE_EXTENSIONS = (".py", ".pyw", ".ipynb", ".sh", ".bash", ".r", ".js", ".ts", ".jl", ".m", ".c", ".cpp", ".h")
@@ -42,7 +42,7 @@ def _replay(trajectory: dict | None) -> Replay:
 def clear_caches() -> None:
     """Forget the cached replay and proxy log (benchmarks measure cold runs with it)."""
     global _last_replay
-    from plugins.metrics import context
+    from tsagent_plugins.metrics import context
 
     _last_replay = None
     context._last_log = None
@@ -54,7 +54,7 @@ class InteractionMetrics(MetricExtractor):
     ``agent_iterations``: the number of LLM calls in the trajectory -- each
     agent step is one call, or ``llm_call_count`` calls when the step says so
     (ATIF v1.7); without a trajectory, the agent's LLM calls in ``proxy.jsonl``
-    (:func:`plugins.metrics.context.agent_calls`: side calls such as session
+    (:func:`tsagent_plugins.metrics.context.agent_calls`: side calls such as session
     titles and failed requests left out).
     ``tool_calls``: well-formed tool calls -- a non-empty function name and
     arguments that are a JSON object (or a string holding one); Codex's
@@ -89,11 +89,11 @@ class PythonUseMetrics(MetricExtractor):
     """Python calls and Python statements (TraceBench Appendix G.1).
 
     ``python_calls``: Python interpreter invocations parsed out of the shell
-    tool commands (see :mod:`plugins.metrics.shell`); a repeated run is
+    tool commands (see :mod:`tsagent_plugins.metrics.shell`); a repeated run is
     another call; displaying source is not a call.  ``python_statements``: the
     ``ast.stmt`` nodes (``ast.walk``) of every distinct Python source version
     first displayed in the trajectory, each version counted once (see
-    :mod:`plugins.metrics.sources`).  ``shell_parse_fallbacks``: shell
+    :mod:`tsagent_plugins.metrics.sources`).  ``shell_parse_fallbacks``: shell
     commands that bashlex could not parse and the fallback lexer read.
     """
 
@@ -166,7 +166,7 @@ class PlotMetrics(MetricExtractor):
 class NumericOutputMetrics(MetricExtractor):
     """Numeric values printed (TraceBench Appendix G.2).
 
-    The numeric literals in tool outputs (see :mod:`plugins.metrics.numbers`
+    The numeric literals in tool outputs (see :mod:`tsagent_plugins.metrics.numbers`
     for what counts and what is excluded).  Whole outputs that echo source
     code are skipped: results of write, edit and patch tools, reads of source
     files (``.py``, ``.sh``, ...) and of images, and shell commands that only
@@ -210,10 +210,10 @@ class ConsoleShareMetrics(MetricExtractor):
     For every agent iteration (LLM call of the agent's conversation in
     ``proxy.jsonl``; side calls such as session titles and requests answered
     with an HTTP error are left out, see
-    :func:`plugins.metrics.context.agent_calls`), the tokens of console
+    :func:`tsagent_plugins.metrics.context.agent_calls`), the tokens of console
     output (tool results) in its input context and the tokens of its whole
     input context, with one tiktoken encoding (see
-    :mod:`plugins.metrics.context` and :mod:`plugins.metrics.tokenizer`);
+    :mod:`tsagent_plugins.metrics.context` and :mod:`tsagent_plugins.metrics.tokenizer`);
     numerator and denominator are summed over the calls separately:
     ``console_token_share = console_tokens / context_tokens``.  Without a proxy
     log the contexts are rebuilt from the trajectory (each agent step's

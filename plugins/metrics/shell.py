@@ -1,3 +1,4 @@
+# Over 500 lines: one shell-command analyser (tokenising, redirections, interpreters, heredocs) and its tables.
 """Static analysis of shell tool commands: Python interpreter invocations and file writes.
 
 Used for the Python-use metrics of TraceBench Appendix G.1.  :func:`analyze`
@@ -63,7 +64,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 import bashlex
 
@@ -845,11 +846,6 @@ def analyze(command: str, read_file: Callable[[str], str | None] | None = None,
 def python_calls(command: str) -> int:
     """Number of Python interpreter invocations in ``command``."""
     return len(analyze(command).runs)
-
-
-def iter_runs(commands: Iterable[str]) -> Iterable[PythonRun]:
-    for command in commands:
-        yield from analyze(command).runs
 
 
 def argv_command(argv: list[str]) -> str:

@@ -6,7 +6,7 @@ the content of every workspace file whose content the trajectory shows
 ``echo ... > x.py`` -- or changed by an edit tool or a Codex patch applied to a
 known earlier version).  It collects:
 
-* every Python interpreter invocation (:class:`plugins.metrics.shell.PythonRun`);
+* every Python interpreter invocation (:class:`tsagent_plugins.metrics.shell.PythonRun`);
 * the Python source versions first displayed in the trajectory: inline ``-c``
   code, code fed on standard input (here-documents, here-strings, pipes), and
   each version of a file that ends in ``.py`` or is run by ``python`` -- a
@@ -26,9 +26,9 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from harness.trajectory import exchanges
-from plugins.metrics.shell import Display, FileUnknown, FileWrite, Patch, PythonRun, analyze, normalize_path
-from plugins.metrics.tools import classify
+from harness import exchanges
+from tsagent_plugins.metrics.shell import Display, FileUnknown, FileWrite, Patch, PythonRun, analyze, normalize_path
+from tsagent_plugins.metrics.tools import classify
 
 
 @dataclass

@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.trajectory import Exchange
-from plugins.metrics.shell import argv_command, normalize_path
+from harness import Exchange
+from tsagent_plugins.metrics.shell import argv_command, normalize_path
 
 SHELL = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute_command", "run_command",
          "terminal", "shell_command", "run_terminal_cmd", "execute_bash", "exec"}

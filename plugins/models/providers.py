@@ -23,9 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.contracts import ModelBackend
-from harness.hookspecs import hookimpl
-from harness.proxy import HttpUpstream, UpstreamConfigError, key_from_env
+from harness import ModelBackend, UpstreamConfigError, hookimpl
 
 
 class ProviderBackend(ModelBackend):
@@ -38,6 +36,8 @@ class ProviderBackend(ModelBackend):
         self.key_envs = key_envs
 
     def upstream(self, options: dict[str, Any]) -> HttpUpstream:
+        from harness import HttpUpstream, key_from_env  # aiohttp loads when a run needs a provider
+
         opts = dict(options or {})
         base_url = opts.get("base_url") or self.base_url
         if not base_url:

@@ -12,9 +12,9 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from harness.proxy import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, read_log
-from harness.proxy.log import decode_body
-from harness.proxy.wire import error_body
+from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, read_log
+from harness import decode_body
+from harness import error_body
 
 
 class ReplayUpstream(Upstream):

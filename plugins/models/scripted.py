@@ -45,7 +45,7 @@ Script format (YAML or JSON; a bare list is the list of turns)::
 Code ``Bash`` {command, description}, Codex ``exec_command`` {cmd} or
 ``shell`` {command: [...]} (or the built-in ``local_shell``), Gemini
 ``run_shell_command`` {command}, OpenCode ``bash`` {command, description}
-(see :mod:`plugins.models.wire.tools`).  ``usage`` fields left out are computed
+(see :mod:`tsagent_plugins.models.wire.tools`).  ``usage`` fields left out are computed
 from sizes (prompt: request bytes / 4; completion: reply characters / 4 plus
 reasoning; cached 0) and written in each format's own fields, so the proxy's
 normalisation reads back exactly the scripted numbers.
@@ -60,7 +60,7 @@ the turn, and is recorded: :meth:`ScriptedUpstream.failures` and
 never consume a turn; ``when`` keys: ``no_tools``, ``model``, ``path_contains``,
 ``contains``, ``body_path``, ``wire``.
 
-For in-sandbox agents that call the API directly (see :mod:`plugins.models.structured`):
+For in-sandbox agents that call the API directly (see :mod:`tsagent_plugins.models.structured`):
 ``POST /v1/embeddings`` is answered with deterministic bag-of-words vectors (size
 ``embedding_dim``, default 256) without consuming a turn; a request that forces a
 tool call (``tool_choice``) or demands JSON (``response_format`` / ``text.format``)
@@ -72,7 +72,7 @@ so a script can cite per-run salted document ids it cannot know in advance.
 
 Options of the backend (``upstream(options)``): ``script`` (a path, or the
 script itself as a mapping/list) or ``replay`` (a recorded ``proxy.jsonl``,
-whose responses are answered in order; see :mod:`plugins.models.replay`).
+whose responses are answered in order; see :mod:`tsagent_plugins.models.replay`).
 """
 
 from __future__ import annotations
@@ -89,13 +89,13 @@ from harness.contracts import ModelBackend
 from harness.hookspecs import hookimpl
 from harness.proxy import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
 from harness.proxy.wire import error_body
-from plugins.models.replay import ReplayUpstream
-from plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
+from tsagent_plugins.models.replay import ReplayUpstream
+from tsagent_plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
                                        response_schema, substitute_ids, tool_results)
-from plugins.models.script import Script, Turn, check_expect, load_script, matches, parse_script
-from plugins.models.wire import FORMATS, Call, Reply, WireFormat
-from plugins.models.wire.gemini import GeminiWire
-from plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
+from tsagent_plugins.models.script_format import Script, Turn, check_expect, load_script, matches, parse_script
+from tsagent_plugins.models.wire import FORMATS, Call, Reply, WireFormat
+from tsagent_plugins.models.wire.gemini import GeminiWire
+from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
 
 _ID_PREFIX = {"anthropic": "msg_scripted_", "openai-chat": "chatcmpl-scripted-",
               "openai-responses": "resp_scripted_", "gemini": "scripted-"}

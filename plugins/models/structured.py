@@ -27,7 +27,7 @@ import math
 import re
 from typing import Any
 
-from plugins.models.wire.base import string_leaves
+from tsagent_plugins.models.wire.base import string_leaves
 
 PLACEHOLDER = re.compile(r"\{\{id:(-?\d+)\}\}")
 _WORD = re.compile(r"\w+")

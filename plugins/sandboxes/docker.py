@@ -1,7 +1,7 @@
 """Registers the Docker sandbox backend (:mod:`harness.sandbox.docker`)."""
 
-from harness.hookspecs import hookimpl
-from harness.sandbox.docker import DockerBackend
+from harness import hookimpl
+from harness import DockerBackend
 
 
 @hookimpl

@@ -1,9 +1,9 @@
 """Built-in local sandbox backends: bubblewrap (20), unshare (10), none (-1, explicit only)."""
 
-from harness.hookspecs import hookimpl
-from harness.sandbox.bubblewrap import BubblewrapBackend
-from harness.sandbox.none import NoneBackend
-from harness.sandbox.unshare import UnshareBackend
+from harness import hookimpl
+from harness import BubblewrapBackend
+from harness import NoneBackend
+from harness import UnshareBackend
 
 
 @hookimpl

@@ -8,8 +8,8 @@ Register it from your distribution's pyproject.toml::
 
 import numpy as np
 
-from harness.contracts import Channel, Configuration, Intervention, Parameter, Simulator, Trajectory
-from harness.hookspecs import hookimpl
+from harness import (Channel, Configuration, Intervention, Parameter, SimulatedTrajectory as Trajectory, Simulator,
+                     hookimpl)
 
 
 class Conveyor(Simulator):

@@ -21,8 +21,8 @@ import json
 import sys
 from pathlib import Path
 
-from harness.contracts import Agent, AgentContext, AgentInvocation
-from harness.hookspecs import hookimpl
+from harness import Agent, AgentContext, AgentInvocation
+from harness import hookimpl
 
 #: method -> (agent name, needs aeon)
 METHODS = {"euclidean": ("euclidean-1nn", False), "dtw": ("dtw-1nn", True),
@@ -57,14 +57,14 @@ class ClassicalAgent(Agent):
 
     def command(self, ctx: AgentContext) -> AgentInvocation:
         info = {k: ctx.task_info.get(k) for k in ("submission", "labels", "columns", "impulse_columns")}
-        argv = [sys.executable, "-m", "plugins.agents.classical.solve", "--task-info", json.dumps(info),
+        argv = [sys.executable, "-m", "tsagent_plugins.agents.classical.solve", "--task-info", json.dumps(info),
                 "--method", self.method]
         if self.privileged_inputs:
             argv.append("--privileged")
         env = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
         binds = runtime_files()
         if self.needs_aeon:
-            from plugins.agents.classical.numba_cache import ensure_cache
+            from tsagent_plugins.agents.classical.numba_cache import ensure_cache
 
             cache = ensure_cache()
             env["HARNESS_NUMBA_CACHE"] = str(cache)

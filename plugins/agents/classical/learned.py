@@ -1,6 +1,6 @@
 """The aeon-backed baselines of TraceBench Appendix E: DTW 1-NN and MiniRocket + ridge.
 
-Both take the :func:`plugins.agents.classical.nn.features` arrays, shape (T, C)
+Both take the :func:`tsagent_plugins.agents.classical.nn.features` arrays, shape (T, C)
 (aeon wants (C, T)).  aeon is an optional dependency (``pip install -e
 '.[baselines]'``); importing this module without it raises ImportError with that
 command.

@@ -5,7 +5,7 @@ call (``cache=True``).  :func:`ensure_cache` builds the cache once per
 (Python, numba, aeon) version by running both baselines on a tiny synthetic
 support batch in a subprocess with ``NUMBA_CACHE_DIR`` set, under a file lock,
 and returns its directory; each sandbox gets it read-only
-(``HARNESS_NUMBA_CACHE``; :func:`plugins.agents.classical.solve.use_numba_cache`).
+(``HARNESS_NUMBA_CACHE``; :func:`tsagent_plugins.agents.classical.solve.use_numba_cache`).
 The directory is ``$HARNESS_CACHE_DIR/numba/<versions>`` or
 ``~/.cache/harness/numba/<versions>``.  The build time (the JIT an episode
 would otherwise pay) is written to ``build.json`` beside the cache.
@@ -46,7 +46,7 @@ def ensure_cache() -> Path:
         if not (target / STAMP).exists():
             started = time.perf_counter()
             env = {**os.environ, "NUMBA_CACHE_DIR": str(target), "NUMBA_NUM_THREADS": "1"}
-            done = subprocess.run([sys.executable, "-m", "plugins.agents.classical.numba_cache"], env=env,
+            done = subprocess.run([sys.executable, "-m", "tsagent_plugins.agents.classical.numba_cache"], env=env,
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 raise RuntimeError(f"building the numba cache in {target} failed: {done.stderr[-2000:]}")
@@ -60,7 +60,7 @@ def warm() -> None:
 
     import numpy as np
 
-    from plugins.agents.classical import learned
+    from tsagent_plugins.agents.classical import learned
 
     rng = np.random.default_rng(0)
     for channels in (1, 3):

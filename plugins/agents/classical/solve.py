@@ -1,4 +1,4 @@
-"""In-sandbox entry point of the classical agents: ``python -m plugins.agents.classical.solve``.
+"""In-sandbox entry point of the classical agents: ``python -m tsagent_plugins.agents.classical.solve``.
 
 Reads the workspace in the current directory exactly as an LLM agent would
 (``test_samples/*.parquet``, ``train_samples/*.parquet``, ``train_labels.json``;
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from plugins.agents.classical import nn
+from tsagent_plugins.agents.classical import nn
 
 METHODS = ("euclidean", "dtw", "minirocket", "random")
 #: Methods with a programmatic (rule.py) form; DTW over a 710-sample held-out batch is too slow.
@@ -156,7 +156,7 @@ def solve(root: Path, method: str, labels: list[str], impulse: list[int], submis
     started = time.perf_counter()
     if method in ("dtw", "minirocket"):
         use_numba_cache()
-        from plugins.agents.classical import learned
+        from tsagent_plugins.agents.classical import learned
     timings["import"] = time.perf_counter() - started
 
     started = time.perf_counter()

@@ -32,8 +32,8 @@ from pathlib import Path
 from harness.contracts import Agent, AgentContext, AgentInvocation
 from harness.hookspecs import hookimpl
 from harness.proxy import DUMMY_API_KEY
-from plugins.agents.terminal.base import ProfileError
-from plugins.agents.terminal.codex import Codex
+from tsagent_plugins.agents.terminal.base import ProfileError
+from tsagent_plugins.agents.terminal.codex import Codex
 
 CAP_OPTIONS = ("max_tool_calls", "max_tokens")
 RETRIEVAL_OPTIONS = ("retriever", "embedding_model", "top_k", "max_output_tokens") + CAP_OPTIONS
@@ -92,7 +92,7 @@ class RetrievalAgent(Agent):
 
     def command(self, ctx: AgentContext) -> AgentInvocation:
         return AgentInvocation(
-            argv=[sys.executable, "-m", "plugins.agents.research.retrieval", "--config", json.dumps(self.config(ctx))],
+            argv=[sys.executable, "-m", "tsagent_plugins.agents.research.retrieval", "--config", json.dumps(self.config(ctx))],
             env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
             cwd=ctx.workspace,
             ro_binds=runtime_files(),
@@ -103,7 +103,7 @@ class RetrievalAgent(Agent):
         return [path] if path.exists() else []
 
     def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
-        from plugins.agents.research.trace import trajectory
+        from tsagent_plugins.agents.research.trace import trajectory
 
         return trajectory(self.name, self.version, home, proxy_log)
 
@@ -118,7 +118,7 @@ LIMITS: dict[str, dict[str, int | bool]] = {
 
 
 class IterativeResearchAgent(RetrievalAgent):
-    """An in-sandbox iterative DR agent (``python -m plugins.agents.research.<module>``)."""
+    """An in-sandbox iterative DR agent (``python -m tsagent_plugins.agents.research.<module>``)."""
 
     module = ""
 
@@ -150,7 +150,7 @@ class IterativeResearchAgent(RetrievalAgent):
 
     def command(self, ctx: AgentContext) -> AgentInvocation:
         return AgentInvocation(
-            argv=[sys.executable, "-m", f"plugins.agents.research.{self.module}", "--config",
+            argv=[sys.executable, "-m", f"tsagent_plugins.agents.research.{self.module}", "--config",
                   json.dumps(self.config(ctx))],
             env={"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
             cwd=ctx.workspace,

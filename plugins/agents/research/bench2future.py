@@ -5,7 +5,7 @@ the corpus while keeping a running outline of the forecast-relevant context).
 IMPLEMENTED FROM THE DESCRIPTION ONLY: no public code of the agent exists (Bench to the Future,
 Wildman et al., 2025, releases a benchmark, not this agent); the report says so too.
 
-Runs INSIDE the sandbox: ``python -m plugins.agents.research.bench2future --config JSON``.
+Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.bench2future --config JSON``.
 
 - Step (stage ``react_step``): one forced ``act`` call with ``thought``, ``outline`` (the running
   outline of forecast-relevant context, replaced at each step) and ``action`` (``search`` with a
@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import sys
 
-from plugins.agents.research.episode import (EVIDENCE_ITEMS, STRING, ResearchEpisode, StructuredOutputError,
+from tsagent_plugins.agents.research.episode import (EVIDENCE_ITEMS, STRING, ResearchEpisode, StructuredOutputError,
                                              check_evidence, check_fields, function_tool, run_main)
-from plugins.agents.research.tools import format_hits
+from tsagent_plugins.agents.research.tools import format_hits
 
 LABEL = "Bench2Future (implemented from the Dr-CiK paper's description; no public code exists)"
 SYSTEM = ("You are a forecasting research agent. Work step by step: think, update the running outline of the "

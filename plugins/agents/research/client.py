@@ -3,12 +3,12 @@
 Runs INSIDE the sandbox.  Every call goes to the harness model proxy (OpenAI
 Chat Completions ``/v1/chat/completions`` and ``/v1/embeddings``) with the dummy
 key the harness gives; the proxy holds the real key, logs, counts and caps.
-Tokens are counted against :class:`plugins.agents.research.tools.Budget`: no call starts once
+Tokens are counted against :class:`tsagent_plugins.agents.research.tools.Budget`: no call starts once
 the token cap is reached (the call that crosses it completes and is counted).
 
 The step log (``$HOME/research/steps.jsonl``) is what the harness turns into the
 ATIF trajectory: one JSON line per event, ``{"type": "user"|"tool"|"model"|"note"|
-"stop", "ts": ...}`` (see :mod:`plugins.agents.research.trace`).
+"stop", "ts": ...}`` (see :mod:`tsagent_plugins.agents.research.trace`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from plugins.agents.research.tools import Budget, CapReached
+from tsagent_plugins.agents.research.tools import Budget, CapReached
 
 
 class ModelError(Exception):

@@ -1,7 +1,7 @@
 """``drbench``: DRBench's research agent (Abaskohi et al., 2025) re-implemented for Dr-CiK's local
 corpus (Dr-CiK Appendix G "Deep-research agents": a search-summarise-synthesise cascade).
 
-Runs INSIDE the sandbox: ``python -m plugins.agents.research.drbench --config JSON``.  The
+Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.drbench --config JSON``.  The
 upstream package is not on PyPI (nor reachable here), so this is a re-implementation from the
 two papers' descriptions, not a wrapper.  Stages, in trajectory order (``extra.stage``):
 
@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import sys
 
-from plugins.agents.research.episode import (STRING, ResearchEpisode, StructuredOutputError, check_fields,
+from tsagent_plugins.agents.research.episode import (STRING, ResearchEpisode, StructuredOutputError, check_fields,
                                              function_tool, run_main, task_query)
 
 LABEL = "DrBench (re-implemented from the DRBench and Dr-CiK papers; not the upstream code)"

@@ -3,7 +3,7 @@ the episode's set-up (prompt, step log, caps, model client, corpus tools), stage
 trajectory, structured output through forced tool calls with bounded retries, and writing
 ``report.md``/``evidence.json`` whatever happened.
 
-Runs INSIDE the sandbox (``python -m plugins.agents.research.<agent> --config JSON``).
+Runs INSIDE the sandbox (``python -m tsagent_plugins.agents.research.<agent> --config JSON``).
 
 - Stages: :meth:`ResearchEpisode.stage` logs a ``stage`` event; every later step of the
   trajectory carries ``extra.stage`` (see :mod:`.trace`), so the trajectory shows the agent's
@@ -29,9 +29,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from plugins.agents.research.client import ModelClient, ModelError, StepLog
-from plugins.agents.research.retrieval import task_query  # noqa: F401 - one definition, re-exported
-from plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
+from tsagent_plugins.agents.research.client import ModelClient, ModelError, StepLog
+from tsagent_plugins.agents.research.retrieval import task_query  # noqa: F401 - one definition, re-exported
+from tsagent_plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever)
 
 

@@ -2,7 +2,7 @@
 corpus (Dr-CiK Appendix G "Deep-research agents": planning, retrieval through ReAct-style tool
 calls, report writing).
 
-Runs INSIDE the sandbox: ``python -m plugins.agents.research.opendr --config JSON``.
+Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.opendr --config JSON``.
 
 Why rebuilt, not wrapped: ``open_deep_research`` 0.0.16 is on PyPI, but it needs
 langchain-openai/-anthropic/-google, tavily, MCP adapters and more (none installed here), its
@@ -60,10 +60,10 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from plugins.agents.research.episode import (EVIDENCE_ITEMS, STRING, ResearchEpisode,
+from tsagent_plugins.agents.research.episode import (EVIDENCE_ITEMS, STRING, ResearchEpisode,
                                              assistant_turn, check_evidence, check_fields, function_tool,
                                              run_main, tool_calls)
-from plugins.agents.research.tools import CapReached, format_hits
+from tsagent_plugins.agents.research.tools import CapReached, format_hits
 
 LABEL = "OpenDR (LangChain Open Deep Research graph rebuilt on langgraph; see the agent's parity table)"
 BRIEF_PROMPT = ("Turn the user's request into a detailed research brief for a researcher: what must be found "

@@ -2,7 +2,7 @@
 one retrieval pass with the task text as the query, then one synthesis call that extracts
 evidence items with citations; no iteration.
 
-Runs INSIDE the sandbox: ``python -m plugins.agents.research.retrieval --config JSON``
+Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.retrieval --config JSON``
 with the episode workspace as working directory.
 
 - Query: the task text, i.e. the prompt's ``<context>`` block (the target description);
@@ -29,8 +29,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from plugins.agents.research.client import ModelClient, ModelError, StepLog
-from plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
+from tsagent_plugins.agents.research.client import ModelClient, ModelError, StepLog
+from tsagent_plugins.agents.research.tools import (Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever, format_hits)
 
 SYSTEM = ("You are a research assistant for a time-series forecasting task. You are given search results "

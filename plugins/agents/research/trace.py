@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 
 from harness.proxy.usage import Usage
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.proxylog import read_calls
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.proxylog import read_calls
 
 STEPS_FILE = "research/steps.jsonl"
 

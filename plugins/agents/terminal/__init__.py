@@ -4,15 +4,15 @@
 (Gemini CLI 0.35.3) and ``opencode`` (OpenCode 1.14.41).  Each runs inside the
 sandbox against the harness model proxy with a dummy key, keeps its native
 session log in the episode home, and converts it into an ATIF trajectory
-cross-checked against the proxy log (see :mod:`plugins.agents.terminal.base`).
+cross-checked against the proxy log (see :mod:`tsagent_plugins.agents.terminal.base`).
 """
 
-from harness.hookspecs import hookimpl
-from plugins.agents.terminal.base import TerminalAgent
-from plugins.agents.terminal.claude_code import ClaudeCode
-from plugins.agents.terminal.codex import Codex
-from plugins.agents.terminal.gemini_cli import GeminiCli
-from plugins.agents.terminal.opencode import OpenCode
+from harness import hookimpl
+from tsagent_plugins.agents.terminal.base import TerminalAgent
+from tsagent_plugins.agents.terminal.claude_code import ClaudeCode
+from tsagent_plugins.agents.terminal.codex import Codex
+from tsagent_plugins.agents.terminal.gemini_cli import GeminiCli
+from tsagent_plugins.agents.terminal.opencode import OpenCode
 
 AGENTS = (ClaudeCode, Codex, GeminiCli, OpenCode)
 

@@ -5,7 +5,7 @@ CLI's own session log: the task prompt (``user`` step), then one ``agent``
 step per model call with its visible text, reasoning, tool calls and, once
 the tools ran, their results as the step's ``observation``.  :meth:`build`
 then reconciles the token counts with the proxy's record
-(:mod:`plugins.agents.terminal.proxylog`):
+(:mod:`tsagent_plugins.agents.terminal.proxylog`):
 
 * per step: metrics the native log lacks are filled from the proxy call the
   step corresponds to (matched in order among the conversation's calls), and
@@ -29,9 +29,9 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from harness.proxy.usage import Usage
-from harness.trajectory import SCHEMA_VERSION, to_dict, validate_trajectory
-from plugins.agents.terminal.proxylog import ProxyCall, total_usage
+from harness import Usage
+from harness import ATIF_SCHEMA_VERSION as SCHEMA_VERSION, to_dict, validate_trajectory
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall, total_usage
 
 _FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
 

@@ -48,8 +48,8 @@ from harness.config import AgentProfile
 from harness.contracts import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness.errors import ErrorKind, HarnessError
 from harness.proxy import DUMMY_API_KEY
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
 
 PREFIX_ENV = "HARNESS_AGENT_PREFIX"
 
@@ -108,7 +108,7 @@ def host_prefix(package: str, version: str, binary: str) -> tuple[Path | None, b
     explicit = os.environ.get(PREFIX_ENV)
     if explicit:
         return Path(explicit).resolve(), True
-    from harness.image.cache import cache_root
+    from harness import cache_root
 
     for folder in sorted((cache_root() / "npm").glob("*")):
         if (folder / ".complete").exists() and (folder / "bin" / binary).exists() \
@@ -167,6 +167,8 @@ class TerminalAgent(Agent):
         spec = f"{self.package}@{self.version}"
         if spec not in recipe.npm:
             recipe.npm.append(spec)
+        if self.binary and self.binary not in recipe.commands:
+            recipe.commands.append(self.binary)
 
     # -- command -----------------------------------------------------------------
     def command(self, ctx: AgentContext) -> AgentInvocation:

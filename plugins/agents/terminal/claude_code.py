@@ -24,9 +24,9 @@ from typing import Any
 
 from harness.contracts import AgentContext
 from harness.proxy.usage import from_anthropic
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
-from plugins.agents.terminal.proxylog import ProxyCall
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> ``--effort`` value (Claude Code accepts low, medium, high, max).
 EFFORT = {"low": "low", "medium": "medium", "high": "high", "xhigh": "max"}

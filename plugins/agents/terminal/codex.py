@@ -27,10 +27,10 @@ from typing import Any
 
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
-from plugins.agents.terminal import toml
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
-from plugins.agents.terminal.proxylog import ProxyCall
+from tsagent_plugins.agents.terminal import toml
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall
 
 PROVIDER_ID = "harness"
 KEY_ENV = "OPENAI_API_KEY"

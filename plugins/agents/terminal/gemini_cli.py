@@ -27,9 +27,9 @@ from typing import Any
 from harness import untrusted
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
-from plugins.agents.terminal.proxylog import ProxyCall
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall
 
 #: Profile effort -> Gemini ``ThinkingLevel``.
 THINKING_LEVEL = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH"}

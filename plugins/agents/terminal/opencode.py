@@ -33,9 +33,9 @@ from typing import Any
 from harness import untrusted
 from harness.contracts import AgentContext
 from harness.proxy.usage import Usage
-from plugins.agents.terminal.atif import TrajectoryBuilder
-from plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
-from plugins.agents.terminal.proxylog import ProxyCall, first_prompt
+from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
+from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt
 
 PROVIDER_ID = "harness"
 DATA_DIR = ".local/share/opencode"

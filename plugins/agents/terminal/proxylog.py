@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.proxy import parse_sse, read_log
-from harness.proxy.usage import Usage
-from harness.proxy.wire import gemini_target
+from harness import parse_sse, read_log
+from harness import Usage
+from harness import gemini_target
 
 
 @dataclass

@@ -13,8 +13,8 @@ import hashlib
 import json
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage, encode_event
-from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, Usage, encode_event
+from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class AnthropicWire(WireFormat):

@@ -7,8 +7,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage
-from harness.proxy.wire import Wire, error_body
+from harness import UpstreamRequest, Usage
+from harness import Wire, error_body
 
 #: Keys whose values are payloads, not conversation text (base64 images, signatures).
 _SKIP_KEYS = frozenset({"data", "signature", "encrypted_content", "image_url", "inlineData", "inline_data",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage, encode_event
-from harness.proxy.wire import gemini_target
-from plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, Usage, encode_event
+from harness import gemini_target
+from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class GeminiWire(WireFormat):

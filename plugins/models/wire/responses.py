@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.proxy import UpstreamRequest, Usage, encode_event
-from plugins.models.wire.base import Call, Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, Usage, encode_event
+from tsagent_plugins.models.wire.base import Call, Reply, ToolSpec, WireFormat, pieces, string_leaves
 
 
 class ResponsesWire(WireFormat):

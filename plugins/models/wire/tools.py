@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.models.wire.base import ToolSpec
+from tsagent_plugins.models.wire.base import ToolSpec
 
 #: Shell tool names, most specific first.
 SHELL_TOOLS = ("Bash", "bash", "run_shell_command", "exec_command", "shell_command", "shell", "local_shell")

@@ -3,8 +3,8 @@
 TraceBench Section 4.1 and Appendix A.  Registered as the simulator ``balldrop``.
 """
 
-from harness.hookspecs import hookimpl
-from plugins.simulators.balldrop.simulator import BallDrop
+from harness import hookimpl
+from tsagent_plugins.simulators.balldrop.simulator import BallDrop
 
 __all__ = ["BallDrop", "register_simulators"]
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from plugins.simulators.balldrop import flight
+from tsagent_plugins.simulators.balldrop import flight
 
 #: Impact speed (m/s) at or above which the ball rebounds (Appendix A).
 IMPACT_SPEED_THRESHOLD = 0.5

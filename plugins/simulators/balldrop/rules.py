@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.contracts import RuleOutcome, Trajectory
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory
 
 DIVERGENCE_RTOL = 1e-9
 CONTACT_MIN = 1.0

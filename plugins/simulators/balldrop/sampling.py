@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.contracts import Parameter
+from harness import Parameter
 
 #: eps in the symmetric relative difference.
 SRD_EPS = 1e-12
@@ -207,7 +207,7 @@ def new_value(p: Parameter, old: float, rng: np.random.Generator) -> float:
 #   (:func:`new_value`): increases and decreases are equally likely whatever the old value.
 # * Impact-speed cutoff 0.5 m/s: Appendix A.  Observation-model forms: :mod:`.noise`.
 #   Rule constants (divergence tolerance, DTW normalisation): :mod:`.rules`.
-#   Configurations, draws per parameter and the C.1 rule: ``plugins.tasks.tracebench._generation``.
+#   Configurations, draws per parameter and the C.1 rule: ``tsagent_plugins.tasks.tracebench._generation``.
 #: BallDrop baseline distributions, bounds = Table 5's retained-pool [min, max].  The filter
 #: reshapes them: the share of configurations it keeps falls about 25-fold from drag 0 to 6
 #: kg/m and 18-fold from restitution 0.99 to 0.4, and rises about 2-fold with height and 4-fold

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from harness.contracts import (
+from harness import (
     Channel,
     Configuration,
     Intervention,
@@ -15,9 +15,9 @@ from harness.contracts import (
     ReferenceTables,
     RuleOutcome,
     Simulator,
-    Trajectory,
+    SimulatedTrajectory as Trajectory,
 )
-from plugins.simulators.balldrop import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "

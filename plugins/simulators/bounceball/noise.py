@@ -1,7 +1,7 @@
 """BounceBall observation model (TraceBench Table 11 coefficients, calibrated to Table 12 by form only).
 
 The components and their exact coefficients are Table 11's; the forms are those of
-:mod:`plugins.simulators.common.noise` (scale ``S_c`` = peak magnitude of the clean channel).
+:mod:`tsagent_plugins.simulators.common.noise` (scale ``S_c`` = peak magnitude of the clean channel).
 Documented choices (the coefficients are never changed; only these forms were tuned to Table 12):
 
 * event times: every wall impact (``Trajectory.events``) for position and velocity; the force
@@ -12,7 +12,7 @@ Documented choices (the coefficients are never changed; only these forms were tu
 
 from __future__ import annotations
 
-from plugins.simulators.common.noise import ChannelNoise, FieldNoise
+from tsagent_plugins.simulators.common.noise import ChannelNoise, FieldNoise
 
 #: Table 11, exact BounceBall observation-noise coefficients at kappa_ref.
 COEFFICIENTS = {

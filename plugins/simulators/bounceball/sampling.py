@@ -1,7 +1,7 @@
 """BounceBall baseline marginals (TraceBench Table 10) and intervention settings.
 
 Every variable is drawn from a two-piece (log-)uniform :class:`Marginal` on Table 10's
-``[min, max]`` (see :mod:`plugins.simulators.common.sampling`); the sampling medians below were
+``[min, max]`` (see :mod:`tsagent_plugins.simulators.common.sampling`); the sampling medians below were
 set so that the *retained* pool (after the solvability filter, Table 9 and C.1) lands near
 Table 10's medians, as measured by ``benchmarks/pool_summary_bounceball.py``.
 
@@ -24,7 +24,7 @@ Choices the paper leaves open, with reasons:
 
 from __future__ import annotations
 
-from plugins.simulators.common.sampling import Marginal
+from tsagent_plugins.simulators.common.sampling import Marginal
 
 #: Share of baselines on a level rail (inclination exactly 0).
 LEVEL_SHARE = 0.3

@@ -8,8 +8,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from harness.contracts import Configuration, Intervention, Parameter, Simulator, Trajectory
-from plugins.simulators.common import sampling
-from plugins.simulators.common.noise import FieldNoise
+from tsagent_plugins.simulators.common import sampling
+from tsagent_plugins.simulators.common.noise import FieldNoise
 
 
 class TableSimulator(Simulator):
@@ -62,7 +62,7 @@ class TableSimulator(Simulator):
 
     # ------------------------------------------------------------------ noise
     def observe(self, clean: Trajectory, kappa: float, seed: int) -> np.ndarray:
-        """One draw of ``p_kappa(. | clean)`` (forms in :mod:`plugins.simulators.common.noise`), shape (T, C).
+        """One draw of ``p_kappa(. | clean)`` (forms in :mod:`tsagent_plugins.simulators.common.noise`), shape (T, C).
 
         Depends only on ``(clean, kappa, seed)``; ``kappa = 0`` returns a copy of the clean values.
         Raises ValueError for ``kappa < 0`` or ``seed < 0``.

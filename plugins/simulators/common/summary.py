@@ -110,7 +110,7 @@ def main(sim_name: str, table_ranges: dict, table_snr: dict, snr_names: list[str
     from rich.table import Table
 
     from harness.plugins import get
-    from plugins.tasks.tracebench.pool import load_pool
+    from tsagent_plugins.tasks.tracebench.pool import load_pool
 
     @click.command()
     @click.option("--per-class", default=142, show_default=True, type=click.IntRange(1))

@@ -4,7 +4,7 @@ TraceBench Appendix A, Tables 13-17.  Registered as the simulator ``massslide``.
 """
 
 from harness.hookspecs import hookimpl
-from plugins.simulators.massslide.simulator import MassSlide
+from tsagent_plugins.simulators.massslide.simulator import MassSlide
 
 __all__ = ["MassSlide", "register_simulators"]
 

@@ -1,7 +1,7 @@
 """MassSlide observation model (TraceBench Table 16 coefficients, calibrated to Table 17 by form only).
 
 Components and exact coefficients are Table 16's; forms are those of
-:mod:`plugins.simulators.common.noise` (scale ``S_c`` = peak magnitude of the clean channel).
+:mod:`tsagent_plugins.simulators.common.noise` (scale ``S_c`` = peak magnitude of the clean channel).
 Event times are the stick/slip transitions (``Trajectory.events``).  The friction ``bias`` is one
 constant offset per noise seed.  ``*_EVENT_TAU`` (s) localise the event components around
 the transitions; :data:`DRIFT_TAU` (s) is the drift's correlation time.  Only these forms were
@@ -10,7 +10,7 @@ tuned to Table 17; the coefficients are never changed.
 
 from __future__ import annotations
 
-from plugins.simulators.common.noise import ChannelNoise, FieldNoise
+from tsagent_plugins.simulators.common.noise import ChannelNoise, FieldNoise
 
 #: Table 16, exact MassSlide observation-noise coefficients at kappa_ref.
 COEFFICIENTS = {

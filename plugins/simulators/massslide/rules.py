@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from harness.contracts import RuleOutcome, Trajectory
-from plugins.simulators.common.sampling import SRD_EPS
+from tsagent_plugins.simulators.common.sampling import SRD_EPS
 
 SRD_MIN = 0.2
 RUN = 5

@@ -1,7 +1,7 @@
 """MassSlide baseline marginals (TraceBench Table 15) and intervention settings.
 
 Every variable is drawn from a two-piece (log-)uniform :class:`Marginal` on Table 15's
-``[min, max]`` (see :mod:`plugins.simulators.common.sampling`) with the sampling median below,
+``[min, max]`` (see :mod:`tsagent_plugins.simulators.common.sampling`) with the sampling median below,
 set so the retained pool lands near Table 15's medians (``benchmarks/pool_summary_massslide.py``).
 
 Choices the paper leaves open, with reasons:
@@ -22,7 +22,7 @@ Choices the paper leaves open, with reasons:
 
 from __future__ import annotations
 
-from plugins.simulators.common.sampling import Marginal
+from tsagent_plugins.simulators.common.sampling import Marginal
 
 MIN_SRD, MIN_ABS = 0.3, 0.06
 

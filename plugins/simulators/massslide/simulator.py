@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness.contracts import Channel, Configuration, Intervention, Parameter, RuleOutcome, Trajectory
-from plugins.simulators.common.base import TableSimulator
-from plugins.simulators.massslide import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.common.base import TableSimulator
+from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
 
 #: Appendix A's system description from "a block of mass m" on.
 DESCRIPTION = (

@@ -16,8 +16,8 @@ deep-research agent, in a sandbox): :mod:`.research` (workspace, scoring) and
 :mod:`.research_outputs` (bounded readers, the release's export files).
 """
 
-from harness.hookspecs import hookimpl
-from plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
+from harness import hookimpl
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
 
 __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_file", "load_tasks"]
 
@@ -25,13 +25,13 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 @hookimpl
 def register_task_templates(register):
     """Register the ``drcik`` template (forecasting and research episodes)."""
-    from plugins.tasks.drcik.template import DrcikTemplate
+    from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
     register(DrcikTemplate())
 
 
 def _report_section(frame):
-    from plugins.tasks.drcik.report import build_section
+    from tsagent_plugins.tasks.drcik.report import build_section
 
     return build_section(frame)
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.config import ConfigError
-from plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
+from harness import ConfigError
+from tsagent_plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
 
 OK = "ok"
 EMPTY = "empty"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from plugins.tasks.drcik.loader import Document, DrcikTask
+from tsagent_plugins.tasks.drcik.loader import Document, DrcikTask
 
 
 class CorpusError(ValueError):

@@ -1,7 +1,7 @@
 """Run forecasters × context conditions over Dr-CiK tasks; write and validate submission files.
 
 :func:`run_experiment` produces one results row per (forecaster, context,
-task) with the metrics of :mod:`plugins.tasks.drcik.metrics` and keeps the
+task) with the metrics of :mod:`tsagent_plugins.tasks.drcik.metrics` and keeps the
 sample paths for export.  A forecaster that ignores text
 (``uses_context = False``) is run once per task and its forecast reused for
 every condition (``context_used`` is False in those rows: the results say so).
@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from harness.contracts import Forecaster, ForecastError, ForecastRequest
-from plugins.forecasters._common import check_samples
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.loader import DrcikTask
-from plugins.tasks.drcik.metrics import FAILED, score_task
+from tsagent_plugins.forecasters._common import check_samples
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.loader import DrcikTask
+from tsagent_plugins.tasks.drcik.metrics import FAILED, score_task
 
 SUBMISSION_TYPES = ("agentic", "direct_llm", "ts_model", "statistical", "retrieval")
 METADATA_FIELDS = ("method", "organization", "type", "base_model", "reproduction", "contact", "notes")

@@ -19,7 +19,7 @@ be downloaded here); the test fixture ``tests/fixtures/drcik/flat`` is hand-made
 to this description.  Each table is ``<name>.parquet``, ``<name>.jsonl`` or a
 folder ``<name>/`` of such files (e.g. ``tasks/train-00000-of-00001.parquet``),
 optionally under ``data/``.  Each task row is converted into the release's
-nested task format and parsed by :func:`plugins.tasks.drcik.loader.parse_task`,
+nested task format and parsed by :func:`tsagent_plugins.tasks.drcik.loader.parse_task`,
 so every data rule applies identically.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.config import ConfigError
+from harness import ConfigError
 
 TABLES = ("tasks", "documents", "task_documents")
 _SHOWCASE_COLUMNS = {"entity_name", "entity_type", "profile_id", "profile_name", "profile_details",
@@ -138,8 +138,8 @@ def task_record(row: dict, links: list[dict], texts: dict[str, dict], file: Path
 
 
 def load_flat(root: Path | str) -> list:
-    """Load every task of a flat layout folder into :class:`~plugins.tasks.drcik.loader.DrcikTask` objects."""
-    from plugins.tasks.drcik.loader import parse_task
+    """Load every task of a flat layout folder into :class:`~tsagent_plugins.tasks.drcik.loader.DrcikTask` objects."""
+    from tsagent_plugins.tasks.drcik.loader import parse_task
 
     root = Path(root)
     tasks = _read_table(root, "tasks")

@@ -7,13 +7,13 @@ Release task format (one JSON file per task, ``tasks/<benchmark_id>.json``):
 ``subtype`` for distractors, ``path``), ``annotations.gt_evidence`` (``{id,
 evidence}``) and top-level fields (split, origin, reasoning_hops, showcase,
 labels_public, ...) kept as they are.  The flat Hugging Face layout is read by
-:mod:`plugins.tasks.drcik.flat` and converted into this same form, so the data
+:mod:`tsagent_plugins.tasks.drcik.flat` and converted into this same form, so the data
 rules below are applied by one code path.
 
 Data rules (each recorded in :attr:`DrcikTask.data_notes` when applied):
 
 1. frequency strings and codes go through the one alias table of
-   :mod:`plugins.tasks.drcik.frequency`;
+   :mod:`tsagent_plugins.tasks.drcik.frequency`;
 2. ``seasonal_period``: an int is used as given, a string is a frequency code
    from which m is derived;
 3. NaN in history is interpolated in time, ends filled with the nearest value;
@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.config import ConfigError
-from plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
+from harness import ConfigError
+from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
 
 SUPPORTING = "supporting"
 DISTRACTOR = "distractor"
@@ -96,7 +96,7 @@ class DrcikTask:
     ``future``: float values on ``future_index``, or None when labels are hidden.
     ``seasonal_period``: integer m >= 1.  ``frequency``: pandas offset alias.
     ``documents``: the task's documents in file order (that order leaks roles:
-    never show it to an agent, see :mod:`plugins.tasks.drcik.corpus`).
+    never show it to an agent, see :mod:`tsagent_plugins.tasks.drcik.corpus`).
     ``evidence``: ground-truth evidence items (empty when hidden).
     ``annotations``: other annotation fields, unchanged.  ``metadata``:
     ``task_metadata`` plus other top-level fields, unchanged.
@@ -355,14 +355,14 @@ def load_tasks(path: Path | str | None = None) -> list[DrcikTask]:
     ``path`` may be one task JSON file, a release folder (``tasks/*.json``,
     ordered by ``benchmark_manifest.json`` when present), or a flat Hugging Face
     layout folder (``tasks``/``documents``/``task_documents`` tables, see
-    :mod:`plugins.tasks.drcik.flat`).
+    :mod:`tsagent_plugins.tasks.drcik.flat`).
     """
     path = Path(path) if path is not None else SAMPLE_DIR
     if path.is_file():
         return [load_task_file(path)]
     if not path.is_dir():
         raise ConfigError(path, ["no such file or folder"])
-    from plugins.tasks.drcik import flat
+    from tsagent_plugins.tasks.drcik import flat
 
     if flat.is_flat_layout(path):
         return flat.load_flat(path)

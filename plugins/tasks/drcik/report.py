@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.report.load import ReportError
-from harness.report.sections import Section
-from harness.report.tables import DASH, Table, fmt_pm
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
+from harness import ReportError
+from harness import Section
+from harness import DASH, Table, fmt_pm
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
                                          common_tasks, summary_table)
 
 CELLS = ["forecaster", "context"]

@@ -18,7 +18,7 @@ Workspace (all the agent sees; nothing names a role, subtype or owning task)::
 
 Choices the paper leaves open, each with its reason:
 
-- The prompt is the Direct Prompt of ``llm-dp`` (:func:`plugins.forecasters.llm.build_prompt`)
+- The prompt is the Direct Prompt of ``llm-dp`` (:func:`tsagent_plugins.forecasters.llm.build_prompt`)
   with the task's ``target_description`` in its context block (the "forecast task
   instructions" must say what the series is, or no search is possible), followed by the
   research instruction verbatim and the output format.
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.contracts import EpisodeScore, Materialized
-from plugins.tasks.drcik.corpus import Corpus
-from plugins.tasks.drcik.loader import DrcikTask
+from tsagent_plugins.tasks.drcik.corpus import Corpus
+from tsagent_plugins.tasks.drcik.loader import DrcikTask
 
 #: The paper's research instruction, verbatim (Appendix G "Deep-research agents").
 RESEARCH_INSTRUCTION = ("Search the local environment and gather the most relevant documents and evidence "
@@ -76,7 +76,7 @@ Do not forecast the values yourself; gather the evidence a forecaster needs.
 def research_prompt(task: DrcikTask) -> str:
     """The agent's prompt: the Direct Prompt (context block = target description), the research
     instruction verbatim, then the corpus location and output format."""
-    from plugins.forecasters.llm import build_prompt
+    from tsagent_plugins.forecasters.llm import build_prompt
 
     dp = build_prompt(task.history, task.future_index, task.target_description)
     return f"{dp}\n{RESEARCH_INSTRUCTION}\n{OUTPUT_INSTRUCTIONS}"
@@ -145,7 +145,7 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     ``report_chars``, ``evidence_ok`` / ``report_ok`` and ``output_reason`` (None when both are fine).
     ``keep_corpus=False`` removes the workspace's corpus copy afterwards (the key reproduces it).
     """
-    from plugins.tasks.drcik import research_outputs as out
+    from tsagent_plugins.tasks.drcik import research_outputs as out
 
     key = json.loads((key_dir / KEY_FILE).read_text(encoding="utf-8"))
     report, report_reasons = out.read_report(workspace / REPORT_FILE)

@@ -52,9 +52,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from harness.config import Budget, Strict
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik.loader import SAMPLE_DIR
-from plugins.tasks.drcik.research_outputs import METADATA_FIELDS
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
+from tsagent_plugins.tasks.drcik.research_outputs import METADATA_FIELDS
 
 SAMPLE = "sample"
 TEMPLATE = "drcik"

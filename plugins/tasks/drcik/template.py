@@ -10,9 +10,9 @@ Episodes have a kind (``params.episode_kind``):
 - ``research``: one task × one deep-research agent (``episode`` = ``<benchmark_id>``;
   the agent is the run's agent profile, which is required), run in a sandbox like
   any agent episode (paper Section 5, Appendix G "Common interface").  The
-  workspace and key come from :func:`plugins.tasks.drcik.research.materialize_research`
+  workspace and key come from :func:`tsagent_plugins.tasks.drcik.research.materialize_research`
   (the corpus pools the documents of every loaded task), the score from
-  :func:`plugins.tasks.drcik.research.score_research`; its row holds
+  :func:`tsagent_plugins.tasks.drcik.research.score_research`; its row holds
   ``benchmark_id``, ``episode_kind`` and the research metrics (``evidence_items``,
   ``cited_documents``, ``hallucinated_ids``, ``cross_task_citations``,
   ``distractor_citations``, ``report_chars``, ``report_ok``, ``evidence_ok``,
@@ -27,8 +27,8 @@ release's submission files per forecaster × context
 (``submissions/<forecaster>__<context>/forecasts.jsonl`` + ``metadata.json``)
 and records their validation in ``run.json``.
 
-A row holds, besides the metrics of :func:`plugins.tasks.drcik.metrics.score_task`
-and the columns of :func:`plugins.tasks.drcik.experiment.info_columns`:
+A row holds, besides the metrics of :func:`tsagent_plugins.tasks.drcik.metrics.score_task`
+and the columns of :func:`tsagent_plugins.tasks.drcik.experiment.info_columns`:
 ``forecaster``, ``forecaster_options`` (JSON), ``context``, ``benchmark_id``,
 ``episode_kind``, ``evidence_run`` / ``evidence_agent`` (DR conditions: which
 run and which agent produced the evidence), ``fitted_model`` (JSON of what the
@@ -56,18 +56,18 @@ import pandas as pd
 from harness import plugins as registry
 from harness.config import AgentProfile, ConfigError
 from harness.contracts import EpisodeScore, Materialized, TaskTemplate
-from plugins.tasks.drcik import contexts as ctx
-from plugins.tasks.drcik import research_outputs as research_out
-from plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
+from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik import research_outputs as research_out
+from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
-from plugins.tasks.drcik.loader import DrcikTask, load_tasks
-from plugins.tasks.drcik.metrics import score_task
-from plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
-from plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
+from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
+from tsagent_plugins.tasks.drcik.metrics import score_task
+from tsagent_plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
-#: Keys of a forecast's ``info`` that describe the fitted model (see plugins.forecasters.statistical).
+#: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
 
 
@@ -244,7 +244,7 @@ class DrcikTemplate(TaskTemplate):
         model, profile = None, None
         if getattr(forecaster, "needs_model", False):
             profile = self._profile(params, profile)
-            from plugins.forecasters.llm import ProxyModel
+            from tsagent_plugins.forecasters.llm import ProxyModel
 
             options = {"script": params.script} if params.script else {}
             model = ProxyModel.start(profile, folder / "proxy", params.model_backend, options, params.budget)
@@ -355,7 +355,7 @@ class DrcikTemplate(TaskTemplate):
 def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
     """The evidence of one research episode folder as claims citing release ids (None: none readable).
 
-    What :func:`plugins.tasks.drcik.research.score_research` writes: ``score.json`` details (one
+    What :func:`tsagent_plugins.tasks.drcik.research.score_research` writes: ``score.json`` details (one
     ``{"claim", "cited", "resolved", "dropped"}`` per kept item, in the agent's order; the claim there
     is clipped for display) and ``key/deep_research.jsonl`` (the full claims, same items, same order).
     Claims come from the export when it matches the details item for item, else from the details;

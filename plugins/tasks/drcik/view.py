@@ -53,7 +53,7 @@ def _tasks_values(value) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _folder_tasks(folder: str) -> dict:
-    from plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.loader import load_tasks
 
     return {t.benchmark_id: t for t in load_tasks(folder)}
 
@@ -61,7 +61,7 @@ def _folder_tasks(folder: str) -> dict:
 def _task(episode: EpisodeView, benchmark_id: str):
     """The task of a row: from run.json's ``tasks`` list (``harness forecast`` runs: each task's source file),
     else from the spec's ``tasks`` value (``sample`` or a release folder)."""
-    from plugins.tasks.drcik.loader import SAMPLE_DIR, load_task_file
+    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_task_file
 
     for entry in episode.run.get("tasks") or []:
         if isinstance(entry, dict) and entry.get("benchmark_id") == benchmark_id and entry.get("source"):
@@ -130,9 +130,9 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
 
 def _research(episode: EpisodeView, task) -> Panel | None:
     """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (format:
-    :mod:`plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
+    :mod:`tsagent_plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
     from harness.config import ConfigError
-    from plugins.tasks.drcik.contexts import load_dr_evidence
+    from tsagent_plugins.tasks.drcik.contexts import load_dr_evidence
 
     evidence = episode.file("workspace/evidence.json")
     if evidence is None and episode.file("workspace/report.md") is None:

@@ -1,14 +1,14 @@
 """TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`), the
 commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`),
-and its report section, Table 22 (:mod:`.table22`)."""
+and its report section (:mod:`.report`, with Table 22 from :mod:`.table22`)."""
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 
 
 @hookimpl
 def register_task_templates(register):
     """Register the ``tracebench`` template."""
-    from plugins.tasks.tracebench.template import TracebenchTemplate
+    from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
 
     register(TracebenchTemplate())
 
@@ -16,20 +16,26 @@ def register_task_templates(register):
 @hookimpl
 def register_commands(cli):
     """Add ``generate`` and ``plot-sample``."""
-    from plugins.tasks.tracebench.cli_generate import generate
-    from plugins.tasks.tracebench.cli_plot import plot_sample
+    from tsagent_plugins.tasks.tracebench.cli_generate import generate
+    from tsagent_plugins.tasks.tracebench.cli_plot import plot_sample
 
     cli.add_command(generate)
     cli.add_command(plot_sample)
 
 
-def _report_section(frame):
-    from plugins.tasks.tracebench.table22 import build_section
+def _report_section(rows):
+    # pandas and matplotlib load with a report
+    from tsagent_plugins.tasks.tracebench.report import build_section
+    from tsagent_plugins.tasks.tracebench.table22 import table22
 
-    return build_section(frame)
+    section = build_section(rows)
+    table = table22(rows)
+    if table is not None:
+        section.tables.append(table)
+    return section
 
 
 @hookimpl
 def register_report_sections(register):
-    """Table 22 (classical baselines beside the agents) in ``harness report``."""
+    """TraceBench's tables and figures in ``harness report`` (Table 22 when baselines ran)."""
     register("tracebench", _report_section)

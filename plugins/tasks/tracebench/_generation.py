@@ -42,8 +42,8 @@ from typing import Callable
 
 import numpy as np
 
-from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
-from plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
+from harness import NO_CHANGE, Configuration, Intervention, Simulator, SimulatedTrajectory as Trajectory
+from tsagent_plugins.tasks.tracebench.filtering import FilterSettings, SolvabilityFilter
 
 #: interventions drawn per (configuration, parameter) before the parameter is given up.
 #: One draw: each configuration yields one candidate per class, varying class, time

@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.contracts.simulator import Trajectory
+from harness import SimulatedTrajectory as Trajectory
 
 FORMAT = 1
 FILES = ("meta.json", "stats.json", "timings.json", "recipes.parquet", "configs.parquet", "trajectories.parquet",

@@ -3,10 +3,10 @@
     harness generate --simulator balldrop --per-class 142 --seed 0 --out pools/
 
 writes the pool into ``OUT/<sim>-v<version>-seed<S>-n<N>/`` (the cache layout of
-:mod:`plugins.tasks.tracebench.pool`; ``--out`` defaults to the cache root that runs read, so a
+:mod:`tsagent_plugins.tasks.tracebench.pool`; ``--out`` defaults to the cache root that runs read, so a
 generated pool is used by later runs with the same ``pool_seed`` and ``pool_per_class``), with
 a progress bar, on every usable core.  ``--released DIR`` also writes it in the published
-TraceBench layout (:mod:`plugins.tasks.tracebench.released`).  The files are byte-identical for
+TraceBench layout (:mod:`tsagent_plugins.tasks.tracebench.released`).  The files are byte-identical for
 the same seed and library versions whatever ``--workers`` is, except ``timings.json``.
 """
 
@@ -34,8 +34,8 @@ def generate(sim_name: str, per_class: int, seed: int, out: Path | None, workers
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness.plugins import UnknownPlugin, get
-    from plugins.tasks.tracebench import _generation
-    from plugins.tasks.tracebench.pool import default_cache_root, load_pool
+    from tsagent_plugins.tasks.tracebench import _generation
+    from tsagent_plugins.tasks.tracebench.pool import default_cache_root, load_pool
 
     try:
         sim = get("simulator", sim_name)
@@ -55,7 +55,7 @@ def generate(sim_name: str, per_class: int, seed: int, out: Path | None, workers
         f"{s['candidates']} candidates, {s['accepted']} accepted")
     console.print(f"{len(pool)} samples {how}")
     if released_dir is not None:
-        from plugins.tasks.tracebench.released import write_released
+        from tsagent_plugins.tasks.tracebench.released import write_released
 
         write_released(pool, released_dir)
         console.print(f"released layout: {released_dir}")

@@ -17,8 +17,8 @@ import click
 
 def open_pool(sim, pool_dir: Path | None, seed: int, per_class: int):
     """A released directory, a generated pool directory, or the cached pool (seed, per_class)."""
-    from plugins.tasks.tracebench import pool as pool_mod
-    from plugins.tasks.tracebench import released
+    from tsagent_plugins.tasks.tracebench import pool as pool_mod
+    from tsagent_plugins.tasks.tracebench import released
 
     if pool_dir is None:
         return pool_mod.load_pool(sim, pool_seed=seed, per_class=per_class)
@@ -44,8 +44,8 @@ def plot_sample_cmd(sim_name: str, pool_dir: Path | None, seed: int, per_class: 
                     label: str | None, rep_seed: int, out: Path) -> None:
     """Plot one sample's channels: clean, low noise and high noise, intervention time marked."""
     from harness.plugins import UnknownPlugin, get
-    from plugins.tasks.tracebench.files import noise_seed
-    from plugins.tasks.tracebench.plot import plot_sample
+    from tsagent_plugins.tasks.tracebench.files import noise_seed
+    from tsagent_plugins.tasks.tracebench.plot import plot_sample
 
     try:
         sim = get("simulator", sim_name)

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from plugins.tasks.tracebench.prompts import column_names
+from tsagent_plugins.tasks.tracebench.prompts import column_names
 
 SUFFIX = ".parquet"
 NAME_HEX_CHARS = 12

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.contracts.simulator import Configuration, Intervention, RuleOutcome, Simulator, Trajectory
+from harness import Configuration, Intervention, RuleOutcome, Simulator, SimulatedTrajectory as Trajectory
 
 NI = "NI"
 SC = "SC"

@@ -2,7 +2,7 @@
 
 A pool holds ``per_class`` clean samples for every class (each parameter label
 plus ``"no parameter change"``) that passed the solvability filter
-(:mod:`plugins.tasks.tracebench.filtering`) and the configuration rule (an
+(:mod:`tsagent_plugins.tasks.tracebench.filtering`) and the configuration rule (an
 initial configuration is kept only when at least two distinct parameters pass;
 NI samples come only from kept configurations).  It is generated once per
 ``(simulator name, simulator version, pool seed, per_class)`` and cached in
@@ -29,11 +29,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
-from plugins.tasks.tracebench import _generation, _split, _store
-from plugins.tasks.tracebench._split import Split
-from plugins.tasks.tracebench._store import PoolCacheError
-from plugins.tasks.tracebench.filtering import PROBES, FilterSettings, ratio_key
+from harness import NO_CHANGE, Configuration, Intervention, Simulator, SimulatedTrajectory as Trajectory
+from tsagent_plugins.tasks.tracebench import _generation, _split, _store
+from tsagent_plugins.tasks.tracebench._split import Split
+from tsagent_plugins.tasks.tracebench._store import PoolCacheError
+from tsagent_plugins.tasks.tracebench.filtering import PROBES, FilterSettings, ratio_key
 
 __all__ = ["Pool", "Split", "PoolCacheError", "load_pool", "default_cache_root", "pool_key"]
 
@@ -130,8 +130,8 @@ class Pool:
 
     def noise_seed(self, sample_id: str, rep_seed: int) -> int:
         """Seed of ``Simulator.observe`` for ``sample_id`` in repetition ``rep_seed``
-        (:func:`plugins.tasks.tracebench.files.noise_seed` of this pool's seed)."""
-        from plugins.tasks.tracebench.files import noise_seed
+        (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed` of this pool's seed)."""
+        from tsagent_plugins.tasks.tracebench.files import noise_seed
 
         self._check(sample_id)
         if self._pool_seed is None:

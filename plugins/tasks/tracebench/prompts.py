@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Literal, Sequence
 
-from harness.contracts import NO_CHANGE, Simulator
+from harness import NO_CHANGE, Simulator
 
 Submission = Literal["direct", "programmatic"]
 

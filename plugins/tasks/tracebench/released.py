@@ -55,17 +55,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
-from plugins.tasks.tracebench._split import Split
-from plugins.tasks.tracebench._store import PoolCacheError, normalize_recipes
-from plugins.tasks.tracebench.files import noise_seed
-from plugins.tasks.tracebench.template import PAPER_CONDITIONS
+from tsagent_plugins.tasks.tracebench._split import Split
+from tsagent_plugins.tasks.tracebench._store import PoolCacheError, normalize_recipes
+from tsagent_plugins.tasks.tracebench.files import noise_seed
+from tsagent_plugins.tasks.tracebench.template import PAPER_CONDITIONS
 
 QUESTIONS, MANIFEST, RECORD, FRAMES = "questions.json", "sample_manifest.json", "model_record.json", "dataframes"
 NOISE_NOTE = ("clean samples and assignments from the released dataset; observation noise from this "
               "harness's model (the released noise code is not public)")
 
 #: Paper condition slugs -> (submission, noise, context, examples_per_class > 0), from the
-#: template's :data:`~plugins.tasks.tracebench.template.PAPER_CONDITIONS` (one table).
+#: template's :data:`~tsagent_plugins.tasks.tracebench.template.PAPER_CONDITIONS` (one table).
 CONDITIONS: dict[str, tuple[str, str, bool, bool]] = {
     slug: (submission, noise, context, examples)
     for slug, (noise, submission, context, examples) in PAPER_CONDITIONS.items()
@@ -85,7 +85,7 @@ def condition_slug(submission: str, noise: str, context: bool, examples_per_clas
 # ------------------------------------------------------------------ writing
 def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int = 10, n_support_per_class: int = 3,
                    heldout_per_class: int = 142, pool_seed: int | None = None) -> Path:
-    """Write ``pool`` (a :class:`plugins.tasks.tracebench.pool.Pool`) in the released layout.
+    """Write ``pool`` (a :class:`tsagent_plugins.tasks.tracebench.pool.Pool`) in the released layout.
 
     Every paper condition gets, per repetition seed, the split and noise seeds a run on the
     pool itself with these batch sizes would use (so an episode on the written copy equals one

@@ -55,7 +55,7 @@ from typing import Any, Sequence
 
 from harness import untrusted
 from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
-from plugins.tasks.tracebench.files import file_key
+from tsagent_plugins.tasks.tracebench.files import file_key
 
 RESULTS_FILE = "results.json"
 RULE_FILE = "rule.py"

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.contracts.simulator import NO_CHANGE, Simulator
-from plugins.tasks.tracebench.files import noise_seed
+from tsagent_plugins.tasks.tracebench.files import noise_seed
 
 #: Tolerances of the pool specification, as fractions of the table's span.
 EDGE_TOL = 0.10
@@ -102,7 +102,7 @@ def snr_table(sim: Simulator, pool, rep_seed: int = 0) -> pd.DataFrame:
 
 
 def _meta_seed(pool) -> int:
-    from plugins.tasks.tracebench._store import read_json
+    from tsagent_plugins.tasks.tracebench._store import read_json
 
     return read_json(pool.path / "meta.json")["pool_seed"]
 

@@ -40,10 +40,11 @@ from typing import Any, Callable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.contracts import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
-from plugins.tasks.tracebench import files as sample_files
-from plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
-from plugins.tasks.tracebench.scoring import score_episode
+from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.tracebench import files as sample_files
+from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
+from tsagent_plugins.tasks.tracebench.scoring import score_episode
 
 #: Pool size per class (Appendix C.1: 142 held-out per class plus test and support).
 DEFAULT_POOL_PER_CLASS = 160
@@ -52,7 +53,7 @@ RECIPES_FILE = "recipes.json"
 
 Progress = Callable[[int, int], None]
 PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
-"""``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``plugins.tasks.tracebench.pool``)."""
+"""``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``tsagent_plugins.tasks.tracebench.pool``)."""
 
 
 #: The paper's condition slugs (Section 4.5): slug -> (noise, submission, context, labeled examples).
@@ -72,7 +73,7 @@ class ReleasedPoolRef(BaseModel):
     """``params.pool``: run on a downloaded TraceBench release instead of a generated pool.
 
     ``path``: the simulator's released directory (``questions.json``, ``sample_manifest.json``,
-    ``dataframes/``; :mod:`plugins.tasks.tracebench.released`).  ``condition``: the paper's
+    ``dataframes/``; :mod:`tsagent_plugins.tasks.tracebench.released`).  ``condition``: the paper's
     condition slug whose sample assignment to use (default: the slug of this task's settings,
     e.g. ``gentle-cloud`` for direct / low noise).  ``noise`` is fixed text recorded in the
     run's parameters: the noise on these clean samples is this harness's model.
@@ -129,7 +130,7 @@ class TracebenchParams(BaseModel):
     @field_validator("simulator")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from harness.plugins import UnknownPlugin, get
+        from harness import UnknownPlugin, get_plugin as get
 
         try:
             get("simulator", name)
@@ -166,7 +167,7 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
 
     ``progress(done, total)`` is called while a pool is generated.
     """
-    from plugins.tasks.tracebench.pool import load_pool
+    from tsagent_plugins.tasks.tracebench.pool import load_pool
 
     key = (simulator.name, getattr(simulator, "version", ""), pool_seed, per_class)
     if key not in _pool_cache:
@@ -176,13 +177,13 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
 
 def _observed_cache(sim: Simulator, sample_id: str, seed: int, kappa: float) -> Path:
     """Where the observed (noisy) copy of a pool sample is cached, beside the pools."""
-    from plugins.tasks.tracebench.pool import default_cache_root
+    from tsagent_plugins.tasks.tracebench.pool import default_cache_root
 
     return default_cache_root().parent / "observed" / f"{sim.name}-v{sim.version}" / f"{sample_id}-{seed}-k{kappa:g}.parquet"
 
 
 def default_simulator(name: str) -> Simulator:
-    from harness.plugins import get
+    from harness import get_plugin as get
 
     return get("simulator", name)
 
@@ -197,6 +198,7 @@ class TracebenchTemplate(TaskTemplate):
     name = "tracebench"
     params_model = TracebenchParams
     privileged_inputs = True
+    result_columns = RESULT_COLUMNS
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):
@@ -220,7 +222,7 @@ class TracebenchTemplate(TaskTemplate):
     def _pool(self, sim: Simulator, params: TracebenchParams, progress: Progress | None = None) -> Any:
         """The generated pool, or the released one when ``params.pool`` is set."""
         if params.pool is not None:
-            from plugins.tasks.tracebench.released import load_released
+            from tsagent_plugins.tasks.tracebench.released import load_released
 
             key = ("released", sim.name, str(Path(params.pool.path).resolve()))
             if key not in _pool_cache:
@@ -231,7 +233,7 @@ class TracebenchTemplate(TaskTemplate):
     @staticmethod
     def _split(pool, params: TracebenchParams):
         if params.pool is not None:
-            from plugins.tasks.tracebench.released import condition_slug
+            from tsagent_plugins.tasks.tracebench.released import condition_slug
 
             slug = params.pool.condition or condition_slug(params.submission, params.noise, params.context,
                                                           params.examples_per_class)

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from harness.config import ConfigError, Strict, format_validation_error, load_yaml
-from harness.proxy import KEY_ENV_VARS, UpstreamRequest
-from plugins.models.wire.base import WireFormat, string_leaves
+from harness import ConfigError, Strict, format_validation_error, load_yaml
+from harness import KEY_ENV_VARS, UpstreamRequest
+from tsagent_plugins.models.wire.base import WireFormat, string_leaves
 
 WireName = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]
 Texts = str | list[str]

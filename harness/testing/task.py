@@ -1,0 +1,160 @@
+"""Conformance tests every task template must pass: no leaked answer key, scoring that never raises,
+reproducible episodes, matched conditions that share their test samples.
+
+Fixture contract: override ``template`` to return your
+:class:`harness.contracts.TaskTemplate` and ``params`` to return small,
+validated params for it (``prepare`` is called once per test that needs it).
+Optional:
+
+- ``agent_outputs``: a list of ``{relative path: bytes}`` the checks write into
+  the workspace before scoring, as an agent might (default: garbage in every
+  file the template wrote, plus an empty workspace and a stray binary file);
+- ``matched_params``: a list of params that differ from ``params`` only in a
+  condition that must keep the same test samples, and ``sample_identity(key_dir)``
+  returning a comparable identity of an episode's test samples (both needed, or
+  that check is skipped).
+
+::
+
+    import pytest
+    from harness.testing import TaskTemplateTests
+
+    class TestMyTemplate(TaskTemplateTests):
+        @pytest.fixture
+        def template(self):
+            return MyTemplate()
+
+        @pytest.fixture
+        def params(self, template):
+            return template.params_model.model_validate({"size": 3})
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.contracts import CallResult, EpisodeScore, Materialized, TaskTemplate
+
+MIN_SECRET_BYTES = 16  # shorter key files (a label, a number) can match workspace text by chance
+
+
+def materialize(template: TaskTemplate, params: Any, folder: Path, episode: str | None = None
+                ) -> tuple[Materialized, Path, Path]:
+    """``(materialized, workspace, key_dir)`` of ``episode`` (default: the first) under ``folder``."""
+    workspace, key_dir = folder / "workspace", folder / "key"
+    workspace.mkdir(parents=True)
+    key_dir.mkdir(parents=True)
+    episode = episode if episode is not None else template.episodes(params)[0]
+    return template.materialize(params, episode, workspace, key_dir), workspace, key_dir
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """Relative path -> content of every file under ``folder``."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def failing_runner(module: Path, function: str, inputs: list[Path]) -> list[CallResult]:
+    """A submission runner whose every call failed (what a broken ``rule.py`` gives)."""
+    return [CallResult(error="RuntimeError: conformance check") for _ in inputs]
+
+
+class _Base:
+    @pytest.fixture
+    def template(self) -> TaskTemplate:
+        pytest.fail("override the `template` fixture to return your TaskTemplate instance")
+
+    @pytest.fixture
+    def params(self, template) -> Any:
+        pytest.fail("override the `params` fixture to return small params for your template")
+
+    @pytest.fixture
+    def prepared(self, template, params):
+        template.prepare(params, lambda done, total, what: None)
+        return template
+
+
+class TaskTemplateLeakTests(_Base):
+    """The answer key never appears in the workspace the agent sees (nor in the prompt).  A key file at
+    the same relative path and with the same bytes as a workspace file is a pristine copy of an input
+    (kept to evaluate a submission on), not part of the answer."""
+
+    def test_answer_key_never_in_the_workspace(self, prepared, params, tmp_path):
+        done, workspace, key_dir = materialize(prepared, params, tmp_path)
+        assert isinstance(done, Materialized) and isinstance(done.prompt, str) and done.prompt
+        key, visible = files(key_dir), files(workspace)
+        assert key, "materialize wrote no answer key"
+        for name, secret in key.items():
+            if len(secret) < MIN_SECRET_BYTES or visible.get(name) == secret:
+                continue  # too short to tell, or a pristine copy of an input the agent was given
+            for path, content in visible.items():
+                assert secret not in content, f"answer key file {name} appears in workspace file {path}"
+            assert secret.decode(errors="ignore") not in done.prompt, f"answer key file {name} is in the prompt"
+
+
+class TaskTemplateScoringTests(_Base):
+    """Scoring returns an :class:`EpisodeScore` whatever the agent left behind."""
+
+    @pytest.fixture
+    def agent_outputs(self) -> list[dict[str, bytes]] | None:
+        return None
+
+    def test_scoring_never_raises_on_arbitrary_output(self, prepared, params, agent_outputs, tmp_path):
+        _, workspace, key_dir = materialize(prepared, params, tmp_path / "pristine")
+        written = list(files(workspace))
+        cases = agent_outputs if agent_outputs is not None else [
+            {},
+            {path: b"\x00\xff not what was asked \xfe" for path in written},
+            {**{path: b"" for path in written}, "stray.bin": bytes(range(256))},
+        ]
+        for i, outputs in enumerate(cases):
+            case = tmp_path / f"case{i}"
+            shutil.copytree(workspace, case / "workspace")
+            for path, content in outputs.items():
+                target = case / "workspace" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+            score = prepared.score(params, prepared.episodes(params)[0], case / "workspace", key_dir, failing_runner)
+            assert isinstance(score, EpisodeScore), f"case {i}: score() returned {type(score).__name__}"
+            assert isinstance(score.metrics, dict)
+
+
+class TaskTemplateReproducibilityTests(_Base):
+    """The same params and seed give the same episode; matched conditions share test samples."""
+
+    @pytest.fixture
+    def matched_params(self) -> list[Any] | None:
+        return None
+
+    def sample_identity(self, key_dir: Path) -> Any:
+        """A comparable identity of the episode's test samples, read from its answer key (override)."""
+        return None
+
+    def test_same_seed_same_episode(self, prepared, params, tmp_path):
+        first, ws1, key1 = materialize(prepared, params, tmp_path / "a")
+        second, ws2, key2 = materialize(prepared, params, tmp_path / "b")
+        assert first.prompt == second.prompt
+        assert files(ws1) == files(ws2), "the workspace differs between two materializations"
+        assert files(key1) == files(key2), "the answer key differs between two materializations"
+
+    def test_matched_conditions_share_test_samples(self, prepared, params, matched_params, tmp_path):
+        if not matched_params or not _overridden(self):
+            pytest.skip("no matched conditions given (override `matched_params` and `sample_identity`)")
+        _, _, base_key = materialize(prepared, params, tmp_path / "base")
+        expected = self.sample_identity(base_key)
+        assert expected is not None
+        for i, other in enumerate(matched_params):
+            prepared.prepare(other, lambda done, total, what: None)
+            _, _, key = materialize(prepared, other, tmp_path / f"matched{i}")
+            assert self.sample_identity(key) == expected, f"matched condition {i} has other test samples"
+
+
+def _overridden(suite: Any) -> bool:
+    return type(suite).sample_identity is not TaskTemplateReproducibilityTests.sample_identity
+
+
+class TaskTemplateTests(TaskTemplateLeakTests, TaskTemplateScoringTests, TaskTemplateReproducibilityTests):
+    """Aggregate conformance suite for :class:`harness.contracts.TaskTemplate`."""

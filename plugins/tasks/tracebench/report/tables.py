@@ -1,0 +1,468 @@
+"""The TraceBench tables: Table 1, Table 2, Appendix I per-simulator tables, Table 23.
+
+Conditions are read from the results columns: ``noise`` (low/high),
+``submission`` (direct/programmatic), ``context`` and ``examples_per_class``.
+The *main* setting is domain context with :data:`MAIN_EXAMPLES` labeled
+examples per class; the ablations are *no labeled examples* (context, 0
+examples) and *no domain context* (no context, 3 examples).  Agents are the
+rows' ``profile`` (the evaluated configuration), ordered by mean main-setting
+episode accuracy, best first.  When several rows share an episode's
+identity (agent, setting, noise, submission, simulator, seed) their mean is used.
+
+Aggregate cells are the pooled mean over simulators and seeds ± the
+within-simulator SD (:func:`harness.report.stats.within_simulator_sd`);
+per-simulator cells are mean ± sample SD (ddof = 1) across seeds.  The
+console-output token share of a cell is the mean of the episodes' shares.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from harness import (DASH, ReportError, Table, fmt, fmt_change, fmt_pm, sign_flip_ci, win_tie_loss,
+                     within_simulator_sd)
+from tsagent_plugins.tasks.tracebench.report.answers import chance_level
+
+MAIN_EXAMPLES = 3
+NOISES = ("low", "high")
+SUBMISSIONS = ("direct", "programmatic")
+SPLITS = {"episode": "accuracy", "held-out": "heldout_accuracy"}
+#: (noise, submission, split) columns of Tables 1 and 2
+CONDITION_COLUMNS = [("direct", "episode"), ("programmatic", "episode"), ("programmatic", "held-out")]
+SETTING_LABELS = {"main": "Main experiment", "no-examples": "No labeled examples", "no-context": "No domain context"}
+KEYS = ["profile", "setting", "noise", "submission", "simulator", "seed"]
+REQUIRED = ("profile", "simulator", "noise", "submission", "seed", "accuracy")
+
+
+# -- preparing the rows --------------------------------------------------------------------------
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value) if not pd.isna(value) else True
+
+
+def tracebench_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """TraceBench rows with a ``setting`` column (main | no-examples | no-context | other)."""
+    if "template" in frame.columns:
+        frame = frame[frame["template"].fillna("tracebench") == "tracebench"]
+    if frame.empty:
+        return frame.assign(setting=pd.Series(dtype=object))
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        runs = ", ".join(sorted(set(map(str, frame.get("run_dir", pd.Series(["?"]))))))
+        raise ReportError(f"{runs}: results.parquet lacks column(s) {', '.join(missing)} needed for the TraceBench tables")
+    frame = frame.copy()
+    frame["context"] = frame["context"].map(_as_bool) if "context" in frame.columns else True
+    if "examples_per_class" in frame.columns:
+        frame["examples_per_class"] = pd.to_numeric(frame["examples_per_class"], errors="coerce").fillna(MAIN_EXAMPLES)
+    else:
+        frame["examples_per_class"] = MAIN_EXAMPLES
+
+    def setting(row) -> str:
+        if row["context"] and row["examples_per_class"] == MAIN_EXAMPLES:
+            return "main"
+        if row["context"] and row["examples_per_class"] == 0:
+            return "no-examples"
+        if not row["context"] and row["examples_per_class"] == MAIN_EXAMPLES:
+            return "no-context"
+        return f"context={row['context']},examples={int(row['examples_per_class'])}"
+
+    frame["setting"] = frame.apply(setting, axis=1)
+    frame["seed"] = frame["seed"].astype(str)
+    for column in ("accuracy", "heldout_accuracy", "total_tokens", "cost_usd"):
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
+
+
+def agent_order(frame: pd.DataFrame) -> list[str]:
+    """Agents (profiles), best mean main-setting episode accuracy first, then by name."""
+    means = frame[frame["setting"] == "main"].groupby("profile")["accuracy"].mean()
+
+    def key(agent: str) -> tuple[float, str]:
+        mean = means.get(agent)
+        return (-(float(mean) if mean is not None and not pd.isna(mean) else -1.0), agent)
+
+    return sorted(frame["profile"].dropna().unique(), key=key)
+
+
+def _select(frame: pd.DataFrame, **equal: Any) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    for column, value in equal.items():
+        mask &= frame[column] == value
+    return frame[mask]
+
+
+def _episode_means(frame: pd.DataFrame, column: str) -> pd.Series:
+    """``column`` per episode identity (mean over duplicate rows), NaN dropped."""
+    if column not in frame.columns:
+        return pd.Series(dtype=float)
+    values = pd.to_numeric(frame[column], errors="coerce")
+    grouped = frame.assign(_v=values).dropna(subset=["_v"]).groupby(KEYS)["_v"].mean()
+    return grouped
+
+
+def _mean(values: pd.Series) -> float | None:
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    return float(values.mean()) if len(values) else None
+
+
+def _agg(rows: pd.DataFrame, column: str) -> tuple[float | None, float | None, int]:
+    """Pooled mean and within-simulator SD of ``column`` over episode identities."""
+    series = _episode_means(rows, column)
+    if series.empty:
+        return None, None, 0
+    sims = series.index.get_level_values("simulator")
+    return float(series.mean()), within_simulator_sd(series.to_numpy(), list(sims)), int(series.size)
+
+
+# -- Table 1 -------------------------------------------------------------------------------------
+
+def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
+    """Main experiment aggregated across simulators (TraceBench Table 1)."""
+    main = frame[frame["setting"] == "main"]
+    if main.empty:
+        return None
+    noises = [n for n in NOISES if n in set(main["noise"])] + sorted(set(main["noise"]) - set(NOISES))
+    columns = [(n, s, split) for n in noises for s, split in CONDITION_COLUMNS]
+    header = ["Agent"] + [f"{n} noise, {s}, {split}" for n, s, split in columns]
+    table = Table("table1", "Table 1. Mean accuracy and exploration metrics per episode (main experiment, "
+                  "aggregated across simulators; mean ± within-simulator SD)", header)
+    chance = chance_level(frame)
+    if chance is not None:
+        table.notes.append(f"Random-chance accuracy: {chance:.3f} (mean over simulators of 1 / number of classes).")
+    table.notes.append("Python: calls | statements. Plots: generated | inspected (– without image support). "
+                       "Console output: numeric values printed | token share (%). See TraceBench Appendix G.")
+    table.section("Accuracy")
+    for agent in agents:
+        cells = []
+        for noise, submission, split in columns:
+            rows = _select(main, profile=agent, noise=noise, submission=submission)
+            mean, sd, n = _agg(rows, SPLITS[split])
+            cells.append(fmt_pm(mean, sd))
+            table.data.append({"section": "accuracy", "agent": agent, "noise": noise, "submission": submission,
+                               "split": split, "mean": mean, "sd": sd, "n": n})
+        table.add(agent, cells)
+    pairs = [
+        ("Python: calls | statements", "python", ("python_calls", "python_statements"), (3, 3), (1, 1)),
+        ("Plot counts: generated | inspected", "plots", ("plots_generated", "plots_inspected"), (3, 3), (1, 1)),
+        ("Console output: numeric values printed | token share (%)", "console",
+         ("numeric_values_printed", "console_token_share"), (0, 3), (1, 100)),
+    ]
+    for title, key, (first, second), digits, scale in pairs:
+        table.section(title)
+        for agent in agents:
+            cells = []
+            for noise, submission, split in columns:
+                if split != "episode":
+                    cells.append("")
+                    continue
+                rows = _select(main, profile=agent, noise=noise, submission=submission)
+                a, b = (_scaled(_mean(rows[c]) if c in rows.columns else None, s) for c, s in zip((first, second), scale, strict=True))
+                cells.append(f"{fmt(a, digits[0])} | {fmt(b, digits[1])}")
+                table.data.append({"section": key, "agent": agent, "noise": noise, "submission": submission,
+                                   first: a, second if key != "console" else "console_token_share_pct": b})
+            table.add(agent, cells)
+    return table
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return None if value is None else value * scale
+
+
+def resources_table(frame: pd.DataFrame, agents: list[str]) -> Table | None:
+    """Resource use per episode in the main experiment (the quantities of Figure 4)."""
+    main = frame[frame["setting"] == "main"]
+    if main.empty:
+        return None
+    noises = [n for n in NOISES if n in set(main["noise"])]
+    columns = [(n, s) for n in noises for s in SUBMISSIONS]
+    header = ["Agent"] + [f"{n} noise, {s}" for n, s in columns]
+    table = Table("resources", "Resource use per episode (main experiment; mean ± within-simulator SD)", header)
+    table.notes.append("Time: agent wall-clock seconds (agent_seconds; when absent, total_seconds: the trajectory's or proxy log's span).")
+    frame_time = time_column(main)
+    for title, column, scale, digits in (("Total tokens (M)", "total_tokens", 1e-6, 3), ("Cost (USD)", "cost_usd", 1, 3),
+                                         ("Time (s)", "_time", 1, 1), ("Tool calls", "tool_calls", 1, 2),
+                                         ("Agent iterations", "agent_iterations", 1, 2)):
+        table.section(title)
+        for agent in agents:
+            cells = []
+            for noise, submission in columns:
+                rows = _select(frame_time, profile=agent, noise=noise, submission=submission)
+                mean, sd, n = _agg(rows, column)
+                cells.append(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits))
+                table.data.append({"section": column.lstrip("_") if column != "_time" else "time_seconds",
+                                   "agent": agent, "noise": noise, "submission": submission,
+                                   "mean": _scaled(mean, scale), "sd": _scaled(sd, scale), "n": n})
+            table.add(agent, cells)
+    return table
+
+
+def time_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``_time``: agent_seconds, else total_seconds."""
+    agent = pd.to_numeric(frame["agent_seconds"], errors="coerce") if "agent_seconds" in frame.columns else None
+    total = pd.to_numeric(frame["total_seconds"], errors="coerce") if "total_seconds" in frame.columns else None
+    if agent is None and total is None:
+        value = pd.Series(np.nan, index=frame.index)
+    elif agent is None:
+        value = total
+    elif total is None:
+        value = agent
+    else:
+        value = agent.fillna(total)
+    return frame.assign(_time=value)
+
+
+# -- Table 2 -------------------------------------------------------------------------------------
+
+def _matched_change(ablated: pd.DataFrame, base: pd.DataFrame, column: str) -> tuple[float | None, int]:
+    a = _episode_means(ablated, column).droplevel("setting")
+    b = _episode_means(base, column).droplevel("setting")
+    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    if joined.empty:
+        return None, 0
+    return float((joined["a"] - joined["b"]).mean()), int(len(joined))
+
+
+def table2(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
+    """Ablations against the matched non-ablated condition (TraceBench Table 2), one table per noise level."""
+    tables = []
+    ablations = [s for s in ("no-examples", "no-context") if s in set(frame["setting"])]
+    if not ablations:
+        return tables
+    main = frame[frame["setting"] == "main"]
+    for noise in [n for n in NOISES if n in set(frame[frame["setting"].isin(ablations)]["noise"])]:
+        header = ["Agent (ablation)"] + [f"{s}, {split}" for s, split in CONDITION_COLUMNS]
+        table = Table(f"table2-{noise}", f"Table 2. Ablations at {noise} noise: mean ± within-simulator SD "
+                      "(signed change against the matched condition with domain context and "
+                      f"{MAIN_EXAMPLES} labeled examples per class)", header)
+        table.notes.append("Accuracy changes in percentage points; token values and changes in millions. "
+                           "Changes are means of paired differences (same agent, simulator, seed, noise, submission).")
+        for section, column, scale, digits, change_digits, splits in (
+                ("Accuracy", None, 1.0, 3, 1, ("episode", "held-out")),
+                ("Total tokens (M)", "total_tokens", 1e-6, 3, 3, ("episode",))):
+            table.section(section)
+            for agent in agents:
+                for ablation in ablations:
+                    rows = _select(frame, profile=agent, setting=ablation, noise=noise)
+                    if rows.empty:
+                        continue
+                    cells = []
+                    for submission, split in CONDITION_COLUMNS:
+                        if split not in splits:
+                            cells.append("")
+                            continue
+                        col = column or SPLITS[split]
+                        abl = _select(rows, submission=submission)
+                        base = _select(main, profile=agent, noise=noise, submission=submission)
+                        mean, sd, n = _agg(abl, col)
+                        change, pairs = _matched_change(abl, base, col)
+                        change_scale = 100.0 if column is None else scale
+                        shown_change = _scaled(change, change_scale)
+                        cells.append(DASH if mean is None else
+                                     f"{fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits)} "
+                                     f"{fmt_change(shown_change, change_digits)}")
+                        table.data.append({"section": "accuracy" if column is None else column, "agent": agent,
+                                           "ablation": ablation, "noise": noise, "submission": submission,
+                                           "split": split, "mean": _scaled(mean, scale), "sd": _scaled(sd, scale),
+                                           "n": n, "change": shown_change, "pairs": pairs})
+                    table.add(f"{agent} ({SETTING_LABELS[ablation]})", cells)
+        tables.append(table)
+    return tables
+
+
+# -- Appendix I ----------------------------------------------------------------------------------
+
+def per_simulator_tables(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
+    """Per-simulator results: mean ± SD (ddof = 1) across seeds (TraceBench Appendix I)."""
+    tables = []
+    simulators = sorted(frame["simulator"].dropna().unique())
+    settings = [s for s in ("main", "no-examples", "no-context") if s in set(frame["setting"])]
+    settings += sorted(set(frame["setting"]) - set(settings))
+    for setting in settings:
+        for noise in [n for n in NOISES if n in set(frame["noise"])]:
+            for submission in SUBMISSIONS:
+                rows = _select(frame, setting=setting, noise=noise, submission=submission)
+                if rows.empty:
+                    continue
+                label = SETTING_LABELS.get(setting, setting)
+                table = Table(f"per-simulator-{setting}-{noise}-{submission}",
+                              f"Per-simulator results: {label}, {noise} noise, {submission} submission "
+                              "(mean ± SD across seeds)", ["Agent"] + list(simulators))
+                sections = [("Episode accuracy", "accuracy", 1.0, 3)]
+                if submission == "programmatic":
+                    sections.append(("Held-out accuracy", "heldout_accuracy", 1.0, 3))
+                sections += [("Cost (USD)", "cost_usd", 1.0, 3), ("Total tokens (M)", "total_tokens", 1e-6, 3)]
+                for title, column, scale, digits in sections:
+                    if column not in rows.columns:
+                        continue
+                    table.section(title)
+                    for agent in agents:
+                        cells = []
+                        for sim in simulators:
+                            series = _episode_means(_select(rows, profile=agent, simulator=sim), column)
+                            mean = float(series.mean()) if len(series) else None
+                            sd = float(series.std(ddof=1)) if len(series) > 1 else None
+                            cells.append(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits))
+                            table.data.append({"section": column, "agent": agent, "simulator": sim, "setting": setting,
+                                               "noise": noise, "submission": submission,
+                                               "mean": _scaled(mean, scale), "sd": _scaled(sd, scale),
+                                               "n": int(len(series))})
+                        if any(c != DASH for c in cells):
+                            table.add(agent, cells)
+                tables.append(table)
+    return tables
+
+
+# -- Table 23 ------------------------------------------------------------------------------------
+
+Values = dict[tuple, float]
+
+
+def _values(frame: pd.DataFrame, column: str) -> Values:
+    series = _episode_means(frame, column)
+    return {key: float(v) for key, v in series.items()}
+
+
+def _pairs(values: Values) -> list[tuple[str, str]]:
+    return sorted({(k[4], k[5]) for k in values})
+
+
+def _paired(values: Values, pair_fn: Callable[[str, str], list[float]]) -> np.ndarray:
+    out = []
+    for sim, seed in _pairs(values):
+        diffs = pair_fn(sim, seed)
+        if diffs:
+            out.append(float(np.mean(diffs)))
+    return np.asarray(out)
+
+
+def agent_contrast(values: Values, a: str, b: str, submission: str) -> np.ndarray:
+    """Per simulator–seed pair: (a − b) on the main setting, averaged over the noise levels both ran."""
+    def diffs(sim, seed):
+        out = []
+        for noise in NOISES:
+            ka, kb = (a, "main", noise, submission, sim, seed), (b, "main", noise, submission, sim, seed)
+            if ka in values and kb in values:
+                out.append(values[ka] - values[kb])
+        return out
+    return _paired(values, diffs)
+
+
+def condition_contrast(values: Values, agents: Iterable[str], first: tuple[str, str, str],
+                       second: tuple[str, str, str]) -> np.ndarray:
+    """Per simulator–seed pair: mean over agents of value(first) − value(second).
+
+    ``first``/``second`` are (setting, noise, submission) triples.
+    """
+    agents = list(agents)
+
+    def diffs(sim, seed):
+        out = []
+        for agent in agents:
+            k1, k2 = (agent, *first, sim, seed), (agent, *second, sim, seed)
+            if k1 in values and k2 in values:
+                out.append(values[k1] - values[k2])
+        return [float(np.mean(out))] if out else []
+    return _paired(values, diffs)
+
+
+def ablation_contrast(values: Values, agent: str, with_setting: str, without_setting: str,
+                      submission: str) -> np.ndarray:
+    """Per simulator–seed pair: value(with) − value(without) for one agent, averaged over noise levels."""
+    def diffs(sim, seed):
+        out = []
+        for noise in NOISES:
+            k1 = (agent, with_setting, noise, submission, sim, seed)
+            k2 = (agent, without_setting, noise, submission, sim, seed)
+            if k1 in values and k2 in values:
+                out.append(values[k1] - values[k2])
+        return out
+    return _paired(values, diffs)
+
+
+def _pp(value: float) -> str:
+    """One decimal, without a negative zero."""
+    return f"{round(value, 1) + 0.0:.1f}"
+
+
+def _contrast_row(table: Table, label: str, d: np.ndarray, alpha: float, **record: Any) -> None:
+    if d.size == 0:
+        return
+    ci = sign_flip_ci(d, alpha)
+    wins, ties, losses = win_tie_loss(d)
+    effect = 100.0 * ci.mean
+    if ci.bounded:
+        text = f"{_pp(effect)} [{_pp(100 * ci.low)}, {_pp(100 * ci.high)}]"
+    else:
+        text = f"{_pp(effect)} [unbounded]"
+    table.add(label, [text, f"{wins}/{ties}/{losses}", str(ci.n)])
+    table.data.append({"contrast": label, **record, "effect_pp": effect, "n": ci.n,
+                       "ci_low_pp": 100 * ci.low if ci.bounded else None,
+                       "ci_high_pp": 100 * ci.high if ci.bounded else None,
+                       "ci_unbounded": not ci.bounded, "min_p": ci.min_p, "method": ci.method,
+                       "wins": wins, "ties": ties, "losses": losses})
+
+
+def table23(frame: pd.DataFrame, agents: list[str], exclude_from_conditions: Iterable[str] = (),
+            alpha: float = 0.05) -> Table | None:
+    """Paired episode-level differences with sign-flip CIs and W/T/L (TraceBench Table 23)."""
+    table = Table("table23", "Table 23. Paired episode-level differences in percentage points "
+                  f"[{100 * (1 - alpha):.0f}% CI by exhaustive sign-flip inversion]",
+                  ["Contrast", f"Effect [{100 * (1 - alpha):.0f}% CI]", "W/T/L", "n"])
+    splits = [("direct", "episode"), ("programmatic", "episode"), ("programmatic", "held-out")]
+    values = {split: _values(frame, column) for split, column in SPLITS.items()}
+    before = len(table.rows)
+    table.section("Agent comparisons (low/high noise averaged)")
+    for i, a in enumerate(agents):
+        for b in agents[i + 1:]:
+            for submission, split in splits:
+                d = agent_contrast(values[split], a, b, submission)
+                _contrast_row(table, f"{a} − {b}, {submission}, {split}", d, alpha, kind="agent", first=a,
+                              second=b, submission=submission, split=split)
+    excluded = set(exclude_from_conditions)
+    included = [a for a in agents if a not in excluded]
+    note = f" ({', '.join(sorted(excluded))} excluded)" if excluded else ""
+    table.section(f"Condition effects (agent-averaged{note})")
+    for submission, split in splits:
+        d = condition_contrast(values[split], included, ("main", "low", submission), ("main", "high", submission))
+        _contrast_row(table, f"Agent average: low − high noise, {submission}, {split}", d, alpha,
+                      kind="condition", contrast_of="noise", submission=submission, split=split)
+    for noise in NOISES:
+        d = condition_contrast(values["episode"], included, ("main", noise, "direct"), ("main", noise, "programmatic"))
+        _contrast_row(table, f"Agent average: direct − programmatic, {noise} noise, episode", d, alpha,
+                      kind="condition", contrast_of="submission", noise=noise, split="episode")
+    table.section("Matched ablations")
+    for agent in agents:
+        for label, setting in (("with − without text", "no-context"), (f"{MAIN_EXAMPLES}-shot − 0-shot", "no-examples")):
+            for submission, split in splits:
+                d = ablation_contrast(values[split], agent, "main", setting, submission)
+                _contrast_row(table, f"{agent}: {label}, {submission}, {split}", d, alpha, kind="ablation",
+                              agent=agent, ablation=setting, submission=submission, split=split)
+    # drop section titles with no rows under them
+    keep, sections = [], set()
+    for index, row in enumerate(table.rows):
+        is_section = index in table.sections
+        if is_section and (index + 1 >= len(table.rows) or index + 1 in table.sections):
+            continue
+        if is_section:
+            sections.add(len(keep))
+        keep.append(row)
+    table.rows, table.sections = keep, sections
+    if len(table.rows) == before or not table.data:
+        return None
+    unbounded = [r for r in table.data if r["ci_unbounded"]]
+    table.notes.append("Differences are paired within simulator–seed pairs; agent contrasts are averaged over the "
+                       "noise levels both agents ran, condition effects over agents. W/T/L counts positive/zero/"
+                       "negative paired differences.")
+    if unbounded:
+        ns = sorted({r["n"] for r in unbounded})
+        table.notes.append(
+            f"{len(unbounded)} contrast(s) have an unbounded {100 * (1 - alpha):.0f}% interval: with n = "
+            f"{', '.join(map(str, ns))} pairs the smallest attainable two-sided p-value (2/2^n = "
+            f"{', '.join(f'{2 / 2 ** n:.4g}' for n in ns)}) exceeds {alpha}, so no shift can be rejected.")
+    return table

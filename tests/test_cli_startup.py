@@ -1,0 +1,54 @@
+"""``harness --version`` and ``--help`` import no heavy library and no plugin module (ARCHITECTURE start-up)."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "pandas", "pydantic", "rich", "aiohttp", "pluggy", "scipy", "statsmodels")
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Top-level names of every module ``python -X importtime -m harness ARGS`` imported."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness", *args],
+                          capture_output=True, text=True, timeout=60, check=True)
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "harness" in names, proc.stderr[-500:]  # the parse itself works
+    return names
+
+
+def plugin_modules() -> set[str]:
+    return {ep.value.split(":")[0] for group in ("harness", "harness.commands") for ep in md.entry_points(group=group)}
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",)])
+def test_version_and_help_import_nothing_heavy(args):
+    names = imported_modules(*args)
+    heavy = sorted(n for n in names if n.split(".")[0] in HEAVY)
+    assert not heavy, f"harness {' '.join(args)} imported {heavy}"
+    loaded_plugins = sorted(names & plugin_modules())
+    assert not loaded_plugins, f"harness {' '.join(args)} imported plugin modules {loaded_plugins}"
+    assert plugin_modules(), "no plugin entry points installed: the check above would be vacuous"
+
+
+def test_help_lists_plugin_commands_from_metadata():
+    out = subprocess.run([sys.executable, "-m", "harness", "--help"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    for ep in md.entry_points(group="harness.commands"):
+        assert f"  {ep.name} " in out
+    for builtin in ("run", "plugins", "tasks", "report", "image", "sandbox"):
+        assert f"  {builtin} " in out
+
+
+def test_plugin_command_loads_on_use():
+    eps = list(md.entry_points(group="harness.commands"))
+    assert eps
+    out = subprocess.run([sys.executable, "-m", "harness", eps[0].name, "--help"], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert "Usage: harness " + eps[0].name in out
