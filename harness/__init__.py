@@ -22,6 +22,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {}
 
 
 def _export(module: str, *names: str, **renamed: str) -> None:
+    """Export ``names`` of ``module`` (``renamed``: public name -> attribute).  An attribute of ``""``
+    exports the module itself as a namespace (e.g. ``harness.untrusted``)."""
     for name in names:
         _EXPORTS[name] = (module, name)
     for public, attr in renamed.items():
@@ -32,7 +34,7 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 _export("harness.hookspecs", "hookimpl", "hookspec")
 _export("harness.plugins", "UnknownPlugin", "PluginProblem", get_plugin="get")
 # -- contracts of the seven plugin kinds and their data classes --------------
-_export("harness.contracts.simulator", "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter",
+_export("harness.contracts.simulator", "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables",
         "RuleOutcome", "Simulator", SimulatedTrajectory="Trajectory")
 _export("harness.contracts.task", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate")
 _export("harness.contracts.agent", "Agent", "AgentContext", "AgentInvocation", "ImageRecipe")
@@ -64,6 +66,8 @@ _export("harness.sandbox.none", "NoneBackend")
 _export("harness.sandbox.unshare", "UnshareBackend")
 _export("harness.sandbox.bubblewrap", "BubblewrapBackend")
 _export("harness.sandbox.docker", "DockerBackend")
+# -- bounded readers of agent-controlled output (results.json, rule.py returns, logs, evidence) -----
+_export("harness._untrusted", untrusted="")
 # -- runs, results and reports -----------------------------------------------
 _export("harness.store", "RunStore", "versions")
 _export("harness.run", "resolve_profile")
@@ -73,6 +77,8 @@ _export("harness.report.load", "ReportError", "episode_dir", "read_json")
 _export("harness.report.sections", "Section", "ReportOptions", "report_options")
 _export("harness.report.tables", "Table", "DASH", "fmt", "fmt_pm", "fmt_change")
 _export("harness.report.figures", "new_figure")
+_export("harness.view", "EpisodeView", "Panel", "ViewPage")
+_export("harness.view.html", "Markup", "fan_svg", "stacked_lines_svg", html_escape="escape", html_table="table")
 _export("harness.report.stats", "sign_flip_ci", "sign_flip_pvalue", "win_tie_loss", "within_simulator_sd")
 
 __all__ = ["__version__", *_EXPORTS]
@@ -83,7 +89,9 @@ def __getattr__(name: str) -> Any:
         module, attr = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'harness' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
+    value = importlib.import_module(module)
+    if attr:
+        value = getattr(value, attr)
     globals()[name] = value  # later look-ups skip this function
     return value
 

@@ -75,15 +75,15 @@ def check_samples(samples: object, n_samples: int, horizon: int) -> tuple[np.nda
     a generator, ragged or non-numeric data, NaN or infinity, no paths, more
     than ``n_samples`` paths, or paths of another length than ``horizon`` give a reason.
     """
-    from harness.untrusted import safe_str
+    from harness import untrusted
 
     try:
         if not isinstance(samples, np.ndarray | list | tuple):
-            return None, f"samples must be an array or a list of paths, got {safe_str(type(samples).__name__, 60)}"
+            return None, f"samples must be an array or a list of paths, got {untrusted.safe_str(type(samples).__name__, 60)}"
         with np.errstate(all="ignore"):
             arr = np.asarray(samples, dtype=float)
     except BaseException as exc:  # noqa: BLE001 - ragged lists, hostile objects, MemoryError
-        return None, f"samples are not a numeric array ({type(exc).__name__}: {safe_str(exc, 120)})"
+        return None, f"samples are not a numeric array ({type(exc).__name__}: {untrusted.safe_str(exc, 120)})"
     if arr.ndim != 2 or not 1 <= arr.shape[0] <= n_samples or arr.shape[1] != horizon:
         return None, f"samples have shape {arr.shape}, expected ({n_samples}, {horizon})"
     if not np.isfinite(arr).all():

@@ -85,10 +85,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import ModelBackend
-from harness.hookspecs import hookimpl
-from harness.proxy import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
-from harness.proxy.wire import error_body
+from harness import ModelBackend
+from harness import hookimpl
+from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
+from harness import error_body
 from tsagent_plugins.models.replay import ReplayUpstream
 from tsagent_plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
                                        response_schema, substitute_ids, tool_results)

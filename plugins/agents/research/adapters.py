@@ -29,9 +29,9 @@ import json
 import sys
 from pathlib import Path
 
-from harness.contracts import Agent, AgentContext, AgentInvocation
-from harness.hookspecs import hookimpl
-from harness.proxy import DUMMY_API_KEY
+from harness import Agent, AgentContext, AgentInvocation
+from harness import hookimpl
+from harness import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.base import ProfileError
 from tsagent_plugins.agents.terminal.codex import Codex
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.proxy.usage import Usage
+from harness import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.proxylog import read_calls
 

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from harness import untrusted
-from harness.config import AgentProfile
-from harness.contracts import Agent, AgentContext, AgentInvocation, ImageRecipe
-from harness.errors import ErrorKind, HarnessError
-from harness.proxy import DUMMY_API_KEY
+from harness import AgentProfile
+from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
+from harness import ErrorKind, HarnessError
+from harness import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
 

@@ -22,8 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import from_anthropic
+from harness import AgentContext
+from harness import from_anthropic
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall

@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from tsagent_plugins.agents.terminal import toml
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import untrusted
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall

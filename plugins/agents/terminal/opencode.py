@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import untrusted
-from harness.contracts import AgentContext
-from harness.proxy.usage import Usage
+from harness import AgentContext
+from harness import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt

@@ -3,7 +3,7 @@
 TraceBench Appendix A, Tables 8-12.  Registered as the simulator ``bounceball``.
 """
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 from tsagent_plugins.simulators.bounceball.simulator import BounceBall
 
 __all__ = ["BounceBall", "register_simulators"]

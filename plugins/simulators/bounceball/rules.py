@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.contracts import RuleOutcome, Trajectory
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory
 
 MAX_IMPACTS = 20
 REVERSAL_SPEED = 0.1

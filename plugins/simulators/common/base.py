@@ -7,7 +7,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from harness.contracts import Configuration, Intervention, Parameter, Simulator, Trajectory
+from harness import Configuration, Intervention, Parameter, Simulator, SimulatedTrajectory as Trajectory
 from tsagent_plugins.simulators.common import sampling
 from tsagent_plugins.simulators.common.noise import FieldNoise
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.contracts import Parameter
+from harness import Parameter
 
 #: eps in the symmetric relative difference.
 SRD_EPS = 1e-12

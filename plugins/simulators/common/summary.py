@@ -109,7 +109,7 @@ def main(sim_name: str, table_ranges: dict, table_snr: dict, snr_names: list[str
     from rich.console import Console
     from rich.table import Table
 
-    from harness.plugins import get
+    from harness import get_plugin as get
     from tsagent_plugins.tasks.tracebench.pool import load_pool
 
     @click.command()

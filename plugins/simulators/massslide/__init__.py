@@ -3,7 +3,7 @@
 TraceBench Appendix A, Tables 13-17.  Registered as the simulator ``massslide``.
 """
 
-from harness.hookspecs import hookimpl
+from harness import hookimpl
 from tsagent_plugins.simulators.massslide.simulator import MassSlide
 
 __all__ = ["MassSlide", "register_simulators"]

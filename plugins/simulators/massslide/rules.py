@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from harness.contracts import RuleOutcome, Trajectory
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory
 from tsagent_plugins.simulators.common.sampling import SRD_EPS
 
 SRD_MIN = 0.2

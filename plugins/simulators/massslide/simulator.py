@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.contracts import Channel, Configuration, Intervention, Parameter, RuleOutcome, Trajectory
+from harness import Channel, Configuration, Intervention, Parameter, RuleOutcome, SimulatedTrajectory as Trajectory
 from tsagent_plugins.simulators.common.base import TableSimulator
 from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
 

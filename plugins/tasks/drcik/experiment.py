@@ -31,7 +31,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from harness.contracts import Forecaster, ForecastError, ForecastRequest
+from harness import Forecaster, ForecastError, ForecastRequest
 from tsagent_plugins.forecasters._common import check_samples
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.loader import DrcikTask

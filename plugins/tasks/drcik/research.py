@@ -44,7 +44,7 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
-from harness.contracts import EpisodeScore, Materialized
+from harness import EpisodeScore, Materialized
 from tsagent_plugins.tasks.drcik.corpus import Corpus
 from tsagent_plugins.tasks.drcik.loader import DrcikTask
 

@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.config import Budget, Strict
+from harness import Budget, Strict
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
 from tsagent_plugins.tasks.drcik.research_outputs import METADATA_FIELDS

@@ -53,9 +53,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness import plugins as registry
-from harness.config import AgentProfile, ConfigError
-from harness.contracts import EpisodeScore, Materialized, TaskTemplate
+from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
+from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
@@ -167,8 +166,8 @@ class DrcikTemplate(TaskTemplate):
         key = json.dumps(entry.model_dump(mode="json"), sort_keys=True)
         if key not in self._forecasters:
             try:
-                forecaster = registry.get("forecaster", entry.name)
-            except registry.UnknownPlugin as exc:
+                forecaster = get_plugin("forecaster", entry.name)
+            except UnknownPlugin as exc:
                 raise ValueError(f"{where}.name: {exc}") from None
             if entry.options:
                 configure = getattr(forecaster, "configured", None)
@@ -273,7 +272,7 @@ class DrcikTemplate(TaskTemplate):
     @staticmethod
     def _profile(params: DrcikParams, given) -> AgentProfile:
         if params.agent:
-            from harness.run import resolve_profile
+            from harness import resolve_profile
 
             return resolve_profile(params.agent)
         if given is not None:

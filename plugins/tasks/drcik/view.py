@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.hookspecs import hookimpl
-from harness.view import EpisodeView, Panel, ViewPage
-from harness.view.html import Markup, escape, fan_svg
+from harness import hookimpl
+from harness import EpisodeView, Markup, Panel, ViewPage, fan_svg
+from harness import html_escape as escape
 
 HISTORY_HORIZONS = 3
 #: The leaderboard's condition columns.
@@ -131,7 +131,7 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
 def _research(episode: EpisodeView, task) -> Panel | None:
     """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (format:
     :mod:`tsagent_plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
-    from harness.config import ConfigError
+    from harness import ConfigError
     from tsagent_plugins.tasks.drcik.contexts import load_dr_evidence
 
     evidence = episode.file("workspace/evidence.json")

@@ -33,7 +33,7 @@ def generate(sim_name: str, per_class: int, seed: int, out: Path | None, workers
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from harness.plugins import UnknownPlugin, get
+    from harness import UnknownPlugin, get_plugin as get
     from tsagent_plugins.tasks.tracebench import _generation
     from tsagent_plugins.tasks.tracebench.pool import default_cache_root, load_pool
 

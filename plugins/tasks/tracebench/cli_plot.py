@@ -43,7 +43,7 @@ def open_pool(sim, pool_dir: Path | None, seed: int, per_class: int):
 def plot_sample_cmd(sim_name: str, pool_dir: Path | None, seed: int, per_class: int, sample_id: str | None,
                     label: str | None, rep_seed: int, out: Path) -> None:
     """Plot one sample's channels: clean, low noise and high noise, intervention time marked."""
-    from harness.plugins import UnknownPlugin, get
+    from harness import UnknownPlugin, get_plugin as get
     from tsagent_plugins.tasks.tracebench.files import noise_seed
     from tsagent_plugins.tasks.tracebench.plot import plot_sample
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.contracts.simulator import Simulator, Trajectory
+from harness import Simulator, SimulatedTrajectory as Trajectory
 
 
 def plot_sample(sim: Simulator, clean: Trajectory, noisy_low: np.ndarray, noisy_high: np.ndarray, out: Path,

@@ -54,7 +54,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.contracts.simulator import NO_CHANGE, Configuration, Intervention, Simulator, Trajectory
+from harness import NO_CHANGE, Configuration, Intervention, Simulator, SimulatedTrajectory as Trajectory
 from tsagent_plugins.tasks.tracebench._split import Split
 from tsagent_plugins.tasks.tracebench._store import PoolCacheError, normalize_recipes
 from tsagent_plugins.tasks.tracebench.files import noise_seed

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness import untrusted
-from harness.contracts import CallResult, EpisodeScore, SubmissionRunner
+from harness import CallResult, EpisodeScore, SubmissionRunner
 from tsagent_plugins.tasks.tracebench.files import file_key
 
 RESULTS_FILE = "results.json"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.contracts.simulator import NO_CHANGE, Simulator
+from harness import NO_CHANGE, Simulator
 from tsagent_plugins.tasks.tracebench.files import noise_seed
 
 #: Tolerances of the pool specification, as fractions of the table's span.

@@ -25,10 +25,10 @@ import math
 
 import pandas as pd
 
-from harness.report.load import class_count
-from harness.report.sections import Section
-from harness.report.stats import within_simulator_sd
-from harness.report.tables import Table
+from tsagent_plugins.tasks.tracebench.report.answers import class_count
+from harness import Section
+from harness import within_simulator_sd
+from harness import Table
 
 EXAMPLES = 3
 NOISES = ("low", "high")

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.hookspecs import hookimpl
-from harness.view import EpisodeView, Panel, ViewPage
-from harness.view.html import Markup, escape, stacked_lines_svg, table
+from harness import hookimpl
+from harness import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
+from harness import html_escape as escape, html_table as table
 
 #: Points per channel drawn in a sample plot.
 MAX_POINTS = 600
