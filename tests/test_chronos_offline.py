@@ -32,11 +32,11 @@ def test_uncached_hub_id_offline_fails_at_once_in_one_line(monkeypatch, tmp_path
     assert time.monotonic() - started < 5  # no download retries
     message = str(info.value)
     assert "\n" not in message
-    assert message == ("chronos: model 'amazon/chronos-t5-not-cached' is not a local folder nor in the Hugging Face "
-                       "cache, and huggingface.co is unreachable (offline): pass a downloaded model folder "
-                       "(option model=PATH or $HARNESS_CHRONOS_MODEL)")
+    assert message == ("Chronos model 'amazon/chronos-t5-not-cached' is not a local folder (no local Chronos weights "
+                       "configured: set the forecaster option model (or an agent profile's options.model) or "
+                       "$HARNESS_CHRONOS_MODEL to a model folder)")
 
 
 def test_missing_local_folder_names_the_folder(tmp_path):
-    with pytest.raises(ForecastError, match="no such folder"):
+    with pytest.raises(ForecastError, match="nothing-here' is not a local folder"):
         chronos.ChronosForecaster(tmp_path / "nothing-here").forecast(request())
