@@ -71,8 +71,9 @@ _export("harness.image.cache", "cache_root")
 _export("harness.cli._console", "console")
 _export("harness.report.load", "ReportError", "episode_dir", "read_json")
 _export("harness.report.sections", "Section", "ReportOptions", "report_options")
-_export("harness.report.tables", "Table", "DASH", "fmt", "fmt_pm", "fmt_change")
-_export("harness.report.figures", "new_figure")
+_export("harness.report.tables", "Table", "DASH", "fmt", "fmt_pm", "fmt_change", "fmt_count", "fmt_share")
+_export("harness.report.figures", "new_figure", "set_title", "format_axis", "pad_limits", "series_style",
+        "spread_coinciding", "no_data", "outside_legend", "fit_ticks", "figure_problems")
 _export("harness.report.stats", "sign_flip_ci", "sign_flip_pvalue", "win_tie_loss", "within_simulator_sd")
 
 __all__ = ["__version__", *_EXPORTS]

@@ -128,3 +128,20 @@ def make_flagged_run(root: Path) -> Path:
 
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def make_baseline_run(root: Path, agents: tuple[str, ...] = ("euclidean-1nn",)) -> Path:
+    """Classical baselines only: the four main conditions on every (simulator, seed) pair, no model
+    calls (no tokens, cost or trajectory metrics); accuracies alpha's, so points of two baselines coincide."""
+    store = RunStore.create(root / "run-baseline")
+    for agent in agents:
+        for (name, noise, submission), values in ACCURACY.items():
+            if name != "alpha":
+                continue
+            for (sim, seed), acc in zip(PAIRS, values, strict=True):
+                heldout = HELDOUT[("alpha", noise)][PAIRS.index((sim, seed))] if submission == "programmatic" else None
+                row = episode(store, agent=agent, sim=sim, seed=seed, noise=noise, submission=submission,
+                              accuracy=acc, heldout=heldout, extra={"agent": "classical", "model": None,
+                                                                     "sandbox": "bubblewrap"})
+    store.write_results()
+    return store.root
