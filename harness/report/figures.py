@@ -167,30 +167,37 @@ def _overlapping(labels: list, renderer) -> bool:
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
-def fit_ticks(fig: Figure) -> None:
+def fit_ticks(fig: Figure, rounds: int = 8) -> None:
     """Rotate, then thin the tick labels of every panel until no two of an axis overlap; category
-    labels (a fixed locator) are never thinned: they turn vertical, then get smaller."""
-    for ax in fig.axes:
-        for axis in ("x", "y"):
-            target = ax.xaxis if axis == "x" else ax.yaxis
-            fixed = isinstance(target.get_major_locator(), FixedLocator)
-            for attempt in range(8):
-                fig.canvas.draw()
-                renderer = fig.canvas.get_renderer()
+    labels (a fixed locator) are never thinned: they turn vertical, then get smaller.  One draw per round."""
+    rotated: set[int] = set()
+    for _ in range(rounds):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        changed = False
+        for ax in fig.axes:
+            for axis in ("x", "y"):
+                target = ax.xaxis if axis == "x" else ax.yaxis
                 labels = _tick_labels(ax, axis, renderer)
                 if not _overlapping(labels, renderer):
-                    break
-                if attempt == 0 and axis == "x":
-                    for label in labels:
-                        label.set_rotation(90 if fixed else 30)
-                        label.set_horizontalalignment("center" if fixed else "right")
+                    continue
+                changed = True
+                fixed = isinstance(target.get_major_locator(), FixedLocator)
+                if axis == "x" and id(target) not in rotated:
+                    rotated.add(id(target))
+                    ax.tick_params(axis="x", labelrotation=90 if fixed else 30)
+                    if not fixed:
+                        for label in target.get_ticklabels():
+                            label.set_horizontalalignment("right")
                     continue
                 ticks = list(target.get_ticklocs())
                 if not fixed and len(ticks) > 2:
                     target.set_major_locator(MaxNLocator(nbins=max(1, len(ticks) // 2), min_n_ticks=2))
                 else:
-                    for label in labels:
-                        label.set_fontsize(max(5, label.get_fontsize() - 1))
+                    size = max(5.0, labels[0].get_fontsize() - 1)
+                    ax.tick_params(axis=axis, labelsize=size)
+        if not changed:
+            return
 
 
 def _series(ax: Axes) -> list[tuple[object, str]]:
