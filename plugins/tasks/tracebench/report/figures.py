@@ -182,7 +182,7 @@ def resource_figure(frame: pd.DataFrame, agents: list[str]) -> Figure | None:
             ax.axhline(chance, linestyle="--", color="grey", label=f"random chance ({chance:.3f})")
         ax.set_xlabel(label)
         ax.set_ylabel("Episode accuracy")
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(-0.05, 1.05)  # a point at accuracy 0 stays clear of the axis
         format_axis(ax, "x", si_unit=unit)
     outside_legend(fig, axes)
     fit_ticks(fig)
@@ -228,7 +228,7 @@ def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
                 ax.axhline(chance, linestyle="--", color="grey", label=f"random chance ({chance:.3f})")
             ax.set_xlabel("Cost (USD)")
             ax.set_ylabel("Episode accuracy")
-            ax.set_ylim(0, 1.05)
+            ax.set_ylim(-0.05, 1.05)  # a point at accuracy 0 stays clear of the axis
             format_axis(ax, "x")
         outside_legend(fig, axes)
         fit_ticks(fig)
