@@ -11,7 +11,10 @@ Accuracy lists are in the order of PAIRS: (simulator, seed) pairs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+import pandas as pd
 
 from harness.store import RunStore, write_json
 
@@ -128,3 +131,49 @@ def make_flagged_run(root: Path) -> Path:
 
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def make_baseline_run(root: Path, agents: tuple[str, ...] = ("euclidean-1nn",)) -> Path:
+    """Classical baselines only: the four main conditions on every (simulator, seed) pair, no model
+    calls (no tokens, cost or trajectory metrics); accuracies alpha's, so points of two baselines coincide."""
+    store = RunStore.create(root / "run-baseline")
+    for agent in agents:
+        for (name, noise, submission), values in ACCURACY.items():
+            if name != "alpha":
+                continue
+            for (sim, seed), acc in zip(PAIRS, values, strict=True):
+                heldout = HELDOUT[("alpha", noise)][PAIRS.index((sim, seed))] if submission == "programmatic" else None
+                row = episode(store, agent=agent, sim=sim, seed=seed, noise=noise, submission=submission,
+                              accuracy=acc, heldout=heldout, extra={"agent": "classical", "model": None,
+                                                                     "sandbox": "bubblewrap"})
+    store.write_results()
+    return store.root
+
+
+def _tex_rows(tex: str) -> tuple[int, list[str]]:
+    body = re.search(r"\\begin\{tabular\}\{([lrc]+)\}(.*?)\\end\{tabular\}", tex, re.S)
+    assert body, tex[:200]
+    rows = [line.strip() for line in body.group(2).splitlines() if line.strip().endswith("\\\\")]
+    return len(body.group(1)), rows
+
+
+def _columns(row: str) -> int:
+    spanned = re.match(r"\\multicolumn\{(\d+)\}", row)
+    if spanned:
+        return int(spanned.group(1))
+    return len(re.split(r"(?<!\\)&", row))
+
+
+def check_exports(report, folder: Path) -> None:
+    """Every table of ``report`` (written under ``folder``): each dash footnoted; ``tables/<key>.tex`` a
+    tabular whose rows all have the declared number of columns; ``tables/<key>.csv`` round-trips through pandas."""
+    for table in report.tables:
+        assert table.unexplained() == [], (table.key, table.unexplained()[:3])
+        declared, rows = _tex_rows((folder / "tables" / f"{table.key}.tex").read_text())
+        assert declared == len(table.header), table.key
+        assert len(rows) == len(table.rows) + 1, table.key  # plus the header row
+        assert all(_columns(row) == declared for row in rows), table.key
+        back = pd.read_csv(folder / "tables" / f"{table.key}.csv", dtype=str, keep_default_na=False)
+        assert list(back.columns) == ["section", *table.header], table.key
+        body = [row for i, row in enumerate(table.rows) if i not in table.sections]
+        assert back.drop(columns="section").values.tolist() == body, table.key

@@ -38,7 +38,10 @@ from click.testing import CliRunner
 from harness import plugins as registry
 from harness.cli import cli
 from harness.report import build_report
+from harness.report.figures import figure_problems
 from harness.report.schema import check_frame
+from harness.report.tables import MARKS
+from _report_runs import check_exports
 
 pytestmark = pytest.mark.slow
 
@@ -187,14 +190,19 @@ def pm(values: pd.Series, digits: int = 3, scale: float = 1.0) -> str:
     return f"{f3(values.mean(), digits)} ± {f3(sd, digits)}"
 
 
+def plain(cell: str) -> str:
+    """``cell`` without the footnote marks of its dashes."""
+    return "".join(ch for ch in cell if ch not in MARKS)
+
+
 def cells(table) -> dict[tuple[str, str], list[str]]:
-    """(section title, row label) -> cells."""
+    """(section title, row label) -> cells (footnote marks dropped; every dash has one: see check_exports)."""
     out, section = {}, None
     for index, row in enumerate(table.rows):
         if index in table.sections:
             section = row[0]
         else:
-            out[(section, row[0])] = row[1:]
+            out[(section, row[0])] = [plain(c) for c in row[1:]]
     return out
 
 
@@ -265,18 +273,19 @@ def test_table1(report, frame):
             def mean(column, rows=rows):
                 return pd.to_numeric(rows[column], errors="coerce").mean()
 
-            expect_py.append(f"{f3(mean('python_calls'))} | {f3(mean('python_statements'))}")
-            expect_plots.append(f"{f3(mean('plots_generated'))} | {f3(mean('plots_inspected'))}")
+            expect_py.append(f"{f3(mean('python_calls'), 0)} | {f3(mean('python_statements'), 0)}")
+            expect_plots.append(f"{f3(mean('plots_generated'), 0)} | {f3(mean('plots_inspected'), 0)}")
             share = mean("console_token_share")
-            expect_console.append(f"{f3(mean('numeric_values_printed'), 0)} | {f3(None if pd.isna(share) else share * 100)}")
+            expect_console.append(f"{f3(mean('numeric_values_printed'), 0)} | "
+                                  + ("–" if pd.isna(share) else f"{f3(share * 100, 1)}%"))
         assert got[("Accuracy", agent)] == expect_acc
         assert got[("Python: calls | statements", agent)] == expect_py
         assert got[("Plot counts: generated | inspected", agent)] == expect_plots
-        assert got[("Console output: numeric values printed | token share (%)", agent)] == expect_console
+        assert got[("Console output: numeric values printed | token share", agent)] == expect_console
     # the classical agent has no trajectory: its exploration cells are dashes (plots: 0 generated, none inspectable)
     assert got[("Python: calls | statements", CLASSICAL)][0] == "– | –"
-    assert got[("Plot counts: generated | inspected", CLASSICAL)][0] == "0.000 | –"
-    assert got[("Python: calls | statements", LLM)][0] == "1.000 | 14.000"
+    assert got[("Plot counts: generated | inspected", CLASSICAL)][0] == "0 | –"
+    assert got[("Python: calls | statements", LLM)][0] == "1 | 14"  # counts: whole numbers
     assert "Random-chance accuracy: 0.200" in table.notes[0]
 
 
@@ -287,8 +296,8 @@ def test_resources_table(report, frame):
     for agent in order(frame):
         for title, column, scale, digits in (("Total tokens (M)", "total_tokens", 1e-6, 3),
                                              ("Cost (USD)", "cost_usd", 1, 3), ("Time (s)", "agent_seconds", 1, 1),
-                                             ("Tool calls", "tool_calls", 1, 2),
-                                             ("Agent iterations", "agent_iterations", 1, 2)):
+                                             ("Tool calls", "tool_calls", 1, 0),
+                                             ("Agent iterations", "agent_iterations", 1, 0)):
             expected = [pm(select(main, profile=agent, noise=n, submission=s)[column], digits, scale)
                         for n in ("low", "high") for s in ("direct", "programmatic")]
             assert got[(title, agent)] == expected, (title, agent)
@@ -427,14 +436,16 @@ def test_figures(report, frame):
     fig = report.figures["figure4-resources"]
     assert [ax.get_title() for ax in fig.axes] == ["Accuracy vs total tokens", "Accuracy vs cost",
                                                    "Accuracy vs episode time", "Accuracy vs tool calls"]
-    for ax, (column, scale) in zip(fig.axes, (("total_tokens", 1e-6), ("cost_usd", 1), ("agent_seconds", 1),
+    for ax, (column, scale) in zip(fig.axes, (("total_tokens", 1), ("cost_usd", 1), ("agent_seconds", 1),
                                               ("tool_calls", 1)), strict=True):
         points = {c.get_label(): c.lines[0] for c in ax.containers}
         with_data = [a for a in agents if select(main, profile=a)[column].notna().any()]
         assert sorted(points) == sorted(with_data)
         for agent, line in points.items():
             rows = select(main, profile=agent)
-            assert line.get_xdata()[0] == pytest.approx(pd.to_numeric(rows[column]).mean() * scale)
+            low, high = ax.get_xlim()  # coinciding points are shifted right by at most a few % of the span
+            shift = line.get_xdata()[0] - pd.to_numeric(rows[column]).mean() * scale
+            assert 0 <= shift <= 0.05 * (high - low) + 1e-12
             assert line.get_ydata()[0] == pytest.approx(rows["accuracy"].mean())
         chance = [list(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()) == 2]
         assert chance == [pytest.approx([CHANCE, CHANCE])]  # the random-chance line
@@ -484,3 +495,20 @@ def test_harness_report_cli(runs, report, tmp_path, fmt, document):
         assert all(cell in text for t in report.tables for row in t.rows for cell in row[1:] if cell)
     accuracy = cells(report.table("table1"))[("Accuracy", LLM)][0]
     assert accuracy in text
+
+
+# -- readability of every figure and the table exports, per kind of run ---------------------------------------------
+
+@pytest.mark.parametrize("kind", ["baseline", "llm", "mixed"])
+def test_figures_readable_and_tables_exported(runs, kind, tmp_path):
+    dirs = {"baseline": runs[CLASSICAL], "llm": runs[LLM], "mixed": runs[LLM] + runs[CLASSICAL] + runs["drcik"]}[kind]
+    built = build_report(dirs)
+    expected = {"confusion-balldrop", "figure4-resources"} | ({"accuracy-cost-balldrop"} if kind != "baseline" else set())
+    assert set(built.figures) == expected
+    for key, fig in built.figures.items():
+        assert figure_problems(fig) == [], (kind, key)
+    built.write(tmp_path, "markdown")
+    check_exports(built, tmp_path)
+    if kind == "baseline":  # no tokens, no cost: those panels say so
+        fig = built.figures["figure4-resources"]
+        assert [bool([t for t in ax.texts if t.get_gid() == "no-data"]) for ax in fig.axes] == [True, True, False, True]

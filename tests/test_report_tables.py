@@ -50,13 +50,21 @@ def test_table1_accuracy_cells(report):
 def test_table1_exploration_cells(report):
     t1 = report.table("table1")
     # python_calls 10, 12, ..., 20 -> 15; statements 100
-    assert cell(t1, "alpha", "low noise, direct, episode", "Python: calls | statements") == "15.000 | 100.000"
-    # plots generated 0,1,0,1,0,1 -> .5; inspected 1,0,0,1,0,0 -> 1/3; beta has no image support
-    assert cell(t1, "alpha", "low noise, direct, episode", "Plot counts: generated | inspected") == "0.500 | 0.333"
-    assert cell(t1, "beta", "high noise, direct, episode", "Plot counts: generated | inspected") == "0.500 | –"
-    # numbers 1000..6000 -> 3500; share .5 -> 50 %
-    label = "Console output: numeric values printed | token share (%)"
-    assert cell(t1, "alpha", "low noise, programmatic, episode", label) == "3500 | 50.000"
+    # counts are whole numbers, the token share a percentage with one decimal
+    assert cell(t1, "alpha", "low noise, direct, episode", "Python: calls | statements") == "15 | 100"
+    # plots generated 0,1,0,1,0,1 -> .5; inspected 1,0,0,1,0,0 -> 1/3 (both round to 0; exact in data)
+    assert cell(t1, "alpha", "low noise, direct, episode", "Plot counts: generated | inspected") == "0 | 0"
+    record = next(r for r in t1.data if r["section"] == "plots" and r["agent"] == "alpha" and r["noise"] == "low"
+                  and r["submission"] == "direct")
+    assert record["plots_generated"] == pytest.approx(0.5) and record["plots_inspected"] == pytest.approx(1 / 3)
+    # beta has no image support: the dash carries the footnote saying so
+    shown = cell(t1, "beta", "high noise, direct, episode", "Plot counts: generated | inspected")
+    assert shown.startswith("0 | –") and len(shown) == len("0 | –") + 1
+    assert f"–{shown[-1]} plots inspected: the agent has no image support" in t1.notes
+    assert t1.unexplained() == []
+    # numbers 1000..6000 -> 3500; share .5 -> 50.0%
+    label = "Console output: numeric values printed | token share"
+    assert cell(t1, "alpha", "low noise, programmatic, episode", label) == "3500 | 50.0%"
     assert cell(t1, "alpha", "low noise, programmatic, held-out", label) == ""  # not defined for held-out
     record = next(r for r in t1.data if r["section"] == "accuracy" and r["agent"] == "alpha"
                   and r["noise"] == "low" and r["submission"] == "direct")
@@ -82,7 +90,8 @@ def test_per_simulator_tables(report):
     prog = report.table("per-simulator-main-high-programmatic")
     assert cell(prog, "alpha", "bounceball", "Held-out accuracy") == "0.350 ± 0.071"  # .4, .3
     ablation = report.table("per-simulator-no-context-high-direct")
-    assert cell(ablation, "alpha", "massslide", "Episode accuracy") == "0.600 ± –"  # one seed: no SD
+    assert cell(ablation, "alpha", "massslide", "Episode accuracy") == "0.600 ± –ᵃ"  # one seed: no SD
+    assert "–ᵃ a single seed: no SD" in ablation.notes
 
 
 def test_table23_contrasts(report):

@@ -12,23 +12,21 @@ from harness.report.render import FORMATS
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
-              help="Output format of the tables.")
+              help="Also write the document in this format (Markdown, HTML, CSV and LaTeX are always written).")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder for the document and figures/*.png (default: <first RUN_DIR>/report).")
+              help="Folder for the documents, tables/*.csv|.tex and figures/*.png (default: <first RUN_DIR>/report).")
 @click.option("--exclude-agent", "excluded", multiple=True,
               help="Profile left out of the agent-averaged condition effects of Table 23 (repeatable).")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
-    """Tables, paired statistics and figures from run directories (each task template contributes its own)."""
+    """Tables, paired statistics and figures from run directories (each task template contributes its own);
+    prints the paths of the files written."""
     from harness.report import build_report  # matplotlib loads only when a report is made
 
     built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)
     out = out or Path(run_dirs[0]) / "report"
-    path = built.write(out, fmt)
-    if fmt == "html":  # a page is for a browser: say where it is, do not dump it
+    built.write(out, fmt)
+    for message in built.messages:
+        click.echo(f"note: {message}", err=True)
+    for path in built.written:
         click.echo(str(path))
-        for figure in built.figure_paths:
-            click.echo(str(figure))
-        return
-    click.echo(built.render(fmt, out), nl=False)
-    click.echo(f"\nwrote {path} and {len(built.figure_paths)} figure(s) under {out / 'figures'}", err=True)

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from harness.report.figures import save_figures
 from harness.report.load import ReportError, Results, load_results
-from harness.report.render import FORMATS, render
+from harness.report.render import FORMATS, render, write_tables
 from harness.report.sections import _OPTIONS, Builder, ReportOptions, Section, contribute
 from harness.report.tables import Table
 
@@ -34,6 +34,7 @@ class Report:
     figures: dict[str, Figure] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     figure_paths: dict[str, Path] = field(default_factory=dict)
+    written: list[Path] = field(default_factory=list)
 
     def table(self, key: str) -> Table:
         for table in self.tables:
@@ -48,14 +49,21 @@ class Report:
     def render(self, fmt: str, out: Path | None = None) -> str:
         return render(fmt, self.tables, self.messages, self.figure_paths, Path(out) if out else None)
 
-    def write(self, out: Path, fmt: str) -> Path:
-        """Save the figures (PNG) and the document in ``fmt`` under ``out``; returns the document path."""
+    def write(self, out: Path, fmt: str = "markdown") -> Path:
+        """Save the figures (PNG), the Markdown and HTML documents, the document in ``fmt`` and a CSV
+        and a LaTeX file per table (``tables/<key>.csv|.tex``) under ``out``; returns the ``fmt``
+        document's path (:attr:`written` lists every file)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         self.save_figures(out)
-        path = out / FORMATS[fmt][0]
-        path.write_text(self.render(fmt, out), encoding="utf-8")
-        return path
+        self.written = []
+        for name in dict.fromkeys(("markdown", "html", fmt)):
+            path = out / FORMATS[name][0]
+            path.write_text(self.render(name, out), encoding="utf-8")
+            self.written.append(path)
+        self.written += write_tables(self.tables, out / "tables")
+        self.written += list(self.figure_paths.values())
+        return out / FORMATS[fmt][0]
 
 
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),

@@ -1,9 +1,12 @@
-"""Rendering report tables: terminal (rich), Markdown, a static HTML page, JSON."""
+"""Rendering report tables: terminal (rich), Markdown, a static HTML page, JSON; and one CSV and one
+LaTeX file per table (:func:`write_tables`)."""
 
 from __future__ import annotations
 
+import csv
 import html
 import io
+import re
 import json
 import math
 from pathlib import Path
@@ -13,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from harness.report.tables import Table
+from harness.report.tables import MARKS, Table, plain_mark
 
 
 def to_text(tables: list[Table], messages: list[str] = (), width: int = 200) -> str:
@@ -131,3 +134,67 @@ def render(fmt: str, tables: list[Table], messages: list[str], figures: dict[str
     if fmt == "table":
         return to_text(tables, messages)
     return FORMATS[fmt][1](tables, messages, shown)
+
+
+def to_csv(table: Table) -> str:
+    """The table as CSV: a ``section`` column (the section title of each row), then the header;
+    section-title rows themselves are folded into that column.  Notes are not part of the CSV."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["section", *table.header])
+    section = ""
+    for index, row in enumerate(table.rows):
+        if index in table.sections:
+            section = row[0]
+            continue
+        writer.writerow([section, *row])
+    return buffer.getvalue()
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_TEXT = {"±": r"$\pm$", "–": "--", "−": "$-$", "×": r"$\times$", "≤": r"$\leq$", "≥": r"$\geq$"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` safe in a LaTeX tabular cell (special characters escaped, footnote marks superscript)."""
+    out = re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX_SPECIAL[m.group()], text)
+    for char, repl in _LATEX_TEXT.items():
+        out = out.replace(char, repl)
+    return "".join(rf"\textsuperscript{{{plain_mark(c)}}}" if c in MARKS else c for c in out)
+
+
+def to_latex(table: Table) -> str:
+    """The table as a LaTeX ``table`` float holding a booktabs ``tabular`` with one column per header
+    entry (section titles span the row in bold); notes follow the tabular in small print."""
+    n = len(table.header)
+    spec = "l" + "r" * (n - 1)
+    lines = [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{latex_escape(table.title)}}}",
+             rf"\label{{tab:{re.sub(r'[^A-Za-z0-9:-]', '-', table.key)}}}",
+             rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_escape(h) for h in table.header) + r" \\", r"\midrule"]
+    for index, row in enumerate(table.rows):
+        if index in table.sections:
+            if index:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{n}}}{{l}}{{\textbf{{{latex_escape(row[0])}}}}} \\")
+        else:
+            lines.append(" & ".join(latex_escape(c) for c in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if table.notes:
+        lines.append(r"\par\smallskip\footnotesize")
+        lines += [latex_escape(note) + r"\par" for note in table.notes]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(tables: list[Table], folder: Path) -> list[Path]:
+    """``<folder>/<key>.csv`` and ``<folder>/<key>.tex`` for every table; returns the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for table in tables:
+        for suffix, text in ((".csv", to_csv(table)), (".tex", to_latex(table))):
+            path = folder / f"{table.key}{suffix}"
+            path.write_text(text, encoding="utf-8")
+            paths.append(path)
+    return paths

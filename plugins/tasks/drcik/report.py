@@ -145,13 +145,17 @@ def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> T
         shown = []
         for context in contexts:
             cell = cells.get((forecaster, context))
-            shown.append(fmt_pm(cell["scrps_mean"], cell["scrps_se"]) if cell else DASH)
+            shown.append(table.explain(fmt_pm(cell["scrps_mean"], cell["scrps_se"]) if cell else DASH,
+                                       "not run in this context condition" if not cell else
+                                       "no scored task: no sCRPS" if pd.isna(cell["scrps_mean"]) else
+                                       "a single scored task: no standard error"))
             if cell:
                 table.data.append({"forecaster": forecaster, "context": context, "n": int(cell["n"]),
                                    "scrps_mean": cell["scrps_mean"], "scrps_se": cell["scrps_se"],
                                    "fail": int(cell["fail"]), "hidden": int(cell["hidden"]),
                                    "undefined": int(cell["undefined"])})
-        fails = " | ".join(_counts(cells.get((forecaster, c), {})) for c in contexts)
+        fails = table.explain(" | ".join(_counts(cells.get((forecaster, c), {})) for c in contexts),
+                              "not run in this context condition")
         label = forecaster + (IGNORES_TEXT if _ignores_text(rows, forecaster) and len(contexts) > 1 else "")
         table.add(label, [*shown, fails])
     n_scored = sorted({int(c["n"]) for c in cells.values()})
@@ -193,10 +197,12 @@ def common_subset(rows: pd.DataFrame, forecasters: list[str], contexts: list[str
             cell, rank = summary.get((forecaster, context)), ranks.get((forecaster, context))
             if cell is None:
                 continue
+            single = "a single common task: no standard error"
             table.add(forecaster, [_label(context, stand_ins[context]),
-                                   *[fmt_pm(cell[f"{m}_mean"], cell[f"{m}_se"]) for m in ("scrps", "srmse", "smae")],
-                                   fmt_pm(rank["point_rank"], rank["point_rank_se"], 2),
-                                   fmt_pm(rank["dist_rank"], rank["dist_rank_se"], 2)])
+                                   *[table.explain(fmt_pm(cell[f"{m}_mean"], cell[f"{m}_se"]), single)
+                                     for m in ("scrps", "srmse", "smae")],
+                                   table.explain(fmt_pm(rank["point_rank"], rank["point_rank_se"], 2), single),
+                                   table.explain(fmt_pm(rank["dist_rank"], rank["dist_rank_se"], 2), single)])
             table.data.append({"forecaster": forecaster, "context": context, "n": int(cell["n"]),
                                **{k: cell[k] for k in cell if k.endswith(("_mean", "_se"))},
                                **{k: rank[k] for k in ("point_rank", "point_rank_se", "dist_rank",

@@ -10,10 +10,17 @@
 * :func:`resource_figure` -- Figure 4: episode accuracy against total tokens,
   cost, time and tool calls; one point per agent over all main-setting
   episodes, error bars the population SD (ddof = 0) on both axes, and the
-  random-chance accuracy as a dashed reference line.
+  random-chance accuracy as a dashed reference line.  Agents without a
+  quantity (a classical baseline has no tokens or cost) are left out of that
+  panel; a panel nobody has says so.
 * :func:`cost_figures` -- Appendix D.2 (Figures 8-10): per simulator and main
   condition, mean episode accuracy against mean cost per agent, error bars the
   sample SD across seeds.
+
+Each agent has its own colour and open marker; points that would hide each
+other are shifted right by 1.5% of the axis span (the Resource-use and
+per-simulator tables hold the exact values).  The legend sits right of the
+panels, so it covers no data.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness import episode_dir, new_figure, read_json
+from harness import (episode_dir, fit_ticks, format_axis, new_figure, no_data, outside_legend, pad_limits, read_json,
+                     series_style, set_title, spread_coinciding)
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
 from tsagent_plugins.tasks.tracebench.report.tables import NOISES, SUBMISSIONS, time_column
 
@@ -82,14 +90,19 @@ def confusion_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figur
         if any(p == INVALID for c in counts.values() for (_, p) in c):
             predicted_labels.append(INVALID)
         predicted_labels += sorted({p for c in counts.values() for (_, p) in c} - set(predicted_labels))
-        fig = new_figure(figsize=(3.6 * len(noises) + 1.5, 3.2 * len(shown_agents) + 0.8))
+        fig = new_figure(figsize=(3.8 * len(noises) + 2.2, 3.4 * len(shown_agents) + 1.2))
         axes = fig.subplots(len(shown_agents), len(noises), squeeze=False)
-        fig.suptitle(f"{sim}: direct-answer confusion matrices (rows: truth, columns: predicted)")
+        set_title(fig, f"{sim}: direct-answer confusion matrices (rows: truth, columns: predicted; "
+                       "cells: counts, colour: row-normalised fraction)")
         image = None
         for i, agent in enumerate(shown_agents):
             for j, noise in enumerate(noises):
                 ax = axes[i][j]
                 c = counts.get((agent, noise), Counter())
+                if not c:
+                    no_data(ax, f"{agent}: no direct-answer episode at {noise} noise")
+                    ax.set_title(f"{agent}, {noise} noise", fontsize=9)
+                    continue
                 matrix = np.array([[c[(t, p)] for p in predicted_labels] for t in truth_labels], dtype=float)
                 totals = matrix.sum(axis=1, keepdims=True)
                 fraction = np.divide(matrix, totals, out=np.zeros_like(matrix), where=totals > 0)
@@ -98,7 +111,7 @@ def confusion_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figur
                     ax.text(k, r, f"{int(value)}", ha="center", va="center", fontsize=8,
                             color="white" if fraction[r, k] > 0.6 else "black")
                 ax.set_title(f"{agent}, {noise} noise", fontsize=9)
-                ax.set_xticks(range(len(predicted_labels)), predicted_labels, rotation=45, ha="right", fontsize=7)
+                ax.set_xticks(range(len(predicted_labels)), predicted_labels, rotation=90, fontsize=7)
                 ax.set_yticks(range(len(truth_labels)), truth_labels, fontsize=7)
                 if j == 0:
                     ax.set_ylabel("true label")
@@ -106,12 +119,35 @@ def confusion_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figur
                     ax.set_xlabel("predicted label")
         if image is not None:
             fig.colorbar(image, ax=axes, shrink=0.6, label="row-normalised fraction")
+        fit_ticks(fig)
         figures[f"confusion-{sim}"] = fig
     return figures
 
 
-RESOURCE_AXES = (("total_tokens", "Total tokens (M)", 1e-6), ("cost_usd", "Cost (USD)", 1.0),
-                 ("_time", "Episode time (s)", 1.0), ("tool_calls", "Tool calls", 1.0))
+#: (column, axis label, SI unit or None for compact numbers) of Figure 4's panels
+RESOURCE_AXES = (("total_tokens", "Total tokens", ""), ("cost_usd", "Cost (USD)", None),
+                 ("_time", "Episode time (s)", None), ("tool_calls", "Tool calls", None))
+NO_QUANTITY = {"total_tokens": "no token counts: no agent here made model calls",
+               "cost_usd": "no costs: no agent here made priced model calls",
+               "_time": "no episode times recorded", "tool_calls": "no tool calls recorded"}
+
+
+def _size(n_agents: int, panels: int, panel_width: float = 3.6) -> tuple[float, float]:
+    """Figure size: panels side by side plus a legend column; taller when many agents are listed."""
+    return panel_width * panels + 2.6, max(3.8, 1.6 + 0.22 * n_agents)
+
+
+def _points(ax, points: list[tuple[str, float, float, float, float]], style: dict[str, dict]) -> None:
+    """Draw (agent, x, y, xerr, yerr) points with error bars, shifting coinciding ones apart."""
+    xs = [p[1] for p in points]
+    pad_limits(ax, [x - e for _, x, _, e, _ in points] + [x + e for _, x, _, e, _ in points], "x")
+    low, high = ax.get_xlim()
+    offsets = spread_coinciding([(p[1], p[2]) for p in points], high - low, 1.05)
+    for (agent, x, y, xerr, yerr), shift in zip(points, offsets, strict=True):
+        ax.errorbar(x + shift, y, xerr=xerr, yerr=yerr, capsize=3, linestyle="none", label=agent, **style[agent])
+    if xs:
+        pad_limits(ax, [x - e for _, x, _, e, _ in points] + [x + e + o for (_, x, _, e, _), o
+                                                               in zip(points, offsets, strict=True)], "x")
 
 
 def resource_figure(frame: pd.DataFrame, agents: list[str]) -> Figure | None:
@@ -119,67 +155,82 @@ def resource_figure(frame: pd.DataFrame, agents: list[str]) -> Figure | None:
     main = time_column(frame[frame["setting"] == "main"])
     if main.empty:
         return None
-    fig = new_figure(figsize=(16, 4))
+    style = {agent: series_style(i) for i, agent in enumerate(agents)}
+    fig = new_figure(figsize=_size(len(agents), len(RESOURCE_AXES)))
     axes = fig.subplots(1, len(RESOURCE_AXES), squeeze=False)[0]
-    fig.suptitle("Accuracy against resource use (main experiment; error bars: population SD)")
+    set_title(fig, "Accuracy against resource use (main experiment; one point per agent, error bars: population "
+                   "SD; coinciding points shifted slightly, exact values in the Resource-use table)")
     chance = chance_level(main)
-    for ax, (column, label, scale) in zip(axes, RESOURCE_AXES, strict=True):
+    for ax, (column, label, unit) in zip(axes, RESOURCE_AXES, strict=True):
+        ax.set_title(f"Accuracy vs {label.split(' (')[0].lower()}", fontsize=10)
+        points = []
         for agent in agents:
             rows = main[main["profile"] == agent]
             if column not in rows.columns:
                 continue
-            both = pd.DataFrame({"x": pd.to_numeric(rows[column], errors="coerce") * scale,
+            both = pd.DataFrame({"x": pd.to_numeric(rows[column], errors="coerce"),
                                  "y": pd.to_numeric(rows["accuracy"], errors="coerce")}).dropna()
             if both.empty:
                 continue
-            ax.errorbar(both["x"].mean(), both["y"].mean(), xerr=both["x"].std(ddof=0), yerr=both["y"].std(ddof=0),
-                        fmt="o", capsize=3, label=agent)
+            points.append((agent, float(both["x"].mean()), float(both["y"].mean()), float(both["x"].std(ddof=0)),
+                           float(both["y"].std(ddof=0))))
+        if not points:
+            no_data(ax, NO_QUANTITY[column])
+            continue
+        _points(ax, points, style)
         if chance is not None:
             ax.axhline(chance, linestyle="--", color="grey", label=f"random chance ({chance:.3f})")
         ax.set_xlabel(label)
         ax.set_ylabel("Episode accuracy")
-        ax.set_title(f"Accuracy vs {label.split(' (')[0].lower()}")
-        ax.set_ylim(0, 1.05)
-    handles, labels = axes[0].get_legend_handles_labels()
-    if handles:
-        axes[-1].legend(handles, labels, fontsize=8, loc="lower right")
+        ax.set_ylim(-0.05, 1.05)  # a point at accuracy 0 stays clear of the axis
+        format_axis(ax, "x", si_unit=unit)
+    outside_legend(fig, axes)
+    fit_ticks(fig)
     return fig
 
 
 def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
-    """Appendix D.2: per simulator, accuracy against cost in each main condition (key ``accuracy-cost-<sim>``)."""
+    """Appendix D.2: per simulator, accuracy against cost in each main condition (key ``accuracy-cost-<sim>``).
+
+    A simulator none of whose episodes has a cost (classical baselines only) gets no figure."""
     figures: dict[str, Figure] = {}
     main = frame[frame["setting"] == "main"]
     if "cost_usd" not in main.columns:
         return figures
+    style = {agent: series_style(i) for i, agent in enumerate(agents)}
     for sim, rows in sorted(main.groupby("simulator"), key=lambda kv: kv[0]):
+        if pd.to_numeric(rows["cost_usd"], errors="coerce").dropna().empty:
+            continue
         conditions = [(n, s) for n in NOISES for s in SUBMISSIONS
                       if not rows[(rows["noise"] == n) & (rows["submission"] == s)].empty]
-        if not conditions:
-            continue
-        fig = new_figure(figsize=(4 * len(conditions), 3.6))
+        fig = new_figure(figsize=_size(len(agents), len(conditions)))
         axes = fig.subplots(1, len(conditions), squeeze=False)[0]
-        fig.suptitle(f"{sim}: episode accuracy against evaluation cost (error bars: SD across seeds)")
+        set_title(fig, f"{sim}: episode accuracy against evaluation cost per agent (error bars: SD across seeds; "
+                       "agents without a cost, such as classical baselines, are not plotted)")
         chance = chance_level(rows)
         for ax, (noise, submission) in zip(axes, conditions, strict=True):
+            ax.set_title(f"{noise} noise, {submission}", fontsize=10)
             cell = rows[(rows["noise"] == noise) & (rows["submission"] == submission)]
+            points = []
             for agent in agents:
                 sub = cell[cell["profile"] == agent]
                 both = pd.DataFrame({"x": pd.to_numeric(sub["cost_usd"], errors="coerce"),
                                      "y": pd.to_numeric(sub["accuracy"], errors="coerce")}).dropna()
                 if both.empty:
                     continue
-                sd = (lambda s: s.std(ddof=1) if len(s) > 1 else 0.0)
-                ax.errorbar(both["x"].mean(), both["y"].mean(), xerr=sd(both["x"]), yerr=sd(both["y"]),
-                            fmt="o", capsize=3, label=agent)
+                sd = (lambda s: float(s.std(ddof=1)) if len(s) > 1 else 0.0)
+                points.append((agent, float(both["x"].mean()), float(both["y"].mean()), sd(both["x"]), sd(both["y"])))
+            if not points:
+                no_data(ax, "no episode with a cost in this condition")
+                continue
+            _points(ax, points, style)
             if chance is not None:
                 ax.axhline(chance, linestyle="--", color="grey", label=f"random chance ({chance:.3f})")
-            ax.set_title(f"{noise} noise, {submission}")
             ax.set_xlabel("Cost (USD)")
             ax.set_ylabel("Episode accuracy")
-            ax.set_ylim(0, 1.05)
-        handles, labels = axes[0].get_legend_handles_labels()
-        if handles:
-            axes[-1].legend(handles, labels, fontsize=8)
+            ax.set_ylim(-0.05, 1.05)  # a point at accuracy 0 stays clear of the axis
+            format_axis(ax, "x")
+        outside_legend(fig, axes)
+        fit_ticks(fig)
         figures[f"accuracy-cost-{sim}"] = fig
     return figures

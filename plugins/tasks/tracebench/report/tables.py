@@ -22,8 +22,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from harness import (DASH, ReportError, Table, fmt, fmt_change, fmt_pm, sign_flip_ci, win_tie_loss,
-                     within_simulator_sd)
+from harness import (DASH, ReportError, Table, fmt, fmt_change, fmt_count, fmt_pm, fmt_share, sign_flip_ci,
+                     win_tie_loss, within_simulator_sd)
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
 
 MAIN_EXAMPLES = 3
@@ -123,38 +123,49 @@ def _agg(rows: pd.DataFrame, column: str) -> tuple[float | None, float | None, i
 # -- Table 1 -------------------------------------------------------------------------------------
 
 def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
-    """Main experiment aggregated across simulators (TraceBench Table 1)."""
+    """Main experiment aggregated across simulators (TraceBench Table 1).
+
+    Only conditions someone ran and metric sections someone has are shown; counts are whole numbers,
+    the console token share a percentage with one decimal, accuracies three decimals."""
     main = frame[frame["setting"] == "main"]
     if main.empty:
         return None
     noises = [n for n in NOISES if n in set(main["noise"])] + sorted(set(main["noise"]) - set(NOISES))
-    columns = [(n, s, split) for n in noises for s, split in CONDITION_COLUMNS]
+    columns = [(n, s, split) for n in noises for s, split in CONDITION_COLUMNS
+               if not _episode_means(_select(main, noise=n, submission=s), SPLITS[split]).empty]
+    if not columns:
+        return None
     header = ["Agent"] + [f"{n} noise, {s}, {split}" for n, s, split in columns]
     table = Table("table1", "Table 1. Mean accuracy and exploration metrics per episode (main experiment, "
                   "aggregated across simulators; mean ± within-simulator SD)", header)
     chance = chance_level(frame)
     if chance is not None:
         table.notes.append(f"Random-chance accuracy: {chance:.3f} (mean over simulators of 1 / number of classes).")
-    table.notes.append("Python: calls | statements. Plots: generated | inspected (– without image support). "
-                       "Console output: numeric values printed | token share (%). See TraceBench Appendix G.")
+    table.notes.append("Python: calls | statements. Plots: generated | inspected. Console output: numeric values "
+                       "printed | token share. Counts are per-episode means rounded to whole numbers (exact values "
+                       "in the data of `--format json`). See TraceBench Appendix G.")
     table.section("Accuracy")
     for agent in agents:
         cells = []
         for noise, submission, split in columns:
             rows = _select(main, profile=agent, noise=noise, submission=submission)
             mean, sd, n = _agg(rows, SPLITS[split])
-            cells.append(fmt_pm(mean, sd))
+            reason = ("no episode of this agent in this condition" if rows.empty else
+                      "a single episode: no SD" if mean is not None else f"no {split} accuracy recorded")
+            cells.append(table.explain(fmt_pm(mean, sd), reason))
             table.data.append({"section": "accuracy", "agent": agent, "noise": noise, "submission": submission,
                                "split": split, "mean": mean, "sd": sd, "n": n})
         table.add(agent, cells)
     pairs = [
-        ("Python: calls | statements", "python", ("python_calls", "python_statements"), (3, 3), (1, 1)),
-        ("Plot counts: generated | inspected", "plots", ("plots_generated", "plots_inspected"), (3, 3), (1, 1)),
-        ("Console output: numeric values printed | token share (%)", "console",
-         ("numeric_values_printed", "console_token_share"), (0, 3), (1, 100)),
+        ("Python: calls | statements", "python", ("python_calls", "python_statements"), (fmt_count, fmt_count)),
+        ("Plot counts: generated | inspected", "plots", ("plots_generated", "plots_inspected"), (fmt_count, fmt_count)),
+        ("Console output: numeric values printed | token share", "console",
+         ("numeric_values_printed", "console_token_share"), (fmt_count, fmt_share)),
     ]
-    for title, key, (first, second), digits, scale in pairs:
+    for title, key, (first, second), formats in pairs:
+        rows_before, data_before = len(table.rows), len(table.data)
         table.section(title)
+        shown = False
         for agent in agents:
             cells = []
             for noise, submission, split in columns:
@@ -162,44 +173,77 @@ def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
                     cells.append("")
                     continue
                 rows = _select(main, profile=agent, noise=noise, submission=submission)
-                a, b = (_scaled(_mean(rows[c]) if c in rows.columns else None, s) for c, s in zip((first, second), scale, strict=True))
-                cells.append(f"{fmt(a, digits[0])} | {fmt(b, digits[1])}")
+                a, b = (_mean(rows[c]) if c in rows.columns else None for c in (first, second))
+                shown |= a is not None or b is not None
+                text = f"{formats[0](a)} | {formats[1](b)}"
+                reason = ("no episode of this agent in this condition" if rows.empty else
+                          "plots inspected: the agent has no image support" if key == "plots" and a is not None else
+                          "not measured: no agent trajectory (e.g. a classical baseline)")
+                cells.append(table.explain(text, reason))
                 table.data.append({"section": key, "agent": agent, "noise": noise, "submission": submission,
-                                   first: a, second if key != "console" else "console_token_share_pct": b})
+                                   first: a, second if key != "console" else "console_token_share_pct":
+                                   b if key != "console" or b is None else 100.0 * b})
             table.add(agent, cells)
+        if not shown:  # nobody has this metric: no section
+            del table.rows[rows_before:], table.data[data_before:]
+            table.sections.discard(rows_before)
+    _drop_unused_reasons(table)
     return table
+
+
+def _drop_unused_reasons(table: Table) -> None:
+    """Forget footnotes whose mark no longer appears in any cell (their rows were dropped)."""
+    used = {ch for row in table.rows for cell in row for ch in cell}
+    for reason, mark in list(table.reasons.items()):
+        if mark not in used:
+            table.notes.remove(f"{DASH}{mark} {reason}")
+            del table.reasons[reason]
 
 
 def _scaled(value: float | None, scale: float) -> float | None:
     return None if value is None else value * scale
 
 
+RESOURCE_SECTIONS = (("Total tokens (M)", "total_tokens", 1e-6, 3), ("Cost (USD)", "cost_usd", 1, 3),
+                     ("Time (s)", "_time", 1, 1), ("Tool calls", "tool_calls", 1, 0),
+                     ("Agent iterations", "agent_iterations", 1, 0))
+RESOURCE_MISSING = {"total_tokens": "no model calls recorded (e.g. a classical baseline)",
+                    "cost_usd": "no priced model calls recorded (e.g. a classical baseline)",
+                    "_time": "no episode time recorded",
+                    "tool_calls": "not measured: no agent trajectory (e.g. a classical baseline)",
+                    "agent_iterations": "not measured: no agent trajectory (e.g. a classical baseline)"}
+
+
 def resources_table(frame: pd.DataFrame, agents: list[str]) -> Table | None:
-    """Resource use per episode in the main experiment (the quantities of Figure 4)."""
+    """Resource use per episode in the main experiment (the quantities of Figure 4); sections nobody
+    has are left out, counts (tool calls, iterations) are whole numbers."""
     main = frame[frame["setting"] == "main"]
     if main.empty:
         return None
     noises = [n for n in NOISES if n in set(main["noise"])]
-    columns = [(n, s) for n in noises for s in SUBMISSIONS]
+    columns = [(n, s) for n in noises for s in SUBMISSIONS if not _select(main, noise=n, submission=s).empty]
     header = ["Agent"] + [f"{n} noise, {s}" for n, s in columns]
     table = Table("resources", "Resource use per episode (main experiment; mean ± within-simulator SD)", header)
-    table.notes.append("Time: agent wall-clock seconds (agent_seconds; when absent, total_seconds: the trajectory's or proxy log's span).")
+    table.notes.append("Time: agent wall-clock seconds (agent_seconds; when absent, total_seconds: the trajectory's "
+                       "or proxy log's span). Tool calls and iterations: means rounded to whole numbers.")
     frame_time = time_column(main)
-    for title, column, scale, digits in (("Total tokens (M)", "total_tokens", 1e-6, 3), ("Cost (USD)", "cost_usd", 1, 3),
-                                         ("Time (s)", "_time", 1, 1), ("Tool calls", "tool_calls", 1, 2),
-                                         ("Agent iterations", "agent_iterations", 1, 2)):
+    for title, column, scale, digits in RESOURCE_SECTIONS:
+        if _episode_means(frame_time, column).empty:
+            continue
         table.section(title)
         for agent in agents:
             cells = []
             for noise, submission in columns:
                 rows = _select(frame_time, profile=agent, noise=noise, submission=submission)
                 mean, sd, n = _agg(rows, column)
-                cells.append(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits))
+                reason = ("no episode of this agent in this condition" if rows.empty else
+                          "a single episode: no SD" if mean is not None else RESOURCE_MISSING[column])
+                cells.append(table.explain(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits), reason))
                 table.data.append({"section": column.lstrip("_") if column != "_time" else "time_seconds",
                                    "agent": agent, "noise": noise, "submission": submission,
                                    "mean": _scaled(mean, scale), "sd": _scaled(sd, scale), "n": n})
             table.add(agent, cells)
-    return table
+    return table if table.rows else None
 
 
 def time_column(frame: pd.DataFrame) -> pd.DataFrame:
@@ -263,9 +307,14 @@ def table2(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                         change, pairs = _matched_change(abl, base, col)
                         change_scale = 100.0 if column is None else scale
                         shown_change = _scaled(change, change_scale)
-                        cells.append(DASH if mean is None else
-                                     f"{fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits)} "
-                                     f"{fmt_change(shown_change, change_digits)}")
+                        if mean is None:
+                            cells.append(table.explain(DASH, "no ablated episode of this agent in this condition"
+                                                       if abl.empty else f"no {split} value recorded"))
+                        else:
+                            text = table.explain(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits),
+                                                 "a single episode: no SD")
+                            cells.append(f"{text} " + table.explain(fmt_change(shown_change, change_digits),
+                                                                    "no matched episode in the main setting"))
                         table.data.append({"section": "accuracy" if column is None else column, "agent": agent,
                                            "ablation": ablation, "noise": noise, "submission": submission,
                                            "split": split, "mean": _scaled(mean, scale), "sd": _scaled(sd, scale),
@@ -307,13 +356,20 @@ def per_simulator_tables(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                             series = _episode_means(_select(rows, profile=agent, simulator=sim), column)
                             mean = float(series.mean()) if len(series) else None
                             sd = float(series.std(ddof=1)) if len(series) > 1 else None
-                            cells.append(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits))
+                            cells.append(table.explain(
+                                fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits),
+                                "a single seed: no SD" if mean is not None else
+                                "no episode of this agent on this simulator" if _select(
+                                    rows, profile=agent, simulator=sim).empty else "not recorded for this agent "
+                                "(e.g. no model calls by a classical baseline)"))
                             table.data.append({"section": column, "agent": agent, "simulator": sim, "setting": setting,
                                                "noise": noise, "submission": submission,
                                                "mean": _scaled(mean, scale), "sd": _scaled(sd, scale),
                                                "n": int(len(series))})
-                        if any(c != DASH for c in cells):
+                        if any(not c.startswith(DASH) for c in cells):
                             table.add(agent, cells)
+                table.drop_empty_sections()
+                _drop_unused_reasons(table)
                 tables.append(table)
     return tables
 
@@ -443,16 +499,7 @@ def table23(frame: pd.DataFrame, agents: list[str], exclude_from_conditions: Ite
                 d = ablation_contrast(values[split], agent, "main", setting, submission)
                 _contrast_row(table, f"{agent}: {label}, {submission}, {split}", d, alpha, kind="ablation",
                               agent=agent, ablation=setting, submission=submission, split=split)
-    # drop section titles with no rows under them
-    keep, sections = [], set()
-    for index, row in enumerate(table.rows):
-        is_section = index in table.sections
-        if is_section and (index + 1 >= len(table.rows) or index + 1 in table.sections):
-            continue
-        if is_section:
-            sections.add(len(keep))
-        keep.append(row)
-    table.rows, table.sections = keep, sections
+    table.drop_empty_sections()
     if len(table.rows) == before or not table.data:
         return None
     unbounded = [r for r in table.data if r["ci_unbounded"]]
