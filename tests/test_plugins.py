@@ -140,7 +140,7 @@ def test_plugins_list_shows_commands_and_report_sections(make_distribution, fres
     assert rows[("command", "acme-hello")]["distribution"] == "acme-extras"
     assert rows[("command", "acme-hello")]["plugin"] == "acme-x"
     assert rows[("report_section", "acme-template")]["version"] == "0.7"
-    assert rows[("command", "forecast")]["distribution"] == "tsagent-harness"  # declared in metadata
+    assert rows[("command", "generate")]["distribution"] == "tsagent-harness"  # declared in metadata
     hello = CliRunner().invoke(cli, ["acme-hello"])  # a hook command resolves on use
     assert hello.exit_code == 0 and hello.output == "hello\n"
 
@@ -150,7 +150,7 @@ def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
     from harness.plugins import HOOKS
 
     loaded = fresh_plugins()
-    assert len(HOOKS) == 9
+    assert set(HOOKS) == {name for name in dir(hookspecs) if name.startswith("register_")}
     for hook in HOOKS:
         assert (getattr(hookspecs, hook).__doc__ or "").strip(), f"hook {hook} has no docstring"
         builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()

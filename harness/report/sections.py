@@ -80,8 +80,6 @@ def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = Non
     for template in templates:
         rows = frame[frame["template"] == template].reset_index(drop=True)
         build = builders.get(template)
-        if build is None and template in BUILTIN:
-            continue
         if build is None:
             out.messages.append(f"{len(rows)} row(s) of template {template!r}: no report section is registered "
                                 f"for it (left out)")
