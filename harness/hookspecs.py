@@ -59,3 +59,8 @@ def register_report_sections(register):
     ``register(template, build)``, where ``template`` is a value of the results'
     ``template`` column and ``build(rows) -> harness.report.sections.Section``
     receives that template's rows (rows flagged ``flag_*`` already refused)."""
+
+
+@hookspec
+def register_judges(register):
+    """Register :class:`harness.contracts.Judge` instances: ``register(judge)``."""
