@@ -36,7 +36,7 @@ MAX_WARNINGS_SHOWN = 3
 @click.option("--forecaster", "forecasters", multiple=True, help="Forecaster name (repeatable), e.g. naive, ses, "
               "chronos, llm-dp; see `harness plugins list`.")
 @click.option("--context", "contexts", multiple=True, help="Context condition (repeatable): no-context, background, "
-              "supporting-evidence, supporting-documents, dr-evidence, verified-dr.")
+              "supporting-evidence, supporting-documents, dr-evidence, dr-report, verified-dr.")
 @click.option("--samples", type=int, default=None, help="Sample paths per task S (default 25, as in the paper).")
 @click.option("--seed", type=int, default=None, help="Seed (default 0).")
 @click.option("--time-limit", type=float, default=None, help="Seconds per forecast (default 600).")
