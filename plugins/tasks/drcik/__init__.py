@@ -13,6 +13,11 @@ public sample (3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution
 Research episodes (one task x one deep-research agent): :mod:`.research` (workspace,
 scoring), :mod:`.research_outputs` (bounded readers, the release's export files) and the
 ``drcik-research`` template (:mod:`.research_template`).
+
+Deep-research metrics: :mod:`.dr_metrics` (Appendix H.1, pure functions), :mod:`.dr_inputs`
+(reading research episodes), :mod:`.dr_scoring` (judging a research run, ``dr_scores.jsonl``),
+:mod:`.dr_cli` (``harness dr-score``), :mod:`.dr_contexts` (forecasting contexts from a research
+run) and :mod:`.dr_report` (Tables 2–3, Figures 4, 7, 16).
 """
 
 from harness.hookspecs import hookimpl
@@ -24,8 +29,10 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 @hookimpl
 def register_commands(cli):
     from plugins.tasks.drcik.cli import forecast
+    from plugins.tasks.drcik.dr_cli import dr_score
 
     cli.add_command(forecast)
+    cli.add_command(dr_score)
 
 
 def _report_section(frame):
@@ -34,9 +41,16 @@ def _report_section(frame):
     return build_section(frame)
 
 
+def _research_section(frame):
+    from plugins.tasks.drcik.dr_report import build_research_section
+
+    return build_research_section(frame)
+
+
 @hookimpl
 def register_report_sections(register):
     register("drcik", _report_section)
+    register("drcik-research", _research_section)
 
 
 @hookimpl

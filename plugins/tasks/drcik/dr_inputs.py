@@ -87,3 +87,17 @@ def read_research_run(run_dir: Path | str) -> list[ResearchEpisode]:
     run_dir = Path(run_dir)
     return [read_episode(p.parent) for p in sorted(run_dir.glob("episodes/*/row.json"))
             if (p.parent / "key" / KEY_FILE).is_file()]
+
+
+def labels_from_key(folder: Path | str) -> TaskLabels:
+    """Ground truth from an episode's ``key/research_key.json`` (items numbered E1, E2... when the
+    key predates ``gt_evidence_ids``)."""
+    path = Path(folder) / "key" / KEY_FILE
+    key = _json(path, "research key")
+    texts = key.get("gt_evidence") or []
+    ids = key.get("gt_evidence_ids") or [f"E{i}" for i in range(1, len(texts) + 1)]
+    if len(ids) != len(texts):
+        raise ConfigError(path, ["gt_evidence_ids: not one id per gt_evidence item"])
+    hops = key.get("reasoning_hops")
+    return TaskLabels(key["benchmark_id"], tuple(zip(ids, texts)), frozenset(key.get("supporting") or ()),
+                      int(hops) if isinstance(hops, (int, float)) else None, key.get("origin"))
