@@ -26,6 +26,6 @@ def write_episode(run: Path, agent: str, tasks, benchmark_id: str, items: list[t
     score = score_research(ws, key_dir, {"method": agent}, keep_corpus=False)
     (folder / "score.json").write_text(json.dumps({"metrics": score.metrics, "details": score.details,
                                                    "warnings": score.warnings}))
-    (folder / "row.json").write_text(json.dumps({"agent": agent, "episode": benchmark_id, "run_id": run.name,
+    (folder / "row.json").write_text(json.dumps({"agent": "retrieval", "profile": agent, "episode": benchmark_id, "run_id": run.name,
                                                  "template": "drcik-research", **score.metrics}))
     return folder

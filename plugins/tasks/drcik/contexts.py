@@ -67,14 +67,15 @@ class EvidenceClaim:
 @dataclass(frozen=True)
 class DrOutput:
     """A DR agent's output on one task: ``claims`` (release ids), ``report`` (markdown or None),
-    the ``agent`` and ``run`` that produced it, and ``known_ids`` (the pool's release ids, or
-    None when unknown: then no id is treated as unresolved)."""
+    the ``agent``, ``run`` and ``run_dir`` that produced it, and ``known_ids`` (the pool's release
+    ids, or None when unknown: then no id is treated as unresolved)."""
 
     claims: tuple[EvidenceClaim, ...]
     report: str | None = None
     agent: str | None = None
     run: str | None = None
     known_ids: frozenset[str] | None = None
+    run_dir: str | None = None
 
 
 def _claims(dr) -> list[EvidenceClaim]:

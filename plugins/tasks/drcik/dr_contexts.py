@@ -21,7 +21,7 @@ def dr_output(episode: ResearchEpisode) -> ctx.DrOutput:
     """The context-condition input of one research episode."""
     out = episode.output
     return ctx.DrOutput(tuple(ctx.EvidenceClaim(c.claim, c.cited) for c in out.claims), episode.report,
-                        out.agent, out.run, frozenset(episode.documents))
+                        out.agent, out.run, frozenset(episode.documents), str(episode.folder.parent.parent.resolve()))
 
 
 def dr_outputs_from_run(run_dir: Path | str) -> dict[str, dict[str, ctx.DrOutput]]:
@@ -31,6 +31,22 @@ def dr_outputs_from_run(run_dir: Path | str) -> dict[str, dict[str, ctx.DrOutput
     for episode in read_research_run(run_dir):
         outputs.setdefault(episode.output.agent, {})[episode.output.benchmark_id] = dr_output(episode)
     return outputs
+
+
+def is_research_run(folder: Path | str) -> bool:
+    """Whether ``folder`` is a research run directory (episodes with a research key)."""
+    from plugins.tasks.drcik.research import KEY_FILE
+
+    return any(Path(folder).glob(f"episodes/*/key/{KEY_FILE}"))
+
+
+def single_agent_outputs(run_dir: Path | str) -> dict[str, ctx.DrOutput]:
+    """``{benchmark_id: DrOutput}`` of a research run by one DR agent; ValueError naming the
+    agents when the run holds several."""
+    outputs = dr_outputs_from_run(run_dir)
+    if len(outputs) != 1:
+        raise ValueError(f"{run_dir}: expected one DR agent's research run, found {sorted(outputs) or 'none'}")
+    return next(iter(outputs.values()))
 
 
 def forecasting_contexts(run_dir: Path | str, tasks: list[DrcikTask],

@@ -2,7 +2,8 @@
 episodes: a loaded task, an episode's key folder, or a whole research run directory.
 
 An episode folder (``harness run`` with the ``drcik-research`` template) holds ``row.json``
-(``agent``, ``episode`` = benchmark id), ``score.json`` (``details``: per item, the resolved
+(``profile``: the DR agent's name in every DR table, since one agent plugin runs under
+several profiles; ``agent`` when there is no profile), ``score.json`` (``details``: per item, the resolved
 release ids) and ``key/`` with ``research_key.json`` (pool documents with task/role/subtype,
 S_t, ground-truth evidence), ``deep_research.jsonl`` (the full claims, in the agent's order)
 and the agent's ``report.md`` in ``workspace/``.
@@ -74,7 +75,7 @@ def read_episode(folder: Path | str) -> ResearchEpisode:
                                                   f"has {len(claims)} claims"])
     items = tuple(Claim(text, tuple(d.get("resolved") or ())) for text, d in zip(claims, details))
     metrics = score.get("metrics") or {}
-    output = ResearchOutput(str(row.get("agent") or row.get("profile") or "?"), key["benchmark_id"], items,
+    output = ResearchOutput(str(row.get("profile") or row.get("agent") or "?"), key["benchmark_id"], items,
                             int(metrics.get("hallucinated_ids") or 0), str(row.get("run_id") or folder.parent.parent.name))
     report_path = folder / "workspace" / REPORT_FILE
     report = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else None

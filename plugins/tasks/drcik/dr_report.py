@@ -182,6 +182,7 @@ def figure16(rows: list[dict]):
     """Figure 16 (matplotlib Figure): left, in-task vs cross-task distractor citations per agent;
     right, in-task distractor citations by subtype per agent."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     agents = _agents(rows)
     data = figure16_table(rows).data
@@ -191,6 +192,8 @@ def figure16(rows: list[dict]):
     left.bar(x - 0.2, [d["in_task"] for d in data], 0.4, label="in-task distractors")
     left.bar(x + 0.2, [d["cross_task"] for d in data], 0.4, label="cross-task documents")
     left.set_xticks(x, agents, rotation=20)
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_ylim(0, 1.3 * max([1] + [max(d["in_task"], d["cross_task"]) for d in data]))
     left.set_ylabel("unique cited documents")
     left.set_title("In-task vs cross-task citations")
     left.legend()
@@ -198,6 +201,8 @@ def figure16(rows: list[dict]):
     for i, sub in enumerate(SUBTYPE_ORDER):
         right.bar(x - 0.4 + width * (i + 0.5), [d[f"in_task_{sub}"] for d in data], width, label=m.SUBTYPES[sub])
     right.set_xticks(x, agents, rotation=20)
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    right.set_ylim(0, 1.6 * max([1] + [d[f"in_task_{s}"] for d in data for s in SUBTYPE_ORDER]))
     right.set_ylabel("unique cited distractors")
     right.set_title("In-task distractor citations by subtype")
     right.legend(fontsize=8)
@@ -215,9 +220,10 @@ def figure7(rows: list[dict]):
     for agent in _agents(rows):
         hops = sorted(h for a, h in recall if a == agent and h is not None)
         ax.plot(hops, [100 * (recall[(agent, h)] or 0.0) for h in hops], marker="o", label=agent)
+    ax.set_xticks(sorted({h for _, h in recall if h is not None}))
     ax.set_xlabel("reasoning hops")
     ax.set_ylabel("evidence recall (%)")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(-3, 103)
     ax.set_title(f"Evidence recall by reasoning hops\njudge {rows[0]['judge_label']}", fontsize=9)
     ax.legend()
     fig.tight_layout()

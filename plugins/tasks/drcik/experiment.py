@@ -86,6 +86,8 @@ def run_experiment(
                     continue
                 text = cond.text_for(task, evidence)
                 row.update(context_status=text.status, context_items=text.items)
+                if cond.needs_dr and isinstance(evidence, ctx.DrOutput):   # the evidence source
+                    row.update(dr_agent=evidence.agent, dr_run=evidence.run, dr_run_dir=evidence.run_dir)
                 if forecaster.uses_context or reuse is None:
                     reuse = _forecast(forecaster, task, text.text, n_samples, seed, time_limit)
                 paths, failure, fallback, seconds, info = reuse

@@ -75,10 +75,19 @@ def resolve_forecasters(spec: ExperimentSpec, file: str) -> dict[str, Any]:
 
 
 def load_dr_evidence_dir(folder: Path, tasks: list[DrcikTask]) -> dict[str, list[ctx.EvidenceClaim]]:
-    """DR evidence per task from ``<folder>/<benchmark_id>.json`` or ``<folder>/<benchmark_id>/evidence.json``
-    (tasks without a file are left out: their DR conditions fail with that reason)."""
+    """DR evidence per task from a research run directory (``drcik-research``: one DR agent's
+    claims, reports, agent and run, see :mod:`.dr_contexts`), or from ``<folder>/<benchmark_id>.json``
+    or ``<folder>/<benchmark_id>/evidence.json`` (tasks without a file are left out: their DR
+    conditions fail with that reason)."""
     if not folder.is_dir():
         raise ConfigError(folder, ["dr_evidence: no such folder"])
+    from plugins.tasks.drcik.dr_contexts import is_research_run, single_agent_outputs
+
+    if is_research_run(folder):   # a research stage's run directory: claims, report, agent and run
+        try:
+            return single_agent_outputs(folder)
+        except ValueError as exc:
+            raise ConfigError(folder, [f"dr_evidence: {exc}"]) from None
     out = {}
     for task in tasks:
         for candidate in (folder / f"{task.benchmark_id}.json", folder / task.benchmark_id / "evidence.json"):
@@ -166,6 +175,9 @@ def _finish_rows(rows: pd.DataFrame, spec, run_id, profile, model_backed) -> pd.
     rows.insert(1, "template", TEMPLATE)
     rows.insert(2, "task", spec.name)
     rows.insert(3, "episode", rows["forecaster"] + "/" + rows["context"] + "/" + rows["benchmark_id"])
+    if "dr_agent" in rows.columns:   # one forecast run per DR agent: episodes stay distinct across runs
+        has = rows["dr_agent"].notna()
+        rows.loc[has, "episode"] = rows.loc[has, "episode"] + "/" + rows.loc[has, "dr_agent"].astype(str)
     if "flag_untrained" in rows.columns:
         rows["flag_untrained"] = rows["flag_untrained"].fillna(False).astype(bool)
     if model_backed:
