@@ -142,3 +142,43 @@ def test_table2_with_dr_columns_marks_the_best_and_counts_verified_empty():
     assert all(d["column"].startswith(("dr-evidence", "verified-dr")) for d in best)
     assert sum(cell.endswith("*") for row in table.rows for cell in row[1:]) == len(best)
     assert any("verified_empty: 2 task(s)" in n for n in table.notes)
+
+
+def test_end_to_end_research_runs_to_forecasts_to_report(tmp_path, tasks):
+    """Two DR agents' research runs -> `harness forecast --dr-evidence RUN` each -> `harness report`."""
+    from plugins.tasks.drcik.cli import forecast
+    from plugins.tasks.drcik.report import build_section
+
+    all_tasks = list(tasks.values())
+    research = {}
+    for agent in ("alpha", "beta"):
+        run = tmp_path / f"research-{agent}"
+        for task in all_tasks:
+            sup = task.supporting_ids
+            items = [(task.evidence[1].text, [sup[0]])] if agent == "alpha" else [("off topic", [task.distractor_ids[0]])]
+            write_episode(run, agent, all_tasks, task.benchmark_id, items, report=f"# {agent} report\n")
+        assert CliRunner().invoke(dr_score, [str(run)]).exit_code == 0
+        research[agent] = run
+    frames = []
+    for agent, run in research.items():
+        out = tmp_path / f"forecast-{agent}"
+        result = CliRunner().invoke(forecast, ["--tasks", "sample", "--forecaster", "naive", "--context", "no-context",
+                                               "--context", "dr-evidence", "--context", "verified-dr",
+                                               "--samples", "4", "--dr-evidence", str(run), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        frame = pd.read_parquet(out / "results.parquet").assign(run_dir=str(out))
+        dr = frame[frame["context"] != "no-context"]
+        assert set(dr["dr_agent"]) == {agent} and set(dr["dr_run"]) == {run.name}
+        assert dr["episode"].str.endswith("/" + agent).all()
+        frames.append(frame)
+    rows = pd.concat(frames, ignore_index=True)
+    section = build_section(rows)
+    t2 = section.tables[0]
+    assert t2.header == ["Forecaster", "no-context", "dr-evidence (alpha)", "verified-dr (alpha)",
+                         "dr-evidence (beta)", "verified-dr (beta)"]
+    # beta cites only distractors: verified-dr is empty on every task, and the report says so
+    assert any("verified_empty: 3 task(s)" in n and "(beta)" in n for n in t2.notes)
+    keys = [t.key for t in section.tables]
+    assert "drcik-table2-origin" in keys and "drcik-figure4-lexical" in keys
+    fig4 = next(t for t in section.tables if t.key == "drcik-figure4-lexical")
+    assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks

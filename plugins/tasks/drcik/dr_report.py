@@ -274,7 +274,15 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
     rows["scrps"] = pd.to_numeric(rows["scrps"], errors="coerce")
     ok = rows[rows["status"] == "ok"]
-    columns = list(dict.fromkeys(rows["column"]))
+    from plugins.tasks.drcik.contexts import CONDITIONS
+
+    order = {c: i for i, c in enumerate(CONDITIONS)}
+    agents = list(dict.fromkeys(a for a in rows.get("dr_agent", pd.Series(dtype=object)).dropna()))
+    first = rows.drop_duplicates("column")
+    columns = [r["column"] for r in sorted(first.to_dict("records"), key=lambda r: (
+        r["context"] in DR_CONDITIONS,
+        agents.index(r["dr_agent"]) if r["context"] in DR_CONDITIONS and r.get("dr_agent") in agents else -1,
+        order.get(r["context"], len(order))))]
     forecasters = list(dict.fromkeys(rows["forecaster"]))
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS by forecaster and context (mean ± SE "
                   "over scored tasks; lower is better; * best per forecaster)", ["Forecaster", *columns])

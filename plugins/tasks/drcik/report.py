@@ -206,6 +206,8 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
         if not found:
             messages.append(f"{run_dir}: research run not judged; run `harness dr-score {run_dir}` for Figure 4")
         scores += found
+    if scores:
+        tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
     for label, group in dr_report.by_judge(scores).items():
         table = dr_report.figure4_stats(rows, group)
         table.key += f"-{group[0]['judge']}"
