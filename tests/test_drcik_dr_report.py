@@ -182,3 +182,16 @@ def test_end_to_end_research_runs_to_forecasts_to_report(tmp_path, tasks):
     assert "drcik-table2-origin" in keys and "drcik-figure4-lexical" in keys
     fig4 = next(t for t in section.tables if t.key == "drcik-figure4-lexical")
     assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks
+
+
+def test_shipped_dr_forecast_spec_needs_the_research_run():
+    from pathlib import Path
+
+    from plugins.tasks.drcik.cli import forecast
+    from plugins.tasks.drcik.spec import load_spec
+
+    spec_file = Path(__file__).parents[1] / "tasks" / "drcik" / "sample-dr-forecast.yaml"
+    spec = load_spec(spec_file)
+    assert list(spec.contexts) == ["no-context", "supporting-evidence", "dr-evidence", "dr-report", "verified-dr"]
+    result = CliRunner().invoke(forecast, ["--spec", str(spec_file), "--forecaster", "naive"])
+    assert result.exit_code != 0 and "dr_evidence" in str(result.exception or result.output)

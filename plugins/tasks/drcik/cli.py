@@ -47,7 +47,8 @@ MAX_WARNINGS_SHOWN = 3
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Script for the scripted model backend.")
 @click.option("--dr-evidence", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder of <benchmark_id>.json DR evidence (dr-evidence, verified-dr conditions).")
+              help="A research run directory (one DR agent) or a folder of <benchmark_id>.json DR evidence "
+                   "(dr-evidence, dr-report, verified-dr conditions).")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when a submission fails validation.")
 def forecast(spec_file, tasks_dir, forecasters, contexts, samples, seed, time_limit, out, agent, model_backend,
              script, dr_evidence, strict) -> None:

@@ -15,7 +15,7 @@ A YAML file (``tasks/drcik/*.yaml``) read by ``harness forecast --spec FILE``::
     agent: null                   # agent profile for model-backed forecasters (llm-dp)
     model_backend: null           # e.g. scripted (default: the profile's provider)
     script: null                  # script for the scripted backend, relative to this file
-    dr_evidence: null             # folder of <benchmark_id>.json DR evidence, relative to this file
+    dr_evidence: null             # a research run directory, or a folder of <benchmark_id>.json DR evidence
     budget: {max_cost_usd: 1.0}   # per forecast (task × condition) caps on model use
     submission: {organization: ..., contact: ..., reproduction: ..., notes: ...}
 
