@@ -100,3 +100,16 @@ def test_llm_dp_prompt_holds_exactly_the_conditions_text(tmp_path, research_run,
             assert block == f"# {b} research report\n\nFull report text for {b}."
         else:   # the unresolved id is dropped first, so that claim is verified too
             assert block == f"- {b} claim supported\n- {b} claim with an unresolved id"
+
+
+def test_a_broken_episode_names_the_file(research_run):
+    from harness.config import ConfigError
+    from plugins.tasks.drcik.dr_inputs import read_episode
+
+    folder = research_run / "episodes" / "retrieval-task_42"
+    (folder / "key" / "deep_research.jsonl").write_text("")
+    with pytest.raises(ConfigError, match="deep_research.jsonl"):
+        read_episode(folder)
+    (folder / "score.json").write_text("{")
+    with pytest.raises(ConfigError, match="score.json"):
+        read_episode(folder)

@@ -66,8 +66,12 @@ def read_episode(folder: Path | str) -> ResearchEpisode:
     row = _json(folder / "row.json", "row")
     key = _json(folder / "key" / KEY_FILE, "research key")
     score = _json(folder / "score.json", "score")
-    lines = (folder / "key" / DEEP_RESEARCH_FILE).read_text(encoding="utf-8").splitlines()
-    export = json.loads(next(line for line in lines if line.strip()))
+    export_path = folder / "key" / DEEP_RESEARCH_FILE
+    try:
+        lines = [line for line in export_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        export = json.loads(lines[0])
+    except (OSError, IndexError, ValueError) as exc:
+        raise ConfigError(export_path, [f"row: unreadable or empty ({type(exc).__name__})"]) from None
     details = score.get("details") or []
     claims = export.get("evidence") or []
     if len(details) != len(claims):
