@@ -6,6 +6,7 @@ suites in the project's own tests.
 
 from harness.testing.agent import AgentTests
 from harness.testing.forecaster import ForecasterTests
+from harness.testing.judge import JudgeTests
 from harness.testing.simulator import SimulatorTests
 
-__all__ = ["AgentTests", "ForecasterTests", "SimulatorTests"]
+__all__ = ["AgentTests", "ForecasterTests", "JudgeTests", "SimulatorTests"]

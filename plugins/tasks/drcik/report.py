@@ -220,6 +220,8 @@ def _unscored(rows: pd.DataFrame) -> list[str]:
 def build_section(rows: pd.DataFrame) -> Section:
     """The Dr-CiK report section for ``rows`` (template ``drcik``)."""
     rows, messages = _prepare(rows)
+    if "dr_agent" in rows.columns and rows["dr_agent"].notna().any():
+        return _with_dr_agents(rows, messages)
     forecasters = _order(rows["forecaster"])
     contexts = _order(rows["context"], list(ctx.CONDITIONS))
     main = table2(rows, forecasters, contexts)
@@ -231,3 +233,28 @@ def build_section(rows: pd.DataFrame) -> Section:
         main.notes.append("Failure reasons: " + "; ".join(f"{r[:120]} ({n}x)" for r, n in reasons.head(3).items())
                           + ("; ..." if len(reasons) > 3 else ""))
     return Section([main, subset], messages)
+
+
+def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
+    """Rows with DR evidence from research runs: Table 2 gets one column per DR agent (not one per
+    condition, which would mix agents), then the Figure 4 statistics per evidence-recall judge."""
+    from plugins.tasks.drcik import dr_report
+    from plugins.tasks.drcik.dr_scoring import read_scores
+
+    dr_table = dr_report.table2_dr(rows)
+    dr_table.notes += _unscored(rows)
+    tables = [dr_table]
+    scores = []
+    for run_dir in dict.fromkeys(rows["dr_run_dir"].dropna()) if "dr_run_dir" in rows.columns else []:
+        found = read_scores(run_dir)
+        if not found:
+            messages.append(f"{run_dir}: research run not judged; run `harness dr-score {run_dir}` for Figure 4")
+        scores += found
+    if scores:
+        tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
+    for label, group in dr_report.by_judge(scores).items():
+        table = dr_report.figure4_stats(rows, group)
+        table.key += f"-{group[0]['judge']}"
+        table.title += f" (evidence recall judge {label})"
+        tables.append(table)
+    return Section(tables, messages)
