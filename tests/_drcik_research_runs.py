@@ -1,4 +1,4 @@
-"""Research run folders as ``harness run`` writes them (drcik-research template), built through the
+"""Research run folders as ``harness run`` writes them (template drcik, episode_kind research), built through the
 real materialise/score code with hand-written agent outputs (release ids mapped to the episode's ids)."""
 
 from __future__ import annotations
@@ -27,5 +27,6 @@ def write_episode(run: Path, agent: str, tasks, benchmark_id: str, items: list[t
     (folder / "score.json").write_text(json.dumps({"metrics": score.metrics, "details": score.details,
                                                    "warnings": score.warnings}))
     (folder / "row.json").write_text(json.dumps({"agent": "retrieval", "profile": agent, "episode": benchmark_id, "run_id": run.name,
-                                                 "template": "drcik-research", **score.metrics}))
+                                                 "template": "drcik", "episode_kind": "research", "benchmark_id": benchmark_id,
+                                                 **score.metrics}))
     return folder

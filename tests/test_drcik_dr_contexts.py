@@ -51,7 +51,7 @@ def test_dr_outputs_name_their_agent_and_run(research_run):
 def test_forecasting_contexts_record_status_and_source(research_run, tasks):
     records = {(r["benchmark_id"], r["context"]): r for r in forecasting_contexts(research_run, tasks)}
     verified = records[("task_42", "verified-dr")]
-    assert verified["context_items"] == 2 and verified["dr_agent"] == "retrieval" and verified["dr_run"] == "research"
+    assert verified["context_items"] == 2 and verified["evidence_agent"] == "retrieval" and verified["evidence_run"] == str(research_run.resolve())
     assert records[("task_42", "dr-evidence")]["context_items"] == 5
     assert records[("task_42", "dr-report")]["text"].startswith("# task_42 research report")
 

@@ -266,7 +266,7 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     research = research_run(tmp_path / "research", {"dr-a": tmp_path / "ev-a", "dr-b": tmp_path / "ev-b"})
     from plugins.tasks.drcik.template import DrcikTemplate
 
-    claims = DrcikTemplate().research_evidence(str(research), "dr-b")
+    claims = {k: list(v.claims) for k, v in DrcikTemplate().research_evidence(str(research), "dr-b").items()}
     assert sorted(claims) == ["task_163", "task_42"]
     assert [c.cited_document_ids for c in claims["task_163"]] == [(tasks["task_163"].supporting_ids[0],)]
     spec = spec_file(tmp_path, "dr", forecasters=["naive"], contexts=["dr-evidence"], samples=4)

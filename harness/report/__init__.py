@@ -72,6 +72,8 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
     report = Report(results, messages=list(results.messages))
     contributed = contribute(results.frame, sections)
     report.messages += contributed.messages
+    if with_figures:
+        report.figures.update(contributed.figures)
     frame = tabs.tracebench_frame(results.frame)
     if frame.empty:
         report.tables += contributed.tables

@@ -9,7 +9,7 @@ the ``register_report_sections`` hook (:mod:`harness.hookspecs`)::
         register("my-template", build)      # build(rows: DataFrame) -> Section
 
 A builder gets only its template's rows (flagged rows were refused before) and
-returns tables and messages.  A builder registered for a built-in template adds
+returns tables, messages and figures.  A builder registered for a built-in template adds
 its tables after the built-in ones (e.g. TraceBench's Table 22).  A builder that raises is reported as a message,
 not fatal; rows of a template nobody registered are named in a message.
 """
@@ -17,7 +17,7 @@ not fatal; rows of a template nobody registered are named in a message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
@@ -33,6 +33,8 @@ class Section:
 
     tables: list[Table] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    #: matplotlib figures by key; ``harness report`` saves each as ``<out>/figures/<key>.png``.
+    figures: dict[str, Any] = field(default_factory=dict)
 
 
 Builder = Callable[[pd.DataFrame], Section]
@@ -83,4 +85,5 @@ def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = Non
             continue
         out.tables += section.tables
         out.messages += section.messages
+        out.figures.update(section.figures)
     return out

@@ -1,7 +1,7 @@
 """Inputs of the DR metrics (:mod:`.dr_metrics`) and DR context conditions, read from research
 episodes: a loaded task, an episode's key folder, or a whole research run directory.
 
-An episode folder (``harness run`` with the ``drcik-research`` template) holds ``row.json``
+An episode folder (``harness run``, template ``drcik``, ``episode_kind: research``) holds ``row.json``
 (``profile``: the DR agent's name in every DR table, since one agent plugin runs under
 several profiles; ``agent`` when there is no profile), ``score.json`` (``details``: per item, the resolved
 release ids) and ``key/`` with ``research_key.json`` (pool documents with task/role/subtype,
@@ -87,11 +87,15 @@ def read_episode(folder: Path | str) -> ResearchEpisode:
     return ResearchEpisode(output, report, documents, folder)
 
 
-def read_research_run(run_dir: Path | str) -> list[ResearchEpisode]:
-    """Every finished research episode (folders with ``row.json`` and a research key) of a run."""
-    run_dir = Path(run_dir)
-    return [read_episode(p.parent) for p in sorted(run_dir.glob("episodes/*/row.json"))
+def research_folders(run_dir: Path | str) -> list[Path]:
+    """The finished research episode folders (``row.json`` and a research key) of a run, in order."""
+    return [p.parent for p in sorted(Path(run_dir).glob("episodes/*/row.json"))
             if (p.parent / "key" / KEY_FILE).is_file()]
+
+
+def read_research_run(run_dir: Path | str) -> list[ResearchEpisode]:
+    """Every finished research episode of a run (:func:`research_folders`, :func:`read_episode`)."""
+    return [read_episode(folder) for folder in research_folders(run_dir)]
 
 
 def labels_from_key(folder: Path | str) -> TaskLabels:

@@ -3,7 +3,7 @@ one column per DR agent, the Figure 4 statistics, and breakdowns by task origin.
 
 Inputs: DR metric rows (:mod:`.dr_scoring`, one per agent × task, each naming its judge) and
 forecasting rows (``forecaster``, ``context``, ``benchmark_id``, ``status``, ``scrps``,
-``smae``; DR conditions also ``dr_agent``).  Rules kept everywhere:
+``smae``; DR conditions also ``evidence_agent``).  Rules kept everywhere:
 
 - a table never mixes judges: DR tables are built per judge label, the label in the title;
 - supporting-document recall uses the task's supporting set S_t, because the release gives no
@@ -230,20 +230,16 @@ def figure7(rows: list[dict]):
     return fig
 
 
-def write_figures(rows: list[dict], folder: Path) -> dict[str, Path]:
-    """Write ``figure16.png`` and ``figure7-<judge>.png`` (one per judge) into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
+def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
+    """Figure 16 (citations do not depend on the judge: the first judge's rows) and one Figure 7 per
+    judge, keyed ``drcik-figure16`` and ``drcik-figure7-<judge>`` (``harness report`` saves them as PNG)."""
+    figures = {}
     groups = by_judge(rows)
     if groups:
-        first = next(iter(groups.values()))
-        paths["figure16"] = folder / "drcik-figure16.png"
-        figure16(first).savefig(paths["figure16"], dpi=110)
+        figures["drcik-figure16"] = figure16(next(iter(groups.values())))
     for group in groups.values():
-        key = f"drcik-figure7-{group[0]['judge']}"
-        paths[key] = folder / f"{key}.png"
-        figure7(group).savefig(paths[key], dpi=110)
-    return paths
+        figures[f"drcik-figure7-{group[0]['judge']}"] = figure7(group)
+    return figures
 
 
 def dr_tables(rows: list[dict]) -> list[Table]:
@@ -260,53 +256,67 @@ def dr_tables(rows: list[dict]) -> list[Table]:
 # -- forecasting with DR evidence -------------------------------------------------------------------
 
 def cell_column(row) -> str:
-    """Table 2 column of a forecasting row: the condition, with the DR agent for DR conditions."""
-    agent = row.get("dr_agent")
+    """A one-string label of a forecasting row's cell: the condition, with the DR agent for DR conditions."""
+    agent = row.get("evidence_agent")
     if row["context"] in DR_CONDITIONS and isinstance(agent, str) and agent:
         return f"{row['context']} ({agent})"
     return row["context"]
 
 
 def table2_dr(rows: pd.DataFrame) -> Table:
-    """Table 2 with DR columns: sCRPS mean ± SE per forecaster × (condition, DR agent); the best
-    (lowest mean) per forecaster marked *."""
-    rows = rows.copy()
-    rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
-    rows["scrps"] = pd.to_numeric(rows["scrps"], errors="coerce")
-    ok = rows[rows["status"] == "ok"]
+    """Table 2 with DR agents (Section 5.4): sCRPS mean ± SE over the scored tasks.
+
+    Rows: forecaster × DR condition (``dr-evidence``, ``dr-report``, ``verified-dr``); columns: the
+    non-DR conditions present (No Context, Supporting Evidence, ...; the same value on each of a
+    forecaster's rows) then one column per DR agent (``evidence_agent``).  The best (lowest mean)
+    cell per forecaster is marked *; ``table.data`` holds one record per distinct cell
+    (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best``).
+    """
     from plugins.tasks.drcik.contexts import CONDITIONS
 
-    order = {c: i for i, c in enumerate(CONDITIONS)}
-    agents = list(dict.fromkeys(a for a in rows.get("dr_agent", pd.Series(dtype=object)).dropna()))
-    first = rows.drop_duplicates("column")
-    columns = [r["column"] for r in sorted(first.to_dict("records"), key=lambda r: (
-        r["context"] in DR_CONDITIONS,
-        agents.index(r["dr_agent"]) if r["context"] in DR_CONDITIONS and r.get("dr_agent") in agents else -1,
-        order.get(r["context"], len(order))))]
-    forecasters = list(dict.fromkeys(rows["forecaster"]))
-    table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS by forecaster and context (mean ± SE "
-                  "over scored tasks; lower is better; * best per forecaster)", ["Forecaster", *columns])
-    for f in forecasters:
+    rows = rows.copy()
+    rows["scrps"] = pd.to_numeric(rows["scrps"], errors="coerce")
+    agent_col = rows["evidence_agent"] if "evidence_agent" in rows.columns else pd.Series(None, index=rows.index)
+    rows["agent"] = [a if c in DR_CONDITIONS and isinstance(a, str) and a else None
+                     for c, a in zip(rows["context"], agent_col)]
+    ok = rows[rows["status"] == "ok"]
+    present = set(rows["context"])
+    plain = [c for c in CONDITIONS if c in present and c not in DR_CONDITIONS] + sorted(
+        present - set(CONDITIONS) - set(DR_CONDITIONS))
+    dr_conditions = [c for c in DR_CONDITIONS if c in present]
+    agents = list(dict.fromkeys(rows["agent"].dropna()))
+    table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
+                  "better; * best per forecaster); DR columns: the agent whose research gave the context",
+                  ["Forecaster", "DR condition", *plain, *agents])
+    for f in dict.fromkeys(rows["forecaster"]):
         cells = {}
-        for c in columns:
-            vals = ok[(ok["forecaster"] == f) & (ok["column"] == c)]["scrps"].dropna().tolist()
-            cells[c] = _mean_se(vals) + (len(vals),)
+        for c in plain:
+            vals = ok[(ok["forecaster"] == f) & (ok["context"] == c)]["scrps"].dropna().tolist()
+            cells[(c, None)] = _mean_se(vals) + (len(vals),)
+        for c in dr_conditions:
+            for a in agents:
+                vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna().tolist()
+                cells[(c, a)] = _mean_se(vals) + (len(vals),)
         best = min((v[0] for v in cells.values() if v[0] is not None), default=None)
-        shown = []
-        for c in columns:
-            mean, se, n = cells[c]
-            text = fmt_pm(mean, se) if mean is not None else DASH
-            shown.append(text + (BEST if mean is not None and mean == best else ""))
-            table.data.append({"forecaster": f, "column": c, "n": n, "scrps_mean": mean, "scrps_se": se,
-                               "best": mean is not None and mean == best})
-        table.add(f, shown)
+
+        def shown(key):
+            mean, se, _ = cells[key]
+            return (fmt_pm(mean, se) if mean is not None else DASH) + (BEST if mean is not None and mean == best
+                                                                        else "")
+        for (c, a), (mean, se, n) in cells.items():
+            table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
+                               "scrps_mean": mean, "scrps_se": se, "best": mean is not None and mean == best})
+        for c in dr_conditions or [DASH]:
+            table.add(f, [c, *[shown((p, None)) for p in plain], *[shown((c, a)) for a in agents
+                                                                     if (c, a) in cells]])
     if "context_status" in rows.columns:
         empty = rows[(rows["context_status"] == "verified_empty")]
         if len(empty):
-            pairs = sorted({f"{r['benchmark_id']} ({r.get('dr_agent')})" for r in empty.to_dict("records")})
-            table.notes.append(f"verified_empty: {len(pairs)} task(s) left with no verified item, forecast without "
-                               f"context under verified-dr: {', '.join(pairs)}.")
-    table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text.")
+            pairs = sorted({f"{r['benchmark_id']} ({r.get('agent')})" for r in empty.to_dict("records")})
+            table.notes.append(f"verified_empty: {len(pairs)} (task, DR agent) pair(s) left with no verified item, "
+                               f"forecast with no context under verified-dr: {', '.join(pairs)}.")
+    table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text, so "
+                       "its columns repeat one forecast.")
     return table
 
 
@@ -318,7 +328,7 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
     for col in ("smae", "scrps"):
         rows[col] = pd.to_numeric(rows[col], errors="coerce")
     table = Table("drcik-figure4", "Dr-CiK Figure 4 statistics", ["Test", "Forecaster", "n", "Statistic", "p"])
-    key = ["forecaster", "dr_agent", "benchmark_id"]
+    key = ["forecaster", "evidence_agent", "benchmark_id"]
     raw = rows[rows["context"] == "dr-evidence"].set_index(key)["smae"]
     ver = rows[rows["context"] == "verified-dr"].set_index(key)["smae"]
     pairs = pd.concat([raw.rename("raw"), ver.rename("verified")], axis=1, join="inner").dropna()
@@ -339,7 +349,7 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
     for forecaster in dict.fromkeys(rows["forecaster"]):
         xs, ys = [], []
         for r in dr[dr["forecaster"] == forecaster].to_dict("records"):
-            rec = recall.get((r.get("dr_agent"), r["benchmark_id"]))
+            rec = recall.get((r.get("evidence_agent"), r["benchmark_id"]))
             b = base.get((forecaster, r["benchmark_id"]))
             if rec is not None and b is not None and not pd.isna(b) and not pd.isna(r["scrps"]):
                 xs.append(rec)
@@ -378,13 +388,13 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
     return table
 
 
-__all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "figure16", "figure7", "write_figures",
-           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares"]
+__all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "figure16", "figure7", "dr_figures",
+           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section"]
 
 
-def build_research_section(rows: pd.DataFrame):
-    """The ``drcik-research`` report section: DR tables for every judge that scored the runs in
-    ``rows["run_dir"]`` (``dr_scores.jsonl``); figures written to ``<first run>/report/figures``."""
+def research_section(rows: pd.DataFrame, with_figures: bool = True):
+    """DR tables and figures for the research runs of ``rows`` (``rows["run_dir"]``): every judge that
+    scored them (``dr_scores.jsonl``; the lexical judge scores every research run when it finishes)."""
     from harness.report.sections import Section
     from plugins.tasks.drcik.dr_scoring import read_scores
 
@@ -397,6 +407,4 @@ def build_research_section(rows: pd.DataFrame):
         scores += found
     if not scores:
         return Section([], messages)
-    paths = write_figures(scores, Path(run_dirs[0]) / "report" / "figures")
-    messages.append("Dr-CiK DR figures: " + ", ".join(str(p) for p in paths.values()))
-    return Section(dr_tables(scores), messages)
+    return Section(dr_tables(scores), messages, dr_figures(scores) if with_figures else {})

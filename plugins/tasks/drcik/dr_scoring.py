@@ -17,7 +17,8 @@ from pathlib import Path
 
 from harness.contracts import Judge
 from plugins.tasks.drcik import dr_metrics as m
-from plugins.tasks.drcik.dr_inputs import labels_from_key, read_research_run
+from harness.config import ConfigError
+from plugins.tasks.drcik.dr_inputs import labels_from_key, read_episode, research_folders
 
 SCORES_FILE = "dr_scores.jsonl"
 
@@ -44,11 +45,21 @@ def judge_task(output: m.ResearchOutput, labels: m.TaskLabels, documents, judge:
     return row
 
 
-def score_run(run_dir: Path | str, judge: Judge) -> list[dict]:
-    """Rows for every finished research episode of ``run_dir`` (see the module docstring)."""
+def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = None) -> list[dict]:
+    """Rows for every finished research episode of ``run_dir`` (see the module docstring).
+
+    ``problems``: when given, an unreadable episode is skipped and its error appended there (an
+    agent's output never stops the scoring of the others); otherwise its ConfigError propagates."""
     rows = []
-    for episode in read_research_run(run_dir):
-        labels = labels_from_key(episode.folder)
+    for folder in research_folders(run_dir):
+        try:
+            episode = read_episode(folder)
+            labels = labels_from_key(folder)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
         rows.append(judge_task(episode.output, labels, episode.documents, judge))
     return rows
 
