@@ -81,10 +81,12 @@ def test_table3_figures_and_report(run, tmp_path):
     f7 = dr_report.figure7_table(rows)
     assert {(d["agent"], d["reasoning_hops"]): d["evidence_recall"] for d in f7.data} == \
         {("alpha", 4): pytest.approx(0.2), ("beta", 4): 0.0}
-    paths = dr_report.write_figures(rows, tmp_path / "figs")
-    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths.values())
+    assert set(dr_report.dr_figures(rows)) == {"drcik-figure16", "drcik-figure7-lexical"}
     result = CliRunner().invoke(report_cmd, [str(run), "--format", "markdown", "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
+    pngs = sorted((tmp_path / "rep" / "figures").glob("drcik-*.png"))
+    assert [p.name for p in pngs] == ["drcik-figure16.png", "drcik-figure7-lexical.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     text = (tmp_path / "rep" / "report.md").read_text() if (tmp_path / "rep" / "report.md").exists() else result.output
     assert "Dr-CiK Table 3" in text and "Figure 16" in text
 
@@ -103,14 +105,14 @@ def forecast_rows(n_tasks, rng):
             for t in range(n_tasks):
                 base = 1.0 + ((t * 7) % 5) / 10 + (f == "naive")
                 rows.append({"forecaster": f, "context": "no-context", "benchmark_id": f"t{t}", "status": "ok",
-                             "scrps": base, "smae": base, "dr_agent": None})
+                             "scrps": base, "smae": base, "evidence_agent": None})
                 raw = base - 0.1 * t / n_tasks
                 rows.append({"forecaster": f, "context": "dr-evidence", "benchmark_id": f"t{t}", "status": "ok",
-                             "scrps": raw, "smae": raw + 0.2, "dr_agent": a})
+                             "scrps": raw, "smae": raw + 0.2, "evidence_agent": a})
                 rows.append({"forecaster": f, "context": "verified-dr", "benchmark_id": f"t{t}", "status": "ok",
-                             "scrps": raw, "smae": raw + 0.1 - 0.01 * t, "dr_agent": a,
+                             "scrps": raw, "smae": raw + 0.1 - 0.01 * t, "evidence_agent": a,
                              "context_status": "verified_empty" if t == 0 else "ok"})
-    return pd.DataFrame(rows).drop_duplicates(["forecaster", "context", "benchmark_id", "dr_agent"])
+    return pd.DataFrame(rows).drop_duplicates(["forecaster", "context", "benchmark_id", "evidence_agent"])
 
 
 def test_figure4_statistics_against_scipy():
@@ -122,8 +124,8 @@ def test_figure4_statistics_against_scipy():
                for a in ("alpha", "beta") for t in range(6)]
     table = dr_report.figure4_stats(rows, dr_rows)
     wil = table.data[0]
-    raw = rows[rows["context"] == "dr-evidence"].sort_values(["forecaster", "dr_agent", "benchmark_id"])["smae"]
-    ver = rows[rows["context"] == "verified-dr"].sort_values(["forecaster", "dr_agent", "benchmark_id"])["smae"]
+    raw = rows[rows["context"] == "dr-evidence"].sort_values(["forecaster", "evidence_agent", "benchmark_id"])["smae"]
+    ver = rows[rows["context"] == "verified-dr"].sort_values(["forecaster", "evidence_agent", "benchmark_id"])["smae"]
     expected = stats.wilcoxon(raw.to_numpy(), ver.to_numpy(), alternative="greater")
     assert wil["n"] == 24 and wil["p"] == pytest.approx(expected.pvalue)
     sp = {d["forecaster"]: d for d in table.data[1:]}
@@ -135,63 +137,69 @@ def test_figure4_statistics_against_scipy():
 def test_table2_with_dr_columns_marks_the_best_and_counts_verified_empty():
     rows = forecast_rows(3, np.random.default_rng(1))
     table = dr_report.table2_dr(rows)
-    assert table.header == ["Forecaster", "no-context", "dr-evidence (alpha)", "verified-dr (alpha)",
-                            "dr-evidence (beta)", "verified-dr (beta)"]
+    assert table.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
+    assert [r[:2] for r in table.rows] == [["llm-dp", "dr-evidence"], ["llm-dp", "verified-dr"],
+                                           ["naive", "dr-evidence"], ["naive", "verified-dr"]]
+    cells = {(d["forecaster"], d["context"], d["agent"]): d for d in table.data}
+    base = rows[(rows["forecaster"] == "naive") & (rows["context"] == "no-context")]["scrps"]
+    assert cells[("naive", "no-context", None)]["scrps_mean"] == pytest.approx(base.mean())
+    assert table.rows[2][2] == table.rows[3][2]                     # the no-context cell repeats per row
     best = [d for d in table.data if d["best"]]
     assert {d["forecaster"] for d in best} == {"llm-dp", "naive"}
-    assert all(d["column"].startswith(("dr-evidence", "verified-dr")) for d in best)
-    assert sum(cell.endswith("*") for row in table.rows for cell in row[1:]) == len(best)
-    assert any("verified_empty: 2 task(s)" in n for n in table.notes)
+    assert all(d["context"] in ("dr-evidence", "verified-dr") and d["agent"] in ("alpha", "beta") for d in best)
+    assert sum(cell.endswith("*") for row in table.rows for cell in row[2:]) == len(best)
+    assert any("verified_empty: 2 (task, DR agent) pair(s)" in n for n in table.notes)
 
 
-def test_end_to_end_research_runs_to_forecasts_to_report(tmp_path, tasks):
-    """Two DR agents' research runs -> `harness forecast --dr-evidence RUN` each -> `harness report`."""
-    from plugins.tasks.drcik.cli import forecast
-    from plugins.tasks.drcik.report import build_section
+def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
+    """Two DR agents in one research run -> forecasting episodes reading each agent's output
+    (`harness run --set evidence.run=RUN --set evidence.agent=AGENT`) -> the drcik report section."""
+    from harness.cli import cli
+    from harness.report import build_report
 
     all_tasks = list(tasks.values())
-    research = {}
+    run = tmp_path / "research"
     for agent in ("alpha", "beta"):
-        run = tmp_path / f"research-{agent}"
         for task in all_tasks:
             sup = task.supporting_ids
             items = [(task.evidence[1].text, [sup[0]])] if agent == "alpha" else [("off topic", [task.distractor_ids[0]])]
             write_episode(run, agent, all_tasks, task.benchmark_id, items, report=f"# {agent} report\n")
-        assert CliRunner().invoke(dr_score, [str(run)]).exit_code == 0
-        research[agent] = run
-    frames = []
-    for agent, run in research.items():
-        out = tmp_path / f"forecast-{agent}"
-        result = CliRunner().invoke(forecast, ["--tasks", "sample", "--forecaster", "naive", "--context", "no-context",
-                                               "--context", "dr-evidence", "--context", "verified-dr",
-                                               "--samples", "4", "--dr-evidence", str(run), "--out", str(out)])
+    write_scores(run, score_run(run, LexicalJudge()))
+    spec = tmp_path / "forecast.yaml"
+    spec.write_text("name: f\ntemplate: drcik\nparams: {tasks: sample, forecasters: [naive], samples: 4, "
+                    "contexts: [no-context, dr-evidence, verified-dr]}\n")
+    for agent in ("alpha", "beta"):
+        result = CliRunner().invoke(cli, ["run", "--task", str(spec), "--set", f"evidence.run={run}",
+                                          "--set", f"evidence.agent={agent}", "--out", str(tmp_path / agent)])
         assert result.exit_code == 0, result.output
-        frame = pd.read_parquet(out / "results.parquet").assign(run_dir=str(out))
+        frame = pd.read_parquet(tmp_path / agent / "results.parquet")
         dr = frame[frame["context"] != "no-context"]
-        assert set(dr["dr_agent"]) == {agent} and set(dr["dr_run"]) == {run.name}
-        assert dr["episode"].str.endswith("/" + agent).all()
-        frames.append(frame)
-    rows = pd.concat(frames, ignore_index=True)
-    section = build_section(rows)
-    t2 = section.tables[0]
-    assert t2.header == ["Forecaster", "no-context", "dr-evidence (alpha)", "verified-dr (alpha)",
-                         "dr-evidence (beta)", "verified-dr (beta)"]
+        assert set(dr["evidence_agent"]) == {agent} and set(dr["evidence_run"]) == {str(run)}
+    report = build_report([run, tmp_path / "alpha", tmp_path / "beta"], with_figures=True)
+    tables = {t.key: t for t in report.tables}
+    t2 = tables["drcik-table2-dr"]
+    assert t2.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
     # beta cites only distractors: verified-dr is empty on every task, and the report says so
-    assert any("verified_empty: 3 task(s)" in n and "(beta)" in n for n in t2.notes)
-    keys = [t.key for t in section.tables]
-    assert "drcik-table2-origin" in keys and "drcik-figure4-lexical" in keys
-    fig4 = next(t for t in section.tables if t.key == "drcik-figure4-lexical")
+    note = next(n for n in t2.notes if n.startswith("verified_empty"))
+    assert "3 (task, DR agent) pair(s)" in note and "(beta)" in note and "(alpha)" not in note
+    assert "drcik-table2-origin" in tables and "drcik-table3-lexical" in tables
+    t3 = {r[0]: r for r in tables["drcik-table3-lexical"].rows}
+    assert t3["alpha"][2] == "30.0%"    # alpha restates E2 on each task: 3 of |E_t| = 4 + 4 + 2 items
+    assert t3["beta"][2] == "0.0%"
+    fig4 = tables["drcik-figure4-lexical"]
     assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks
+    assert set(report.figures) == {"drcik-figure16", "drcik-figure7-lexical"}
 
 
-def test_shipped_dr_forecast_spec_needs_the_research_run():
+def test_shipped_dr_forecast_spec_needs_the_research_run(tmp_path):
     from pathlib import Path
 
-    from plugins.tasks.drcik.cli import forecast
-    from plugins.tasks.drcik.spec import load_spec
+    from harness.cli import cli
+    from harness.run import load_task
 
     spec_file = Path(__file__).parents[1] / "tasks" / "drcik" / "sample-dr-forecast.yaml"
-    spec = load_spec(spec_file)
-    assert list(spec.contexts) == ["no-context", "supporting-evidence", "dr-evidence", "dr-report", "verified-dr"]
-    result = CliRunner().invoke(forecast, ["--spec", str(spec_file), "--forecaster", "naive"])
+    task = load_task(spec_file, {})
+    assert list(task.params.contexts) == ["no-context", "supporting-evidence", "dr-evidence", "dr-report",
+                                          "verified-dr"]
+    result = CliRunner().invoke(cli, ["run", "--task", str(spec_file), "--out", str(tmp_path / "x")])
     assert result.exit_code != 0 and "dr_evidence" in str(result.exception or result.output)

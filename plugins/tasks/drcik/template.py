@@ -284,6 +284,8 @@ class DrcikTemplate(TaskTemplate):
         if params.episode_kind == RESEARCH:
             return self._finish_research(params, rows, Path(run_dir))
         frame = pd.DataFrame(rows)
+        if not {"forecaster", "context", "benchmark_id"} <= set(frame.columns):   # no episode got that far
+            return {"messages": ["no forecast was made: no submission files written"]}
         samples = {}
         for row in rows:
             path = Path(run_dir) / "episodes" / str(row.get("episode")) / "samples.npy"
