@@ -21,7 +21,6 @@ instead of a p-value.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
