@@ -283,7 +283,7 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     plain = [c for c in CONDITIONS if c in present and c not in DR_CONDITIONS] + sorted(
         present - set(CONDITIONS) - set(DR_CONDITIONS))
     dr_conditions = [c for c in DR_CONDITIONS if c in present]
-    agents = list(dict.fromkeys(rows["agent"].dropna()))
+    agents = sorted(set(rows["agent"].dropna()))
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
                   "better; * best per forecaster); DR columns: the agent whose research gave the context",
                   ["Forecaster", "DR condition", *plain, *agents])
@@ -380,7 +380,12 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
     table = Table("drcik-table2-origin", "Dr-CiK Table 2 by task origin (sCRPS mean ± SE)",
                   ["Forecaster", "Origin", "Column", "sCRPS", "n"])
     rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
+    from plugins.tasks.drcik.contexts import CONDITIONS
+
+    rank = {c: i for i, c in enumerate(CONDITIONS)}
     ok = rows[rows["status"] == "ok"]
+    ok = ok.assign(_f=ok["forecaster"].map({f: i for i, f in enumerate(dict.fromkeys(rows["forecaster"]))}),
+                   _c=ok["context"].map(rank).fillna(len(rank))).sort_values(["_f", "origin", "_c", "column"])
     for (f, origin, column), group in ok.groupby(["forecaster", "origin", "column"], sort=False):
         mean, se = _mean_se(pd.to_numeric(group["scrps"], errors="coerce").dropna().tolist())
         table.add(f, [origin, column, fmt_pm(mean, se), str(len(group))])
