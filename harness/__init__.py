@@ -43,6 +43,8 @@ _export("harness.contracts.metrics", "EpisodeArtifacts", "MetricExtractor")
 _export("harness.contracts.sandbox", "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend",
         "SandboxSpec")
 _export("harness.contracts.model", "ModelBackend")
+_export("harness.contracts.judge", "Judge", "Verdict", VERDICT_ERROR="ERROR", VERDICT_MALFORMED="MALFORMED",
+        VERDICT_OK="OK")
 # -- errors and configuration ------------------------------------------------
 _export("harness.errors", "ErrorKind", "HarnessError", "EpisodeError")
 _export("harness.config", "ConfigError", "AgentProfile", "Budget", "Prices", "Strict", "format_validation_error",
@@ -80,6 +82,7 @@ _export("harness.report.figures", "new_figure", "set_title", "format_axis", "pad
         "spread_coinciding", "no_data", "outside_legend", "fit_ticks", "figure_problems")
 _export("harness.view", "EpisodeView", "Panel", "ViewPage")
 _export("harness.view.html", "Markup", "fan_svg", "stacked_lines_svg", html_escape="escape", html_table="table")
+_export("harness.report.render", render_report="render")
 _export("harness.report.stats", "sign_flip_ci", "sign_flip_pvalue", "win_tie_loss", "within_simulator_sd")
 
 __all__ = ["__version__", *_EXPORTS]

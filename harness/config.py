@@ -174,6 +174,7 @@ class StageSpec(Strict):
     set: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     evidence_from: str | None = None
+    scripts: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("forecasters", mode="before")
     @classmethod
@@ -253,6 +254,12 @@ class ExperimentSpec(Strict):
     :func:`tsagent_plugins.tasks.drcik.template.research_claims`).  A stage that
     produces evidence therefore writes one episode per (agent, task); see
     ``tasks/experiments/drcik-research-sample.yaml``.
+
+    ``scripts: {AGENT: FILE}`` (a stage's agents, files relative to this file)
+    gives an agent profile its own script for the scripted model backend
+    (``--model-backend scripted``), over ``--script``: agents that speak
+    different protocols can share one offline run (see
+    ``tasks/experiments/drcik-dr-sample.yaml``).
 
     Errors are :class:`ConfigError` naming the file and the field.
     """

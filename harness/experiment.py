@@ -13,7 +13,7 @@ import copy
 import glob
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ class Unit:
     task: Any  # harness.run.LoadedTask
     profile: AgentProfile | None
     seed: int | None
+    #: model-backend options of this unit's profile (a stage's ``scripts``), over the command line's
+    model_options: dict[str, Any] = field(default_factory=dict)
 
 
 def set_dotted(params: dict, key: str, value: Any) -> dict:
@@ -128,6 +130,15 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
         for i, name in enumerate(stage.agents):
             path = base / name
             profiles.append(resolve_profile(str(path) if path.suffix in (".yaml", ".yml") and path.exists() else name))
+    scripts = {}
+    for name, script in stage.scripts.items():
+        if name not in stage.agents:
+            raise ConfigError(file, [f"{prefix}scripts.{name}: not one of this stage's agents {stage.agents}"])
+        path = Path(script).expanduser()
+        path = path if path.is_absolute() else base / path
+        if not path.is_file():
+            raise ConfigError(file, [f"{prefix}scripts.{name}: no such script {script!r} (relative to {base})"])
+        scripts[name] = {"script": str(path.resolve())}
     forecasters: list[dict | None] = [f.model_dump(mode="json") for f in stage.forecasters] or [None]
     sources: list[dict | None] = list(evidence) if evidence else [None]
     units = []
@@ -141,9 +152,9 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
                     if source is not None:
                         overrides["evidence"] = source
                     task = load_task(path, overrides)
-                    for profile in profiles:
+                    for name, profile in zip(stage.agents or [None], profiles):
                         for seed in stage.seeds or [None]:
-                            units.append(Unit(task, profile, seed))
+                            units.append(Unit(task, profile, seed, scripts.get(name, {})))
     return units
 
 

@@ -66,3 +66,8 @@ def register_view_pages(register):
     """Add a task template's pages to ``harness view``: ``register(page)`` with a
     :class:`harness.view.pages.ViewPage` (leaderboard metric and conditions, episode
     panels, whether its labels are public)."""
+
+
+@hookspec
+def register_judges(register):
+    """Register :class:`harness.contracts.Judge` instances: ``register(judge)``."""

@@ -32,6 +32,7 @@ KINDS: dict[str, tuple[str, type]] = {
     "metric_extractor": ("register_metric_extractors", contracts.MetricExtractor),
     "sandbox_backend": ("register_sandbox_backends", contracts.SandboxBackend),
     "model_backend": ("register_model_backends", contracts.ModelBackend),
+    "judge": ("register_judges", contracts.Judge),
 }
 
 

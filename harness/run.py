@@ -134,7 +134,8 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             name = model_backend or profile.provider
             if not name:
                 raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
-            opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {})}
+            opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {}),
+                    **unit.model_options}
             plugin_registry.get("model_backend", name).upstream(opts)
 
 
@@ -234,6 +235,7 @@ def execute(
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
     proxies: dict[str, Any] = {}
+    own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
     rows = []
     try:
         for plan in plans:
@@ -248,7 +250,8 @@ def execute(
                 if plan.profile.name not in proxies:
                     from harness.model_session import start_proxy
 
-                    proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, model_options or {})
+                    proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, {
+                        **(model_options or {}), **own_options.get(plan.profile.name, {})})
                 proxy = proxies[plan.profile.name]
             on_event("episode", {"key": plan.key})
             rows.append(_with_retries(plan, paths, runner_factory(settings, plan.backend), settings, proxy,

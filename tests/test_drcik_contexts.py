@@ -20,7 +20,7 @@ def task():
 
 def test_registry_names():
     assert list(CONDITIONS) == ["no-context", "background", "supporting-evidence", "supporting-documents",
-                                "dr-evidence", "verified-dr"]
+                                "dr-evidence", "dr-report", "verified-dr"]
     assert set(UNAVAILABLE) == {"original-context", "rewritten-context"}
     assert not CONDITIONS["background"].reproduces_paper
     assert all(c.reproduces_paper for n, c in CONDITIONS.items() if n != "background")
@@ -77,6 +77,25 @@ def test_dr_evidence_and_verified(task):
 def test_verified_empty(task):
     out = contexts.get("verified-dr").text_for(task, _claims(task)[1:3])
     assert out.text is None and out.status == VERIFIED_EMPTY
+
+
+def test_verified_drops_unresolved_ids_first(task):
+    sup = task.supporting_ids
+    claims = [EvidenceClaim("F: supporting + unresolved", (sup[0], "doc_ghost")),
+              EvidenceClaim("G: only unresolved", ("doc_ghost",))]
+    pool = frozenset(d.document_id for d in task.documents)
+    out = contexts.DrOutput(tuple(claims), known_ids=pool)
+    assert [c.claim for c in verified(task, out)] == ["F: supporting + unresolved"]
+    # without the pool an unknown id is just not a supporting document
+    assert verified(task, claims) == []
+
+
+def test_dr_report_and_dr_output(task):
+    out = contexts.DrOutput(tuple(_claims(task)), report="# Report\n\nSales rose.\n", agent="retrieval", run="r1")
+    rep = contexts.get("dr-report").text_for(task, out)
+    assert (rep.text, rep.items, rep.status) == ("# Report\n\nSales rose.", 1, "ok")
+    assert contexts.get("dr-evidence").text_for(task, out).items == 5
+    assert contexts.get("dr-report").text_for(task, _claims(task)).status == "empty"   # claims only: no report
 
 
 def test_dr_condition_needs_dr(task):

@@ -108,7 +108,7 @@ def test_forecasting_reads_what_score_research_wrote(tmp_path):
     key201 = _episode(tmp_path, "b", "task_201", cites, scored=False)
     _episode(tmp_path, "c", "task_163", '{"evidence": [' * 40 + "]" * 40, scored=False)
 
-    claims = DrcikTemplate().research_evidence(str(tmp_path), "dr")
+    claims = {k: list(v.claims) for k, v in DrcikTemplate().research_evidence(str(tmp_path), "dr").items()}
     assert sorted(claims) == ["task_163", "task_201", "task_42"]
     other42 = next(r for r, d in key42["documents"].items() if d["task"] != "task_42")
     assert [(c.claim, c.cited_document_ids) for c in claims["task_42"]] == [

@@ -266,7 +266,7 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     research = research_run(tmp_path / "research", {"dr-a": tmp_path / "ev-a", "dr-b": tmp_path / "ev-b"})
     from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
-    claims = DrcikTemplate().research_evidence(str(research), "dr-b")
+    claims = {k: list(v.claims) for k, v in DrcikTemplate().research_evidence(str(research), "dr-b").items()}
     assert sorted(claims) == ["task_163", "task_42"]
     assert [c.cited_document_ids for c in claims["task_163"]] == [(tasks["task_163"].supporting_ids[0],)]
     spec = spec_file(tmp_path, "dr", forecasters=["naive"], contexts=["dr-evidence"], samples=4)
@@ -284,8 +284,8 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     assert items["task_163"] == 2 and dict(zip(b["benchmark_id"], b["context_items"]))["task_163"] == 1
     report = build_report([tmp_path / "dr-a", tmp_path / "dr-b"], with_figures=False)
     assert len(report.results.frame) == 6 and not any("repeated" in m for m in report.messages)
-    table = report.table("drcik-table2")
-    assert table.header[1:3] == ["DR Evidence [dr-a @ research]", "DR Evidence [dr-b @ research]"]
+    table = report.table("drcik-table2-dr")                         # one column per DR agent
+    assert table.header == ["Forecaster", "DR condition", "dr-a", "dr-b"]
     assert sorted(d["n"] for d in table.data) == [2, 2]            # task_201 has no evidence: failed in both
 
 
@@ -335,7 +335,10 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
 
 def test_model_backed_forecaster_needs_a_profile(tmp_path):
     result = harness_run("--task", spec_file(tmp_path, "x", forecasters=["llm-dp"]), "--out", tmp_path / "x")
-    assert "a model-backed forecaster (llm-dp) needs an agent profile" in str(result.exception)
+    rows = pd.read_parquet(tmp_path / "x" / "results.parquet")      # every episode failed, saying why
+    assert set(rows["status"]) == {"failed"} and len(rows) == 3
+    assert rows["error"].str.contains("a model-backed forecaster \\(llm-dp\\) needs an agent profile").all()
+    assert "no forecast was made" in result.output
 
 
 def test_tasks_list_shows_each_specs_template_and_command():

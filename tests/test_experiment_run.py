@@ -207,6 +207,30 @@ def test_shipped_experiments_expand(tmp_path):
         ("balldrop-high-direct", "euclidean-1nn", 0), ("balldrop-high-direct", "euclidean-1nn", 1)]
 
 
+def test_stage_scripts_give_each_agent_profile_its_own_scripted_model(tmp_path):
+    dr_file = REPO / "tasks/experiments/drcik-dr-sample.yaml"
+    research, forecast = plan_experiment(load_experiment(dr_file), dr_file, tmp_path, resolve_profile, load_task)
+    scripts = {u.profile.name: Path(u.model_options["script"]) for u in research.units}
+    assert scripts == {
+        "retrieval-bm25-gemini-3-flash": REPO / "examples/scripts/retrieval-drcik.yaml",
+        "retrieval-gemini-3-flash": REPO / "examples/scripts/retrieval-drcik.yaml",
+        "drbench-gemini-3-flash": REPO / "examples/scripts/drbench-drcik.yaml",
+        "opendr-gemini-3-flash": REPO / "examples/scripts/opendr-drcik.yaml",
+        "bench2future-gemini-3-flash": REPO / "examples/scripts/bench2future-drcik.yaml"}
+    assert sorted(u.task.params.evidence.agent for u in forecast.units) == sorted(scripts)
+    assert all(u.model_options == {} for u in forecast.units)
+    stage = {"name": "research", "tasks": [str(REPO / "tasks/drcik/research-sample.yaml")],
+             "agents": ["retrieval-bm25-gemini-3-flash"]}
+    for scripts_field, message in (({"drbench-gemini-3-flash": str(dr_file)}, "stages.research.scripts.drbench-"
+                                    "gemini-3-flash: not one of this stage's agents"),
+                                   ({"retrieval-bm25-gemini-3-flash": "nowhere.yaml"},
+                                    "stages.research.scripts.retrieval-bm25-gemini-3-flash: no such script")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(yaml.safe_dump({"name": "bad", "stages": [{**stage, "scripts": scripts_field}]}))
+        with pytest.raises(ConfigError, match=message):
+            plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)
+
+
 def test_one_run_directory_holds_rows_of_both_templates(tmp_path):
     """TraceBench's bool ``context`` beside Dr-CiK's condition names: the column is written as text."""
     from harness.store import RunStore

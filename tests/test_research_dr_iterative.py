@@ -117,7 +117,7 @@ def test_agent_on_the_three_sample_tasks(tmp_path, agent):
     result = run(tmp_path, agent, {"retriever": retriever, "top_k": 3}, SCRIPTS / script)
     assert sorted(result["rows"]) == ["task_163", "task_201", "task_42"]
     # every limit, default or given, reaches the agent; the profile's options are in run.json
-    assert result["run_json"]["profile"]["options"] == {"retriever": retriever, "top_k": 3}
+    assert result["run_json"]["profiles"]["p"]["options"] == {"retriever": retriever, "top_k": 3}
     for task, row in result["rows"].items():
         assert row["status"] == "ok", row["error"]
         assert row["sandbox"] != "none"

@@ -2,6 +2,7 @@
 
 from harness.contracts.agent import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness.contracts.forecaster import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness.contracts.judge import Judge, Verdict
 from harness.contracts.metrics import EpisodeArtifacts, MetricExtractor
 from harness.contracts.model import ModelBackend
 from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Limits, Sandbox, SandboxBackend, SandboxSpec
@@ -21,6 +22,7 @@ from harness.contracts.task import CallResult, EpisodeScore, Materialized, Submi
 __all__ = [
     "Agent", "AgentContext", "AgentInvocation", "ImageRecipe",
     "Forecast", "Forecaster", "ForecastError", "ForecastRequest",
+    "Judge", "Verdict",
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
     "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
     "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables", "RuleOutcome", "Simulator",

@@ -11,10 +11,11 @@ plugins run these same suites in the project's own tests.
 from harness.testing.agent import AgentTests
 from harness.testing.forecaster import ForecasterTests
 from harness.testing.metrics import MetricExtractorTests
+from harness.testing.judge import JudgeTests
 from harness.testing.model import ModelBackendTests
 from harness.testing.sandbox import SandboxBackendTests
 from harness.testing.simulator import SimulatorTests
 from harness.testing.task import TaskTemplateTests
 
-__all__ = ["AgentTests", "ForecasterTests", "MetricExtractorTests", "ModelBackendTests", "SandboxBackendTests", "SimulatorTests",
+__all__ = ["AgentTests", "ForecasterTests", "JudgeTests", "MetricExtractorTests", "ModelBackendTests", "SandboxBackendTests", "SimulatorTests",
            "TaskTemplateTests"]

@@ -14,6 +14,12 @@ Episodes have a kind (``params.episode_kind``): ``forecast`` (forecaster ×
 context × task, in the harness process) and ``research`` (one task × one
 deep-research agent, in a sandbox): :mod:`.research` (workspace, scoring) and
 :mod:`.research_outputs` (bounded readers, the release's export files).
+
+Deep-research metrics: :mod:`.dr_metrics` (Appendix H.1, pure functions), :mod:`.dr_inputs`
+(reading research episodes), :mod:`.dr_scoring` (judging a research run, ``dr_scores.jsonl``;
+the offline lexical judge runs at the end of every research run), :mod:`.dr_cli`
+(``harness dr-score``), :mod:`.dr_contexts` (a research episode as the DR conditions' input) and
+:mod:`.dr_report` (Tables 2–3, Figures 4, 7, 16).
 """
 
 from harness import hookimpl
@@ -28,6 +34,13 @@ def register_task_templates(register):
     from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
     register(DrcikTemplate())
+
+
+@hookimpl
+def register_commands(cli):
+    from tsagent_plugins.tasks.drcik.dr_cli import dr_score
+
+    cli.add_command(dr_score)
 
 
 def _report_section(frame):

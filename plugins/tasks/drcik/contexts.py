@@ -12,9 +12,18 @@ agent's synthesized evidence) into the text a forecaster is given:
   ``reproduces_paper = False`` so reports can say so;
 - ``supporting-evidence``: the ground-truth evidence items;
 - ``supporting-documents``: the raw text of the task's supporting documents;
-- ``dr-evidence``: every item of a DR agent's ``evidence.json``;
-- ``verified-dr``: the DR items citing at least one document and only
-  supporting documents of the task; none left gives status ``verified_empty``.
+- ``dr-evidence``: every claim of a DR agent's ``evidence.json`` (the release's
+  ``deepresearch_insights`` mode);
+- ``dr-report``: the DR agent's full ``report.md`` (the release's ``deepresearch`` mode);
+- ``verified-dr``: unresolved ids are dropped first (ids outside the pool, when the
+  pool is known); then an item is kept only if it still cites at least one document
+  and all its citations are supporting documents of the task; none left gives status
+  ``verified_empty`` and the forecaster gets no context (a No Context forecast; reports
+  count these tasks).
+
+The DR conditions take either a list of :class:`EvidenceClaim` or a :class:`DrOutput`
+(claims + report + which agent and run produced them, see
+:func:`tsagent_plugins.tasks.drcik.dr_contexts.dr_outputs_from_run`).
 
 Statistical forecasters ignore text (``Forecaster.uses_context`` is False);
 results rows record that with :func:`context_used`.
@@ -56,6 +65,24 @@ class EvidenceClaim:
 
 
 @dataclass(frozen=True)
+class DrOutput:
+    """A DR agent's output on one task: ``claims`` (release ids), ``report`` (markdown or None),
+    the ``agent``, ``run`` and ``run_dir`` that produced it, and ``known_ids`` (the pool's release
+    ids, or None when unknown: then no id is treated as unresolved)."""
+
+    claims: tuple[EvidenceClaim, ...]
+    report: str | None = None
+    agent: str | None = None
+    run: str | None = None
+    known_ids: frozenset[str] | None = None
+    run_dir: str | None = None
+
+
+def _claims(dr) -> list[EvidenceClaim]:
+    return list(dr.claims) if isinstance(dr, DrOutput) else list(dr or [])
+
+
+@dataclass(frozen=True)
 class ContextText:
     """The text given to the forecaster (None: no context) and a status
     (``ok``, ``empty``, ``verified_empty``, ``labels_hidden``)."""
@@ -72,11 +99,11 @@ class ContextCondition:
 
     name: str
     description: str
-    build: Callable[[DrcikTask, list[EvidenceClaim] | None], ContextText] = field(repr=False)
+    build: Callable[[DrcikTask, "list[EvidenceClaim] | DrOutput | None"], ContextText] = field(repr=False)
     needs_dr: bool = False
     reproduces_paper: bool = True
 
-    def text_for(self, task: DrcikTask, dr_evidence: list[EvidenceClaim] | None = None) -> ContextText:
+    def text_for(self, task: DrcikTask, dr_evidence: "list[EvidenceClaim] | DrOutput | None" = None) -> ContextText:
         """The context for ``task``; ValueError if a DR condition gets no DR evidence."""
         if self.needs_dr and dr_evidence is None:
             raise ValueError(f"context condition {self.name!r} needs a DR agent's evidence for "
@@ -114,19 +141,34 @@ def _supporting_documents(task, _dr):
 
 
 def _dr_evidence(task, dr):
-    if not dr:
+    claims = _claims(dr)
+    if not claims:
         return ContextText(None, EMPTY, 0)
-    return ContextText(_bullets([c.claim for c in dr]), OK, len(dr))
+    return ContextText(_bullets([c.claim for c in claims]), OK, len(claims))
 
 
-def verified(task: DrcikTask, dr: list[EvidenceClaim]) -> list[EvidenceClaim]:
-    """The DR items that cite at least one document and only supporting documents of ``task``."""
+def _dr_report(task, dr):
+    report = dr.report if isinstance(dr, DrOutput) else None
+    if not report or not report.strip():
+        return ContextText(None, EMPTY, 0)
+    return ContextText(report.strip(), OK, 1)
+
+
+def verified(task: DrcikTask, dr, known_ids=None) -> list[EvidenceClaim]:
+    """The verified DR items: unresolved ids (not in ``known_ids``, default the ``DrOutput``'s)
+    dropped; then the items still citing at least one document, all supporting documents of ``task``."""
+    known = known_ids if known_ids is not None else (dr.known_ids if isinstance(dr, DrOutput) else None)
     supporting = set(task.supporting_ids)
-    return [c for c in dr if c.cited_document_ids and all(d in supporting for d in c.cited_document_ids)]
+    kept = []
+    for c in _claims(dr):
+        ids = [d for d in c.cited_document_ids if known is None or d in known]
+        if ids and all(d in supporting for d in ids):
+            kept.append(c)
+    return kept
 
 
 def _verified_dr(task, dr):
-    kept = verified(task, dr or [])
+    kept = verified(task, dr)
     if not kept:
         return ContextText(None, VERIFIED_EMPTY, 0)
     return ContextText(_bullets([c.claim for c in kept]), OK, len(kept))
@@ -144,6 +186,8 @@ CONDITIONS: dict[str, ContextCondition] = {
                          _supporting_documents),
         ContextCondition("dr-evidence", "DR-synthesized Evidence: every item of the DR agent's evidence",
                          _dr_evidence, needs_dr=True),
+        ContextCondition("dr-report", "DR report: the DR agent's full research report", _dr_report,
+                         needs_dr=True),
         ContextCondition("verified-dr", "Verified DR: DR items citing only supporting documents",
                          _verified_dr, needs_dr=True),
     )

@@ -42,7 +42,7 @@ STAND_IN = "†"
 IGNORES_TEXT = "‡"
 
 
-def _prepare(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def _prepare(rows: pd.DataFrame, label_sources: bool = True) -> tuple[pd.DataFrame, list[str]]:
     missing = [c for c in REQUIRED if c not in rows.columns]
     if missing:
         runs = ", ".join(sorted(set(map(str, rows.get("run_dir", pd.Series(["?"]))))))
@@ -57,8 +57,9 @@ def _prepare(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         messages.append(f"{int(dup.sum())} Dr-CiK row(s) repeat a forecaster × context × task of a later run "
                         "directory: the later run's row is used")
         rows = rows[~dup]
-    rows = _cell_labels(rows.reset_index(drop=True))
-    dup = rows.duplicated([*CELLS, TASK], keep=False)
+    rows = _cell_labels(rows.reset_index(drop=True), label_sources)
+    cell = [*CELLS, TASK] + ([] if label_sources or "evidence_agent" not in rows.columns else ["evidence_agent"])
+    dup = rows.duplicated(cell, keep=False)
     if dup.any():  # same cell and task, different fitted model: one cell per run directory
         run = rows["run_dir"].astype(str).map(lambda d: d.rstrip("/").rsplit("/", 1)[-1]) if "run_dir" in rows \
             else pd.Series("?", index=rows.index)
@@ -68,10 +69,11 @@ def _prepare(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return rows, messages
 
 
-def _cell_labels(rows: pd.DataFrame) -> pd.DataFrame:
+def _cell_labels(rows: pd.DataFrame, label_sources: bool = True) -> pd.DataFrame:
     """Forecaster and context labels that keep rows of different identity in different cells: forecaster
     options (when a forecaster has several), the sample count S (when several are mixed) and the
-    evidence source of the DR conditions (agent @ run)."""
+    evidence source of the DR conditions (agent @ run; not with ``label_sources=False``, when the
+    table has its own column per DR agent)."""
     rows = rows.copy()
     if "forecaster_options" in rows.columns:
         opts = rows["forecaster_options"].fillna("").astype(str)
@@ -81,7 +83,7 @@ def _cell_labels(rows: pd.DataFrame) -> pd.DataFrame:
     if "n_samples" in rows.columns and rows["n_samples"].dropna().nunique() > 1:
         rows["forecaster"] = rows["forecaster"] + " S=" + rows["n_samples"].map(
             lambda n: str(int(n)) if pd.notna(n) else "?")
-    if "evidence_run" in rows.columns or "evidence_agent" in rows.columns:
+    if label_sources and ("evidence_run" in rows.columns or "evidence_agent" in rows.columns):
         run = rows.get("evidence_run", pd.Series(None, index=rows.index))
         agent = rows.get("evidence_agent", pd.Series(None, index=rows.index))
         source = [_source(r, a) for r, a in zip(run, agent)]
@@ -224,8 +226,28 @@ def _unscored(rows: pd.DataFrame) -> list[str]:
 
 
 def build_section(rows: pd.DataFrame) -> Section:
-    """The Dr-CiK report section for ``rows`` (template ``drcik``)."""
-    rows, messages = _prepare(rows)
+    """The Dr-CiK report section for ``rows`` (template ``drcik``): research rows
+    (``episode_kind == "research"``) give Table 3, Figures 7 and 16 (:func:`dr_report.research_section`);
+    forecasting rows give Table 2, with one column per DR agent and the Figure 4 statistics when
+    rows carry an ``evidence_agent`` (evidence from a research run)."""
+    from tsagent_plugins.tasks.drcik import dr_report
+
+    kind = rows["episode_kind"] if "episode_kind" in rows.columns else pd.Series("forecast", index=rows.index)
+    research = rows[kind == "research"].reset_index(drop=True)
+    forecasts = rows[kind != "research"].reset_index(drop=True)
+    out = dr_report.research_section(research) if len(research) else Section()
+    if forecasts.empty:
+        return out
+    by_agent = "evidence_agent" in forecasts.columns and forecasts["evidence_agent"].notna().any()
+    forecasts, messages = _prepare(forecasts, label_sources=not by_agent)
+    if by_agent:
+        section = _with_dr_agents(forecasts, messages)
+    else:
+        section = Section(_table2_tables(forecasts), messages)
+    return Section(section.tables + out.tables, section.messages + out.messages, out.figures)
+
+
+def _table2_tables(rows: pd.DataFrame) -> list:
     forecasters = _order(rows["forecaster"])
     contexts = _order(rows["context"], list(ctx.CONDITIONS))
     main = table2(rows, forecasters, contexts)
@@ -236,4 +258,30 @@ def build_section(rows: pd.DataFrame) -> Section:
         reasons = rows.loc[rows["status"] == FAILED, "reason"].astype(str).value_counts()
         main.notes.append("Failure reasons: " + "; ".join(f"{r[:120]} ({n}x)" for r, n in reasons.head(3).items())
                           + ("; ..." if len(reasons) > 3 else ""))
-    return Section([main, subset], messages)
+    return [main, subset]
+
+
+def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
+    """Rows with DR evidence from research runs: Table 2 gets one column per DR agent (not one per
+    condition, which would mix agents), then the Figure 4 statistics per evidence-recall judge, read
+    from the research runs named in ``evidence_run``."""
+    from tsagent_plugins.tasks.drcik import dr_report
+    from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
+
+    dr_table = dr_report.table2_dr(rows)
+    dr_table.notes += _unscored(rows)
+    tables = [dr_table]
+    scores = []
+    for run_dir in dict.fromkeys(rows["evidence_run"].dropna()) if "evidence_run" in rows.columns else []:
+        found = read_scores(run_dir)
+        if not found:
+            messages.append(f"{run_dir}: research run not judged; run `harness dr-score {run_dir}` for Figure 4")
+        scores += found
+    if scores:
+        tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
+    for label, group in dr_report.by_judge(scores).items():
+        table = dr_report.figure4_stats(rows, group)
+        table.key += f"-{group[0]['judge']}"
+        table.title += f" (evidence recall judge {label})"
+        tables.append(table)
+    return Section(tables, messages)

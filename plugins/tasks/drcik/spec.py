@@ -33,13 +33,17 @@ forecasters and only these fields besides ``tasks`` and ``episodes``::
       keep_corpus: false            # keep each workspace's corpus copy after scoring (else removed:
                                     # ~39 MB per episode at the release's 10,342 documents; the key
                                     # reproduces it)
+      judge: lexical                # judge run on the research run when it finishes (dr_scores.jsonl);
+                                    # a judge needing no model (null: none; the LLM judge: harness dr-score)
 
 Forecasting episodes are forecaster × context condition × task; they run in the
-harness process.  The DR conditions (``dr-evidence``, ``verified-dr``) need an
-evidence source: ``dr_evidence`` (a folder) or ``evidence`` (a research run
-directory and the agent whose episodes produced it, as an experiment stage with
-``evidence_from`` sets it; see :class:`harness.config.ExperimentSpec`).  The
-source is recorded in each row (``evidence_run``, ``evidence_agent``).
+harness process.  The DR conditions (``dr-evidence``, ``dr-report``, ``verified-dr``)
+need an evidence source: ``dr_evidence`` (a folder of claims; ``dr-report`` then
+has no report and is empty) or ``evidence`` (a research run directory and the
+agent whose episodes produced it, as an experiment stage with ``evidence_from``
+sets it; see :class:`harness.config.ExperimentSpec`), read by
+:mod:`tsagent_plugins.tasks.drcik.dr_contexts`.  The source is recorded in each row
+(``evidence_run``, ``evidence_agent``).
 
 Every problem is a :class:`harness.config.ConfigError` naming the file and ``params.<field>``.
 """
@@ -106,6 +110,7 @@ class DrcikParams(Strict):
     submission: SubmissionInfo = SubmissionInfo()
     metadata: dict[str, str] = Field(default_factory=dict)
     keep_corpus: bool = False
+    judge: str | None = "lexical"
 
     @field_validator("forecasters", mode="before")
     @classmethod

@@ -57,11 +57,12 @@ from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
 from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
+from tsagent_plugins.tasks.drcik.dr_contexts import dr_outputs_from_run, research_claims  # noqa: F401 (re-exported)
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
 from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from tsagent_plugins.tasks.drcik.metrics import score_task
-from tsagent_plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
@@ -108,7 +109,7 @@ class DrcikTemplate(TaskTemplate):
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         # fields that select episodes or tidy up afterwards never change one episode's content
-        common = {"episodes", "keep_corpus"}
+        common = {"episodes", "keep_corpus", "judge"}
         if params.episode_kind == RESEARCH:
             narrowed = params.model_dump(mode="json", exclude=common | {
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
@@ -180,8 +181,11 @@ class DrcikTemplate(TaskTemplate):
             self._forecasters[key] = forecaster
         return self._forecasters[key]
 
-    def evidence_for(self, params: DrcikParams, task_id: str) -> tuple[list | None, str | None, str | None]:
-        """(DR evidence claims or None, evidence_run, evidence_agent) for one task."""
+    def evidence_for(self, params: DrcikParams, task_id: str
+                     ) -> tuple[list | ctx.DrOutput | None, str | None, str | None]:
+        """(DR evidence or None, evidence_run, evidence_agent) for one task: the claims of a
+        ``dr_evidence`` folder, or the :class:`~tsagent_plugins.tasks.drcik.contexts.DrOutput` (claims and
+        report) of ``params.evidence``'s research run (:mod:`tsagent_plugins.tasks.drcik.dr_contexts`)."""
         if params.dr_evidence:
             folder = Path(params.dr_evidence)
             for candidate in (folder / f"{task_id}.json", folder / task_id / "evidence.json"):
@@ -189,28 +193,16 @@ class DrcikTemplate(TaskTemplate):
                     return ctx.load_dr_evidence(candidate), str(folder), None
             return None, str(folder), None
         if params.evidence:
-            claims = self.research_evidence(params.evidence.run, params.evidence.agent).get(task_id)
-            return claims, params.evidence.run, params.evidence.agent
+            found = self.research_evidence(params.evidence.run, params.evidence.agent).get(task_id)
+            return found, params.evidence.run, params.evidence.agent
         return None, None, None
 
-    def research_evidence(self, run: str, agent: str) -> dict[str, list[ctx.EvidenceClaim]]:
-        """DR evidence per task from the research run directory ``run``, for the episodes whose row's
-        ``profile`` is ``agent`` (cached); see :func:`research_claims` for one episode."""
+    def research_evidence(self, run: str, agent: str) -> dict[str, ctx.DrOutput]:
+        """DR outputs per task from the research run directory ``run``, for the episodes whose row's
+        ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.dr_contexts.research_output`."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
-            found: dict[str, list[ctx.EvidenceClaim]] = {}
-            for row_file in sorted(Path(run).glob("episodes/*/row.json")):
-                folder = row_file.parent
-                row = _json(row_file) or {}
-                if row.get("profile") != agent:
-                    continue
-                task_id = row.get("benchmark_id") or (_json(folder / "key" / KEY_FILE) or {}).get("benchmark_id")
-                if not isinstance(task_id, str):
-                    continue
-                claims = research_claims(folder)
-                if claims is not None:
-                    found[task_id] = claims
-            self._evidence[key] = found
+            self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
         return self._evidence[key]
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
@@ -291,6 +283,8 @@ class DrcikTemplate(TaskTemplate):
         if params.episode_kind == RESEARCH:
             return self._finish_research(params, rows, Path(run_dir))
         frame = pd.DataFrame(rows)
+        if not {"forecaster", "context", "benchmark_id"} <= set(frame.columns):   # no episode got that far
+            return {"messages": ["no forecast was made: no submission files written"]}
         samples = {}
         for row in rows:
             path = Path(run_dir) / "episodes" / str(row.get("episode")) / "samples.npy"
@@ -348,40 +342,32 @@ class DrcikTemplate(TaskTemplate):
             out[key] = {"ok": not errors, "errors": errors, "rows": len(exported)}
             messages.append(f"submission {key}: " + (f"valid ({len(exported)} task(s))" if not errors else
                                                      f"INVALID ({len(errors)} error(s)): {errors[0]}"))
-        return {"submissions": out, "messages": messages}
+        summary = {"submissions": out, "messages": messages}
+        if params.judge:
+            summary["dr_scores"] = self._judge_research(params.judge, run_dir, messages)
+        return summary
 
+    @staticmethod
+    def _judge_research(name: str, run_dir: Path, messages: list[str]) -> dict[str, Any]:
+        """Judge every research episode of ``run_dir`` with the judge ``name`` (one that needs no model)
+        and write ``dr_scores.jsonl`` (:mod:`tsagent_plugins.tasks.drcik.dr_scoring`; Table 3's input)."""
+        from tsagent_plugins.tasks.drcik.dr_scoring import score_run, write_scores
 
-def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
-    """The evidence of one research episode folder as claims citing release ids (None: none readable).
-
-    What :func:`tsagent_plugins.tasks.drcik.research.score_research` writes: ``score.json`` details (one
-    ``{"claim", "cited", "resolved", "dropped"}`` per kept item, in the agent's order; the claim there
-    is clipped for display) and ``key/deep_research.jsonl`` (the full claims, same items, same order).
-    Claims come from the export when it matches the details item for item, else from the details;
-    citations are each item's ``resolved`` release ids (hallucinated ids are already dropped).
-    Without a score, ``workspace/evidence.json`` is read with the bounded reader and its sandbox ids
-    mapped with ``key/research_key.json``; without a key its ids are taken as release ids.
-    An agent's output never raises here.
-    """
-    details = (_json(folder / "score.json") or {}).get("details")
-    if isinstance(details, list) and details and all(isinstance(d, dict) and isinstance(d.get("resolved"), list)
-                                                      for d in details):
-        claims = [str(d.get("claim", "")) for d in details]
-        export = _first_line(folder / "key" / research_out.DEEP_RESEARCH_FILE)
-        evidence = export.get("evidence") if export else None
-        if isinstance(evidence, list) and len(evidence) == len(details) and all(
-                isinstance(e, str) and e.startswith(c) for e, c in zip(evidence, claims)):
-            claims = evidence
-        return [ctx.EvidenceClaim(c, tuple(map(str, d["resolved"]))) for c, d in zip(claims, details)]
-    written = folder / "workspace" / "evidence.json"
-    if not written.is_file():
-        return None
-    items, _ = research_out.read_evidence(written)
-    key = _json(folder / "key" / KEY_FILE)
-    if key is not None and isinstance(key.get("ids"), dict):
-        resolved = research_out.resolve(items, key["ids"]).items
-        return [ctx.EvidenceClaim(i.claim, tuple(i.resolved)) for i in resolved]
-    return [ctx.EvidenceClaim(i.claim, tuple(i.cited)) for i in items]
+        try:
+            judge = get_plugin("judge", name)
+        except UnknownPlugin as exc:
+            messages.append(f"params.judge: {exc}")
+            return {"ok": False, "error": str(exc)}
+        if getattr(judge, "needs_model", False) or hasattr(judge, "bind_model"):
+            messages.append(f"params.judge: judge {name!r} needs a model; run `harness dr-score {run_dir} "
+                            f"--judge {name}`")
+            return {"ok": False, "error": "needs a model"}
+        problems: list[str] = []
+        rows = score_run(run_dir, judge, problems)
+        path = write_scores(run_dir, rows)
+        messages.append(f"DR metrics: {len(rows)} episode(s) judged by {judge.label} -> {path}"
+                        + (f"; {len(problems)} skipped: {problems[0]}" if problems else ""))
+        return {"ok": not problems, "judge": judge.label, "rows": len(rows), "skipped": problems}
 
 
 def _first_line(path: Path) -> dict | None:
@@ -389,15 +375,6 @@ def _first_line(path: Path) -> dict | None:
     try:
         with path.open(encoding="utf-8") as fh:
             data = json.loads(fh.readline())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _json(path: Path) -> dict | None:
-    """A JSON object from ``path`` (None when missing, unreadable or not an object)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

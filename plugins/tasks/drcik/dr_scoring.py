@@ -1,0 +1,91 @@
+"""Judge a research run and write its DR metric rows (Dr-CiK Appendix H.1; Table 3).
+
+:func:`score_run` reads every research episode of a run directory, asks a judge
+(:class:`harness.contracts.Judge`) one question per ground-truth item of E_t against the
+agent's numbered top-K_t claims, and returns one row per (agent, task) with the metrics of
+:mod:`.dr_metrics`, the verdicts, and the judge's name, version and kind.  :func:`write_scores`
+stores them as ``dr_scores.jsonl`` in the run directory (rows of several judges may live
+there side by side; reports keep them apart).  A malformed or failed verdict counts as not
+matched and is counted (``judge_malformed``, ``judge_errors``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from harness import Judge
+from tsagent_plugins.tasks.drcik import dr_metrics as m
+from harness import ConfigError
+from tsagent_plugins.tasks.drcik.dr_inputs import labels_from_key, read_episode, research_folders
+
+SCORES_FILE = "dr_scores.jsonl"
+
+
+def judge_task(output: m.ResearchOutput, labels: m.TaskLabels, documents, judge: Judge) -> dict:
+    """One row: the metrics of ``output`` on its task, judged by ``judge``."""
+    candidates = m.judged_claims(output, labels)
+    verdicts = [judge.judge(text, candidates) for _, text in m.scored_evidence(labels)]
+    matches = [v.matched if v.status == "ok" else None for v in verdicts]
+    score = m.score_task(output, labels, documents, matches)
+    row = asdict(score)
+    subtypes = row.pop("in_task_distractors")
+    for sub in m.SUBTYPES:
+        row[f"in_task_{sub}"] = subtypes.get(sub, 0)
+        row[f"universe_{sub}"] = sum(1 for d in documents.values()
+                                     if d.task == labels.benchmark_id and d.role == "distractor" and d.subtype == sub)
+    row.update(dr_run=output.run, k_t=m.k_t(labels), judged=len(candidates),
+               judge=judge.name, judge_version=judge.version, judge_kind=judge.kind, judge_label=judge.label,
+               judge_errors=sum(v.status == "error" for v in verdicts),
+               verdicts=[{"item": item_id, "matched": v.matched, "index": v.index, "status": v.status,
+                          "reason": v.reason, "raw": v.raw}
+                         for (item_id, _), v in zip(m.scored_evidence(labels), verdicts)])
+    row["judge_malformed"] = sum(v.status == "malformed" for v in verdicts)
+    return row
+
+
+def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = None) -> list[dict]:
+    """Rows for every finished research episode of ``run_dir`` (see the module docstring).
+
+    ``problems``: when given, an unreadable episode is skipped and its error appended there (an
+    agent's output never stops the scoring of the others); otherwise its ConfigError propagates."""
+    rows = []
+    for folder in research_folders(run_dir):
+        try:
+            episode = read_episode(folder)
+            labels = labels_from_key(folder)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
+        rows.append(judge_task(episode.output, labels, episode.documents, judge))
+    return rows
+
+
+def write_scores(run_dir: Path | str, rows: list[dict]) -> Path:
+    """Append-replace: rows of the same judge label in ``dr_scores.jsonl`` are replaced, others kept."""
+    path = Path(run_dir) / SCORES_FILE
+    labels = {r["judge_label"] for r in rows}
+    kept = [r for r in read_scores(run_dir) if r.get("judge_label") not in labels]
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept + rows), encoding="utf-8")
+    return path
+
+
+def read_scores(run_dir: Path | str) -> list[dict]:
+    path = Path(run_dir) / SCORES_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def task_scores(rows: list[dict]) -> list[m.TaskDR]:
+    """Rows back to :class:`~.dr_metrics.TaskDR` (for aggregation); one judge's rows only."""
+    fields = m.TaskDR.__dataclass_fields__
+    out = []
+    for r in rows:
+        data = {k: r[k] for k in fields if k in r and k != "in_task_distractors"}
+        data["in_task_distractors"] = {s: r.get(f"in_task_{s}", 0) for s in m.SUBTYPES if r.get(f"in_task_{s}")}
+        out.append(m.TaskDR(**data))
+    return out
