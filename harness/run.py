@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -223,34 +226,11 @@ def execute(
         except ValueError as exc:
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
-    proxies: dict[str, Any] = {}
-    rows = []
-    try:
-        for plan in plans:
-            paths = store.episode(plan.key)
-            done = _read(paths.row) if paths.row.exists() else None
-            if done is not None and done.get("status") != "infra_failed":
-                rows.append(done)
-                on_event("skip", {"key": plan.key})
-                continue
-            proxy = None
-            if plan.agent is not None and plan.agent.needs_model:
-                if plan.profile.name not in proxies:
-                    from harness.model_session import start_proxy
-
-                    proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, model_options or {})
-                proxy = proxies[plan.profile.name]
-            on_event("episode", {"key": plan.key})
-            rows.append(_with_retries(plan, paths, runner_factory(settings, plan.backend), settings, proxy,
-                                      on_event))
-            on_event("done", {"key": plan.key, "row": rows[-1]})
-    finally:
-        for proxy in proxies.values():
-            proxy.stop()
+    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {})
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
     for plan in distinct.values():
-        mine = [r for p, r in zip(plans, rows) if p.params is plan.params]
+        mine = [rows[p.key] for p in plans if p.params is plan.params and p.key in rows]
         summary = plan.template.finish(plan.params, mine, store.root)
         for text in summary.pop("messages", []):
             on_event("message", {"text": text, "final": True})
@@ -263,7 +243,116 @@ def execute(
     data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     store.write_run_json(data)
     store.write_results()
+    return [rows[p.key] for p in plans if p.key in rows]
+
+
+class _BoundedBackend:
+    """A sandbox backend whose ``create`` waits for one of ``RunSettings.sandbox_starts`` slots."""
+
+    def __init__(self, backend: SandboxBackend, slots: threading.Semaphore):
+        self._backend, self._slots = backend, slots
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def create(self, spec):
+        with self._slots:
+            return self._backend.create(spec)
+
+
+def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
+               model_backend: str | None, model_options: dict) -> dict[str, dict[str, Any]]:
+    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.
+
+    Finished episodes (a ``row.json`` not ``infra_failed``) are kept.  No episode starts once the cost of
+    the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
+    thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
+    """
+    from harness.limits import RunLimits
+
+    limits_ = RunLimits(settings.rate_limits)
+    slots = threading.Semaphore(settings.sandbox_starts)
+    bounded: dict[int, _BoundedBackend] = {}
+    proxies: dict[str, Any] = {}
+    proxy_lock = threading.Lock()
+    events: queue.Queue = queue.Queue()
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for plan in plans:
+        paths = store.episode(plan.key)
+        done = _read(paths.row) if paths.row.exists() else None
+        if done is not None and done.get("status") != "infra_failed":
+            rows[plan.key] = done
+            on_event("skip", {"key": plan.key, "row": done})
+        else:
+            if plan.backend is not None:
+                plan.backend = bounded.setdefault(id(plan.backend), _BoundedBackend(plan.backend, slots))
+            todo.append(plan)
+    spent = sum(_cost(r) for r in rows.values())
+
+    def proxy_for(plan):
+        if plan.agent is None or not plan.agent.needs_model:
+            return None
+        with proxy_lock:
+            if plan.profile.name not in proxies:
+                from harness.model_session import start_proxy
+
+                limiter = limits_.for_provider(model_backend or plan.profile.provider)
+                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, model_options, limiter)
+            return proxies[plan.profile.name]
+
+    def one(plan):
+        emit = lambda event, data: events.put((event, data))  # noqa: E731 - events go to the main thread
+        return _with_retries(plan, store.episode(plan.key), runner_factory(settings, plan.backend), settings,
+                             proxy_for(plan), emit)
+
+    capped = False
+    pool = ThreadPoolExecutor(max_workers=settings.jobs, thread_name_prefix="episode")
+    running: dict[Future, EpisodePlan] = {}
+    try:
+        pending = list(todo)
+        while pending or running:
+            while pending and len(running) < settings.jobs and not capped:
+                if settings.max_run_cost_usd is not None and spent >= settings.max_run_cost_usd:
+                    capped = True
+                    on_event("budget", {"spent": spent, "cap": settings.max_run_cost_usd,
+                                        "not_started": len(pending), "running": len(running)})
+                    break
+                plan = pending.pop(0)
+                running[pool.submit(one, plan)] = plan
+                on_event("episode", {"key": plan.key, "running": len(running)})
+            if not running:
+                break
+            finished, _ = wait(list(running), timeout=0.2, return_when=FIRST_COMPLETED)
+            _drain(events, on_event)
+            for future in finished:
+                plan = running.pop(future)
+                row = future.result()
+                rows[plan.key] = row
+                spent += _cost(row)
+                on_event("done", {"key": plan.key, "row": row, "running": len(running)})
+        _drain(events, on_event)
+    finally:
+        for future in running:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for proxy in proxies.values():
+            proxy.stop()
     return rows
+
+
+def _drain(events: queue.Queue, on_event) -> None:
+    while True:
+        try:
+            event, data = events.get_nowait()
+        except queue.Empty:
+            return
+        on_event(event, data)
+
+
+def _cost(row: dict[str, Any]) -> float:
+    value = row.get("cost_usd")
+    return float(value) if isinstance(value, (int, float)) and value == value else 0.0
 
 
 def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
@@ -313,7 +402,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
                 return row
             attempt += 1
             on_event("retry", {"key": plan.key, "error": str(exc), "attempt": attempt})
-            time.sleep(min(60.0, 2.0 ** attempt))
+            time.sleep(min(60.0, settings.infra_backoff_s * 2.0 ** (attempt - 1)))
 
 
 def _read(path: Path) -> dict[str, Any]:
