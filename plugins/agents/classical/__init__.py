@@ -27,6 +27,27 @@ class EuclideanNN(Agent):
         )
 
 
+class ProxyProbe(Agent):
+    """A minimal agent that calls the model proxy ``options.turns`` times (default 3) and submits the last
+    label: for testing and measuring the harness (rate limits, parallel episodes), not a baseline."""
+
+    name = "proxy-probe"
+    version = "1"
+    needs_model = True
+    image_capable = False  # runs the host's Python
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        info = {k: ctx.task_info.get(k) for k in ("submission", "labels")}
+        turns = int((ctx.profile.options if ctx.profile else {}).get("turns", 3))
+        return AgentInvocation(
+            argv=[sys.executable, "-m", "plugins.agents.classical.probe", "--task-info", json.dumps(info),
+                  "--base-url", ctx.model_base_url or "", "--model", (ctx.profile.model if ctx.profile else None)
+                  or "probe", "--turns", str(turns)],
+            env={"PYTHONDONTWRITEBYTECODE": "1"},
+            ro_binds=runtime_files(),
+        )
+
+
 def runtime_files() -> list[Path]:
     """What the agent runs inside the sandbox: this package and its parents' ``__init__`` files only
     (never the simulators or pool generators)."""
@@ -37,3 +58,4 @@ def runtime_files() -> list[Path]:
 @hookimpl
 def register_agents(register):
     register(EuclideanNN())
+    register(ProxyProbe())
