@@ -135,8 +135,9 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             plugin_registry.get("model_backend", name).upstream(opts)
 
 
-def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str) -> list[EpisodePlan]:
-    """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing)."""
+def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandboxes: bool = True) -> list[EpisodePlan]:
+    """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing).
+    ``sandboxes=False``: no agent or sandbox backend is looked up (``harness plan``)."""
     extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
     agents: dict[str, tuple[Any, SandboxBackend]] = {}
     plans: dict[str, EpisodePlan] = {}
@@ -145,7 +146,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str) -> list
         params = with_seed(task, unit.seed)
         in_harness = task.template.runs_in_harness(params)
         agent = backend = None
-        if not in_harness:
+        if not in_harness and sandboxes:
             if unit.profile is None:
                 raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
                                    "profile (--agent, or agents: in the experiment)")

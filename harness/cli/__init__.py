@@ -27,15 +27,17 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _add_builtin_commands() -> None:
     from harness.cli import image as image_cmd
+    from harness.cli import plan as plan_cmd
     from harness.cli import plugins as plugins_cmd
     from harness.cli import report as report_cmd
     from harness.cli import run as run_cmd
+    from harness.cli import runs as runs_cmd
     from harness.cli import sandbox_cmd
     from harness.cli import tasks as tasks_cmd
     from harness.cli import view as view_cmd
 
     for command in (run_cmd.run, plugins_cmd.plugins_group, tasks_cmd.tasks_group, report_cmd.report,
-                    image_cmd.image, sandbox_cmd.sandbox, view_cmd.view):
+                    image_cmd.image, sandbox_cmd.sandbox, view_cmd.view, plan_cmd.plan, runs_cmd.runs_group):
         cli.add_command(command)
 
 

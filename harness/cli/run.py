@@ -70,30 +70,14 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
 
-    if task_file is not None:
-        task = load_task(task_file, parse_set(sets))
-        in_harness = task.template.runs_in_harness(task.params)
-        profile = resolve_profile(agent_profile) if agent_profile else (
-            None if in_harness else resolve_profile(DEFAULT_AGENT))
-        units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
-        stages = [(RunStore.create(out), units, {"task": task.spec.name,
-                                                  "profile": profile.name if profile else None})]
-        title = f"{task.spec.name} · {profile.name if profile else task.template.name}"
-    else:
-        if seeds or sets or agent_profile:
-            raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
-        spec = load_experiment(experiment_file)
-        planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
-                                  resolve_profile, load_task)
-        stages = [(p.root, p.units, p.identity) for p in planned]
-        title = spec.name
+    stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
 
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
-        store = where if isinstance(where, RunStore) else RunStore.create(where)
+        store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err,
                       transient=False) as progress:
@@ -130,6 +114,25 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                             identity=identity)
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title))
+
+
+def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
+    """``([(run dir or None for a new one, units, identity)], title)`` of ``--task``/``--experiment`` options."""
+    if task_file is not None:
+        task = load_task(task_file, parse_set(sets))
+        in_harness = task.template.runs_in_harness(task.params)
+        profile = resolve_profile(agent_profile) if agent_profile else (
+            None if in_harness else resolve_profile(DEFAULT_AGENT))
+        units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
+        stages = [(Path(out) if out else None, units, {"task": task.spec.name,
+                                                       "profile": profile.name if profile else None})]
+        return stages, f"{task.spec.name} · {profile.name if profile else task.template.name}"
+    if seeds or sets or agent_profile:
+        raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
+    spec = load_experiment(experiment_file)
+    planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+                              resolve_profile, load_task)
+    return [(p.root, p.units, p.identity) for p in planned], spec.name
 
 
 class Tally:
