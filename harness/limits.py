@@ -9,8 +9,9 @@ waits; none fails.  Choices (the papers leave them open):
   (60: the providers' "per minute"), at the time the request is sent upstream.
 * A request's tokens are known only when its answer ends, so admission
   reserves the largest token count seen so far for one request of this
-  provider (0 before the first answer) for each request in flight; the
-  reservation is replaced by the real count when the answer ends.  With
+  provider for each request in flight (before the first answer, requests go
+  one at a time); the reservation is replaced by the real count when the
+  answer ends.  With
   requests no larger than the largest seen, the tokens in any window never
   exceed ``tokens_per_min``.
 """
@@ -54,7 +55,9 @@ class RateLimiter:
             waits.append(0.05)
         if lim.requests_per_min is not None and len(self._sent) >= lim.requests_per_min:
             waits.append(self._sent[len(self._sent) - lim.requests_per_min][0] + lim.window_s - now)
-        if lim.tokens_per_min is not None:
+        if lim.tokens_per_min is not None and self._largest == 0 and self._in_flight:
+            waits.append(0.05)  # no answer seen yet: one request at a time until its size is known
+        elif lim.tokens_per_min is not None:
             total = sum(t[0] for _, t in self._sent) + self._largest
             if total > lim.tokens_per_min:
                 if not self._sent:

@@ -387,6 +387,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             row = (run_harness_episode(plan, paths) if plan.in_harness
                    else run_episode(plan, paths, runner_factory))
             row["infra_retries"] = attempt
+            write_json(paths.row, row)  # atomically, with the attempt count
             return row
         except EpisodeError as exc:
             if not exc.kind.infra:
@@ -399,6 +400,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
                        "sandbox": plan.backend.name if plan.backend else None,
                        "status": "infra_failed", "error_kind": exc.kind.value, "error": str(exc),
                        "infra_retries": attempt}
+                paths.root.mkdir(parents=True, exist_ok=True)
                 write_json(paths.row, row)
                 return row
             attempt += 1
