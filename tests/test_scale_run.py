@@ -166,7 +166,7 @@ def test_jobs_8_against_the_scripted_backend_respect_the_shared_limits(tmp_path,
     script = tmp_path / "probe.yaml"
     turn = {"text": "ok", "usage": {"prompt_tokens": 1000, "cached_tokens": 0, "completion_tokens": 100}}
     script.write_text(yaml.safe_dump({"turns": [turn] * 3}))
-    task = load_task(REPO / "tasks/tracebench/balldrop-low-direct.yaml", {"pool_per_class": 12,
+    task = load_task(REPO / "tasks/tracebench/balldrop-low-direct.yaml", {"pool_per_class": 30,
                                                                           "heldout_per_class": 0})
     units = [Unit(task, resolve_profile("proxy-probe"), seed) for seed in range(8)]
     window = 1.5
