@@ -19,7 +19,7 @@ import re
 import shutil
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -176,13 +176,15 @@ def execute(
     model_backend: str | None = None,
     model_options: dict | None = None,
     identity: dict[str, Any] | None = None,
+    executor: Any = None,
 ) -> list[dict[str, Any]]:
     """Run every episode of ``units`` not yet finished in ``store``; return the rows of this plan.
 
     ``identity``: what the run directory holds (e.g. ``{"task": name, "profile": name}`` or
     ``{"experiment": name}``); resuming a directory holding another identity is refused.
     Episodes are found again by id: a finished episode is skipped, any other is run afresh.
-    After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
+    ``executor``: where episodes run (default :class:`LocalExecutor`; :class:`harness.dask_executor.DaskExecutor`
+    on a Dask cluster).  After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
     in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events).
     """
     plans = plan_episodes(units, settings, store.run_id)
@@ -227,7 +229,7 @@ def execute(
         except ValueError as exc:
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
-    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {})
+    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor)
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
     for plan in distinct.values():
@@ -261,8 +263,35 @@ class _BoundedBackend:
             return self._backend.create(spec)
 
 
+class LocalExecutor:
+    """Episodes on threads of this process (``--jobs``); the interface :func:`execute` drives
+    (``start``, ``submit``, ``wait``, ``result``, ``close``; see :class:`harness.dask_executor.DaskExecutor`)."""
+
+    name = "local"
+
+    def start(self, jobs: int, run_one: Callable[[EpisodePlan], dict[str, Any]], store: RunStore,
+              settings: RunSettings, model_backend: str | None, model_options: dict) -> None:
+        self._run_one = run_one
+        self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="episode")
+
+    def submit(self, plan: EpisodePlan) -> Any:
+        return self._pool.submit(self._run_one, plan)
+
+    def wait(self, futures: list, timeout: float) -> list:
+        return list(wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)[0])
+
+    def result(self, future: Any, plan: EpisodePlan) -> dict[str, Any]:
+        return future.result()
+
+    def close(self, futures: list) -> None:
+        for future in futures:
+            future.cancel()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
-               model_backend: str | None, model_options: dict) -> dict[str, dict[str, Any]]:
+               model_backend: str | None, model_options: dict, executor: Any = None,
+               limits_: Any = None) -> dict[str, dict[str, Any]]:
     """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.
 
     Finished episodes (a ``row.json`` not ``infra_failed``) are kept.  No episode starts once the cost of
@@ -271,7 +300,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     """
     from harness.limits import RunLimits
 
-    limits_ = RunLimits(settings.rate_limits)
+    limits_ = limits_ or RunLimits(settings.rate_limits)
+    executor = executor or LocalExecutor()
     slots = threading.Semaphore(settings.sandbox_starts)
     bounded: dict[int, _BoundedBackend] = {}
     proxies: dict[str, Any] = {}
@@ -308,8 +338,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                              proxy_for(plan), emit)
 
     capped = False
-    pool = ThreadPoolExecutor(max_workers=settings.jobs, thread_name_prefix="episode")
-    running: dict[Future, EpisodePlan] = {}
+    executor.start(settings.jobs, one, store, settings, model_backend, model_options)
+    running: dict[Any, EpisodePlan] = {}
     try:
         pending = list(todo)
         while pending or running:
@@ -320,23 +350,21 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                                         "not_started": len(pending), "running": len(running)})
                     break
                 plan = pending.pop(0)
-                running[pool.submit(one, plan)] = plan
+                running[executor.submit(plan)] = plan
                 on_event("episode", {"key": plan.key, "running": len(running)})
             if not running:
                 break
-            finished, _ = wait(list(running), timeout=0.2, return_when=FIRST_COMPLETED)
+            finished = executor.wait(list(running), timeout=0.2)
             _drain(events, on_event)
             for future in finished:
                 plan = running.pop(future)
-                row = future.result()
+                row = executor.result(future, plan)
                 rows[plan.key] = row
                 spent += _cost(row)
                 on_event("done", {"key": plan.key, "row": row, "running": len(running)})
         _drain(events, on_event)
     finally:
-        for future in running:
-            future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        executor.close(list(running))
         for proxy in proxies.values():
             proxy.stop()
     return rows

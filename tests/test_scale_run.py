@@ -290,3 +290,27 @@ def test_runs_list_shows_task_agents_done_total_and_cost(tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [json.loads(x) for x in result.output.splitlines()]
     assert line["task"] == "naive" and line["done"] == 6 and line["total"] == 6 and line["cost_usd"] == 0.0
+
+
+# -- Dask -------------------------------------------------------------------------------------------------
+
+def test_an_experiment_on_a_dask_local_cluster_with_two_workers_equals_the_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from harness.dask_executor import DaskExecutor
+
+    units = _naive_units(tmp_path, seeds=(0,))
+    local = execute(units, RunStore.create(tmp_path / "local" / "run"), RunSettings(jobs=2))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  local_directory=str(tmp_path / "dask")) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = execute(units, RunStore.create(tmp_path / "dask" / "run"), RunSettings(jobs=4),
+                         executor=DaskExecutor(client=client))
+        workers = {w["id"] for w in client.scheduler_info()["workers"].values()}
+    assert len(workers) == 2 and len(remote) == len(local) == 6
+    run = tmp_path / "dask" / "run"
+    # every episode folder was sent back and written in the same layout
+    for row in remote:
+        folder = run / "episodes" / row["episode"]
+        assert (folder / "row.json").is_file() and (folder / "score.json").is_file()
+    assert not list((run / "episodes").glob(".incoming-*"))
+    pd.testing.assert_frame_equal(comparable(run), comparable(tmp_path / "local" / "run"))

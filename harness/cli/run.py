@@ -50,8 +50,12 @@ ALWAYS = ("episode", "status")
               help="Episodes run in parallel (default 1; RunSettings.jobs).")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Run cost cap in USD: no new episode starts once finished episodes cost this much.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where episodes run: threads of this process, or an existing Dask cluster (--scheduler).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address for --executor dask (e.g. tcp://head:8786).")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
-        script, jobs, max_cost) -> None:
+        script, jobs, max_cost, executor, scheduler) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
     scored, written to a run directory that a re-run resumes."""
     if (task_file is None) == (experiment_file is None):
@@ -70,6 +74,13 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
 
+    if scheduler and executor != "dask":
+        raise click.UsageError("--scheduler goes with --executor dask")
+    pool = None
+    if executor == "dask":
+        from harness.dask_executor import DaskExecutor
+
+        pool = DaskExecutor(scheduler)
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
@@ -111,7 +122,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     progress.update(bar, description=data["text"])
 
             rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
-                            identity=identity)
+                            identity=identity, executor=pool)
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title))
 
