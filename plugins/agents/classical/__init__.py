@@ -34,17 +34,18 @@ class ProxyProbe(Agent):
     name = "proxy-probe"
     version = "1"
     needs_model = True
-    image_capable = False  # runs the host's Python
+    image_capable = True  # one standard-library script: any python3 (host or image)
 
     def command(self, ctx: AgentContext) -> AgentInvocation:
         info = {k: ctx.task_info.get(k) for k in ("submission", "labels")}
         turns = int((ctx.profile.options if ctx.profile else {}).get("turns", 3))
+        script = Path(__file__).resolve().parent / "probe.py"
         return AgentInvocation(
-            argv=[sys.executable, "-m", "plugins.agents.classical.probe", "--task-info", json.dumps(info),
+            argv=["python3", str(script), "--task-info", json.dumps(info),
                   "--base-url", ctx.model_base_url or "", "--model", (ctx.profile.model if ctx.profile else None)
                   or "probe", "--turns", str(turns)],
             env={"PYTHONDONTWRITEBYTECODE": "1"},
-            ro_binds=runtime_files(),
+            ro_binds=[script],
         )
 
 

@@ -1,4 +1,4 @@
-"""In-sandbox entry point of the ``proxy-probe`` agent: ``python -m plugins.agents.classical.probe``.
+"""In-sandbox script of the ``proxy-probe`` agent: ``python3 probe.py`` (standard library only).
 
 A minimal LLM-agent stand-in for testing and measuring the harness itself
 (parallel episodes, rate limits, resume): it sends ``--turns`` OpenAI Chat
@@ -26,7 +26,7 @@ def predict(df) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m plugins.agents.classical.probe")
+    parser = argparse.ArgumentParser(prog="probe.py")
     parser.add_argument("--task-info", required=True)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", default="probe")
