@@ -70,7 +70,7 @@ def usage_estimate(params: Any, profile: Any) -> dict[str, Any] | None:
     reported = REPORTED_COST_USD.get(name) if cond == "main" else None
     if name in TOKENS_M:
         total = TOKENS_M[name][cond][mode] * 1e6
-        source = "TraceBench Table 2 tokens (low noise: the high-noise numbers)"
+        source = "TraceBench Table 2 tokens" + (" (high-noise numbers)" if params.noise == "low" else "")
     elif name == "minimax-m2.7":
         total = TOKENS_M["gemini-3.1-pro"][cond][mode] * 1e6
         source = "gemini-3.1-pro's Table 2 tokens (none reported for minimax-m2.7)"
