@@ -314,3 +314,17 @@ def test_an_experiment_on_a_dask_local_cluster_with_two_workers_equals_the_local
         assert (folder / "row.json").is_file() and (folder / "score.json").is_file()
     assert not list((run / "episodes").glob(".incoming-*"))
     pd.testing.assert_frame_equal(comparable(run), comparable(tmp_path / "local" / "run"))
+
+
+def test_harness_run_executor_dask_with_a_scheduler_address(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    spec = naive_experiment(tmp_path, seeds=(0,))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  local_directory=str(tmp_path / "dask")) as cluster:
+        result = CliRunner().invoke(cli, ["run", "--experiment", str(spec), "--out", str(tmp_path / "run"),
+                                          "--executor", "dask", "--scheduler", cluster.scheduler_address])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
+    bad = CliRunner().invoke(cli, ["run", "--experiment", str(spec), "--scheduler", "tcp://x:1"])
+    assert bad.exit_code != 0 and "--executor dask" in bad.output
