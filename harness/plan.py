@@ -15,7 +15,6 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.config import RunSettings
 from harness.experiment import Unit

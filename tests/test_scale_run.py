@@ -328,3 +328,30 @@ def test_harness_run_executor_dask_with_a_scheduler_address(tmp_path):
     assert len(frame) == 6 and (frame["status"] == "ok").all()
     bad = CliRunner().invoke(cli, ["run", "--experiment", str(spec), "--scheduler", "tcp://x:1"])
     assert bad.exit_code != 0 and "--executor dask" in bad.output
+
+
+def test_sandbox_creation_is_bounded_apart_from_jobs():
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.run import _BoundedBackend
+
+    class Engine:
+        name = "fake"
+        now = peak = 0
+        lock = threading.Lock()
+
+        def create(self, spec):
+            with self.lock:
+                self.now += 1
+                self.peak = max(self.peak, self.now)
+            time.sleep(0.05)
+            with self.lock:
+                self.now -= 1
+            return spec
+
+    engine = Engine()
+    bounded = _BoundedBackend(engine, threading.Semaphore(RunSettings(jobs=8).sandbox_starts))
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(bounded.create, range(16))) == list(range(16))
+    assert engine.peak == 2 and bounded.name == "fake"
