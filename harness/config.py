@@ -66,8 +66,36 @@ class Budget(Strict):
     max_cost_usd: float | None = Field(None, gt=0)
 
 
+class RateLimit(Strict):
+    """Limits on one provider's model traffic, shared by every concurrent episode of a run (enforced in the
+    proxy by :class:`harness.limits.RateLimiter`; a request over a limit waits, none fails).
+
+    ``requests_per_min``/``tokens_per_min`` count upstream requests and their total tokens (prompt +
+    completion) in any sliding window of ``window_s`` seconds (60 by default; shorter in tests);
+    ``max_concurrent``: model requests in flight at once.  None: no limit.
+    """
+
+    requests_per_min: int | None = Field(None, ge=1)
+    tokens_per_min: int | None = Field(None, ge=1)
+    max_concurrent: int | None = Field(None, ge=1)
+    window_s: float = Field(60.0, gt=0)
+
+
 class RunSettings(Strict):
-    """How episodes run.  ``episode_timeout`` defaults to 3,600 s as in the paper."""
+    """How episodes run.  ``episode_timeout`` defaults to 3,600 s as in the paper.
+
+    ``jobs``: episodes run in parallel (``--jobs``); ``sandbox_starts``: sandboxes being created at once,
+    bounded apart from ``jobs`` so a burst of episodes does not overload the container engine;
+    ``rate_limits``: per provider (the profile's ``provider``, or the ``--model-backend`` name),
+    see :class:`RateLimit`; ``max_run_cost_usd``: the run's cost cap (no new episode starts once the
+    finished episodes' ``cost_usd`` reaches it; running ones finish under their own ``budget``).
+    """
+
+    jobs: int = Field(1, ge=1)
+    sandbox_starts: int = Field(2, ge=1)
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
+    max_run_cost_usd: float | None = Field(None, gt=0)
+    infra_backoff_s: float = Field(2.0, ge=0)
 
     episode_timeout: float = Field(3600.0, gt=0)
     sandbox: str = "auto"

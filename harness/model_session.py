@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,12 @@ class ProxySession:
         self.profile = profile
         self._dir = Path(tempfile.mkdtemp(prefix="hx-"))
         self._count = 0
+        self._lock = threading.Lock()
 
     def open(self, key: str, episode_root: Path, budget: Budget) -> EpisodeChannel:
-        self._count += 1
-        socket_path = self._dir / f"{self._count}.sock"
+        with self._lock:  # episodes open channels from several threads (--jobs)
+            self._count += 1
+            socket_path = self._dir / f"{self._count}.sock"
         episode_root.mkdir(parents=True, exist_ok=True)
         self.proxy.open_episode(key, socket_path, episode_root / "proxy.jsonl", self.profile.prices, budget)
         return EpisodeChannel(self, key, socket_path, f"http://127.0.0.1:{PROXY_PORT}")
@@ -58,8 +61,10 @@ class ProxySession:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, Any]) -> ProxySession:
-    """Start the run's proxy for ``profile`` on model backend ``backend`` (default: the profile's provider)."""
+def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, Any],
+                limiter: Any = None) -> ProxySession:
+    """Start the run's proxy for ``profile`` on model backend ``backend`` (default: the profile's provider);
+    ``limiter``: the provider's :class:`harness.limits.RateLimiter`, shared with the run's other proxies."""
     from harness.proxy import ModelProxy
 
     name = backend or profile.provider
@@ -67,4 +72,4 @@ def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, A
         raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
     opts = {"base_url": profile.base_url, "model": profile.model, **options}
     upstream = registry.get("model_backend", name).upstream(opts)
-    return ProxySession(ModelProxy(upstream).start(), profile)
+    return ProxySession(ModelProxy(upstream, limiter=limiter).start(), profile)

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -139,8 +142,9 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             plugin_registry.get("model_backend", name).upstream(opts)
 
 
-def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str) -> list[EpisodePlan]:
-    """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing)."""
+def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandboxes: bool = True) -> list[EpisodePlan]:
+    """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing).
+    ``sandboxes=False``: no agent or sandbox backend is looked up (``harness plan``)."""
     extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
     agents: dict[str, tuple[Any, SandboxBackend]] = {}
     plans: dict[str, EpisodePlan] = {}
@@ -149,7 +153,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str) -> list
         params = with_seed(task, unit.seed)
         in_harness = task.template.runs_in_harness(params)
         agent = backend = None
-        if not in_harness:
+        if not in_harness and sandboxes:
             if unit.profile is None:
                 raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
                                    "profile (--agent, or agents: in the experiment)")
@@ -179,13 +183,15 @@ def execute(
     model_backend: str | None = None,
     model_options: dict | None = None,
     identity: dict[str, Any] | None = None,
+    executor: Any = None,
 ) -> list[dict[str, Any]]:
     """Run every episode of ``units`` not yet finished in ``store``; return the rows of this plan.
 
     ``identity``: what the run directory holds (e.g. ``{"task": name, "profile": name}`` or
     ``{"experiment": name}``); resuming a directory holding another identity is refused.
     Episodes are found again by id: a finished episode is skipped, any other is run afresh.
-    After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
+    ``executor``: where episodes run (default :class:`LocalExecutor`; :class:`harness.dask_executor.DaskExecutor`
+    on a Dask cluster).  After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
     in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events).
     """
     plans = plan_episodes(units, settings, store.run_id)
@@ -234,36 +240,13 @@ def execute(
         except ValueError as exc:
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
-    proxies: dict[str, Any] = {}
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
-    rows = []
-    try:
-        for plan in plans:
-            paths = store.episode(plan.key)
-            done = _read(paths.row) if paths.row.exists() else None
-            if done is not None and done.get("status") != "infra_failed":
-                rows.append(done)
-                on_event("skip", {"key": plan.key})
-                continue
-            proxy = None
-            if plan.agent is not None and plan.agent.needs_model:
-                if plan.profile.name not in proxies:
-                    from harness.model_session import start_proxy
-
-                    proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, {
-                        **(model_options or {}), **own_options.get(plan.profile.name, {})})
-                proxy = proxies[plan.profile.name]
-            on_event("episode", {"key": plan.key})
-            rows.append(_with_retries(plan, paths, runner_factory(settings, plan.backend), settings, proxy,
-                                      on_event))
-            on_event("done", {"key": plan.key, "row": rows[-1]})
-    finally:
-        for proxy in proxies.values():
-            proxy.stop()
+    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
+                      profile_options=own_options)
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
     for plan in distinct.values():
-        mine = [r for p, r in zip(plans, rows) if p.params is plan.params]
+        mine = [rows[p.key] for p in plans if p.params is plan.params and p.key in rows]
         summary = plan.template.finish(plan.params, mine, store.root)
         for text in summary.pop("messages", []):
             on_event("message", {"text": text, "final": True})
@@ -276,7 +259,146 @@ def execute(
     data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     store.write_run_json(data)
     store.write_results()
+    return [rows[p.key] for p in plans if p.key in rows]
+
+
+class _BoundedBackend:
+    """A sandbox backend whose ``create`` waits for one of ``RunSettings.sandbox_starts`` slots."""
+
+    def __init__(self, backend: SandboxBackend, slots: threading.Semaphore):
+        self._backend, self._slots = backend, slots
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def create(self, spec):
+        with self._slots:
+            return self._backend.create(spec)
+
+
+class LocalExecutor:
+    """Episodes on threads of this process (``--jobs``); the interface :func:`execute` drives
+    (``start``, ``submit``, ``wait``, ``result``, ``close``; see :class:`harness.dask_executor.DaskExecutor`)."""
+
+    name = "local"
+
+    def start(self, jobs: int, run_one: Callable[[EpisodePlan], dict[str, Any]], store: RunStore,
+              settings: RunSettings, model_backend: str | None, model_options: dict) -> None:
+        self._run_one = run_one
+        self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="episode")
+
+    def submit(self, plan: EpisodePlan) -> Any:
+        return self._pool.submit(self._run_one, plan)
+
+    def wait(self, futures: list, timeout: float) -> list:
+        return list(wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)[0])
+
+    def result(self, future: Any, plan: EpisodePlan) -> dict[str, Any]:
+        return future.result()
+
+    def close(self, futures: list) -> None:
+        for future in futures:
+            future.cancel()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
+               model_backend: str | None, model_options: dict, executor: Any = None,
+               limits_: Any = None, profile_options: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
+    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.
+
+    ``profile_options``: model options of one profile (e.g. an experiment stage's per-profile script)
+    over ``model_options``.
+
+    Finished episodes (a ``row.json`` not ``infra_failed``) are kept.  No episode starts once the cost of
+    the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
+    thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
+    """
+    from harness.limits import RunLimits
+
+    limits_ = limits_ or RunLimits(settings.rate_limits)
+    executor = executor or LocalExecutor()
+    slots = threading.Semaphore(settings.sandbox_starts)
+    bounded: dict[int, _BoundedBackend] = {}
+    proxies: dict[str, Any] = {}
+    proxy_lock = threading.Lock()
+    events: queue.Queue = queue.Queue()
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for plan in plans:
+        paths = store.episode(plan.key)
+        done = _read(paths.row) if paths.row.exists() else None
+        if done is not None and done.get("status") != "infra_failed":
+            rows[plan.key] = done
+            on_event("skip", {"key": plan.key, "row": done})
+        else:
+            if plan.backend is not None:
+                plan.backend = bounded.setdefault(id(plan.backend), _BoundedBackend(plan.backend, slots))
+            todo.append(plan)
+    spent = sum(_cost(r) for r in rows.values())
+
+    def proxy_for(plan):
+        if plan.agent is None or not plan.agent.needs_model:
+            return None
+        with proxy_lock:
+            if plan.profile.name not in proxies:
+                from harness.model_session import start_proxy
+
+                limiter = limits_.for_provider(model_backend or plan.profile.provider)
+                options = {**model_options, **(profile_options or {}).get(plan.profile.name, {})}
+                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter)
+            return proxies[plan.profile.name]
+
+    def one(plan):
+        emit = lambda event, data: events.put((event, data))  # noqa: E731 - events go to the main thread
+        return _with_retries(plan, store.episode(plan.key), runner_factory(settings, plan.backend), settings,
+                             proxy_for(plan), emit)
+
+    capped = False
+    executor.start(settings.jobs, one, store, settings, model_backend, model_options)
+    running: dict[Any, EpisodePlan] = {}
+    try:
+        pending = list(todo)
+        while pending or running:
+            while pending and len(running) < settings.jobs and not capped:
+                if settings.max_run_cost_usd is not None and spent >= settings.max_run_cost_usd:
+                    capped = True
+                    on_event("budget", {"spent": spent, "cap": settings.max_run_cost_usd,
+                                        "not_started": len(pending), "running": len(running)})
+                    break
+                plan = pending.pop(0)
+                running[executor.submit(plan)] = plan
+                on_event("episode", {"key": plan.key, "running": len(running)})
+            if not running:
+                break
+            finished = executor.wait(list(running), timeout=0.2)
+            _drain(events, on_event)
+            for future in finished:
+                plan = running.pop(future)
+                row = executor.result(future, plan)
+                rows[plan.key] = row
+                spent += _cost(row)
+                on_event("done", {"key": plan.key, "row": row, "running": len(running)})
+        _drain(events, on_event)
+    finally:
+        executor.close(list(running))
+        for proxy in proxies.values():
+            proxy.stop()
     return rows
+
+
+def _drain(events: queue.Queue, on_event) -> None:
+    while True:
+        try:
+            event, data = events.get_nowait()
+        except queue.Empty:
+            return
+        on_event(event, data)
+
+
+def _cost(row: dict[str, Any]) -> float:
+    value = row.get("cost_usd")
+    return float(value) if isinstance(value, (int, float)) and value == value else 0.0
 
 
 def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
@@ -310,6 +432,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             row = (run_harness_episode(plan, paths) if plan.in_harness
                    else run_episode(plan, paths, runner_factory))
             row["infra_retries"] = attempt
+            write_json(paths.row, row)  # atomically, with the attempt count
             return row
         except EpisodeError as exc:
             if not exc.kind.infra:
@@ -322,11 +445,12 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
                        "sandbox": plan.backend.name if plan.backend else None,
                        "status": "infra_failed", "error_kind": exc.kind.value, "error": str(exc),
                        "infra_retries": attempt}
+                paths.root.mkdir(parents=True, exist_ok=True)
                 write_json(paths.row, row)
                 return row
             attempt += 1
             on_event("retry", {"key": plan.key, "error": str(exc), "attempt": attempt})
-            time.sleep(min(60.0, 2.0 ** attempt))
+            time.sleep(min(60.0, settings.infra_backoff_s * 2.0 ** (attempt - 1)))
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -29,6 +29,8 @@ BUILTIN: dict[str, tuple[str, str, str]] = {
     "view": ("harness.cli.view", "view", "Serve a local web viewer for run directories (or write a static bundle)."),
     "profiles": ("harness.cli.profiles", "profiles_group", "Inspect agent profiles."),
     "settings": ("harness.cli.settings", "settings", "Show the --settings file format (run settings)."),
+    "plan": ("harness.cli.plan", "plan", "List an experiment's episodes, those already done, and its token and cost estimate."),
+    "runs": ("harness.cli.runs", "runs_group", "Inspect run directories."),
 }
 
 

@@ -46,8 +46,16 @@ ALWAYS = ("episode", "status")
 @click.option("--model-backend", default=None, help="Model backend for LLM agents (e.g. scripted); default: the profile's provider.")
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Script for the scripted model backend.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Episodes run in parallel (default 1; RunSettings.jobs).")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Run cost cap in USD: no new episode starts once finished episodes cost this much.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where episodes run: threads of this process, or an existing Dask cluster (--scheduler).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address for --executor dask (e.g. tcp://head:8786).")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
-        script) -> None:
+        script, jobs, max_cost, executor, scheduler) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
     scored, written to a run directory that a re-run resumes."""
     if (task_file is None) == (experiment_file is None):
@@ -59,64 +67,111 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         data["sandbox"] = sandbox
     if timeout:
         data["episode_timeout"] = timeout
+    if jobs:
+        data["jobs"] = jobs
+    if max_cost:
+        data["max_run_cost_usd"] = max_cost
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
 
-    if task_file is not None:
-        task = load_task(task_file, parse_set(sets))
-        in_harness = task.template.runs_in_harness(task.params)
-        profile = resolve_profile(agent_profile) if agent_profile else (
-            None if in_harness or task.template.needs_agent_profile(task.params) else resolve_profile(DEFAULT_AGENT))
-        units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
-        stages = [(RunStore.create(out), units, {"task": task.spec.name,
-                                                  "profile": profile.name if profile else None})]
-        title = f"{task.spec.name} · {profile.name if profile else task.template.name}"
-    else:
-        if seeds or sets or agent_profile:
-            raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
-        spec = load_experiment(experiment_file)
-        planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
-                                  resolve_profile, load_task)
-        stages = [(p.root, p.units, p.identity) for p in planned]
-        title = spec.name
+    if scheduler and executor != "dask":
+        raise click.UsageError("--scheduler goes with --executor dask")
+    pool = None
+    if executor == "dask":
+        from harness.dask_executor import DaskExecutor
+
+        pool = DaskExecutor(scheduler)
+    stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
 
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
-        store = where if isinstance(where, RunStore) else RunStore.create(where)
+        store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                       transient=False) as progress:
             bar = progress.add_task("preparing", total=None)
 
+            tally = Tally()
+
             def on_event(event: str, data: dict) -> None:
+                tally.see(event, data)
                 if event == "start":
                     stage = f" stage {identity['stage']}," if identity.get("stage", "main") != "main" else ""
                     err.print(f"run {store.run_id}:{stage} {data['episodes']} episode(s), sandbox "
-                              f"[bold]{data['sandbox']}[/]")
+                              f"[bold]{data['sandbox']}[/], {settings.jobs} at a time")
                     if data.get("limits_not_enforced"):
                         err.print(f"limits not enforced by this backend: {data['limits_not_enforced']}",
                                   markup=False)
                     progress.update(bar, total=data["episodes"], description="running")
-                elif event == "episode":
-                    progress.update(bar, description=f"episode {data['key']}")
-                elif event in ("done", "skip"):
-                    progress.advance(bar)
+                elif event in ("episode", "done", "skip"):
+                    if event != "episode":
+                        progress.advance(bar)
+                    progress.update(bar, description=tally.line())
                 elif event == "resume":
                     err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
                 elif event == "retry":
+                    progress.update(bar, description=tally.line())
                     err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
+                elif event == "budget":
+                    err.print(f"[yellow]run cost cap reached[/]: ${data['spent']:.2f} of ${data['cap']:.2f}; "
+                              f"{data['not_started']} episode(s) not started, {data['running']} running finish "
+                              "under their own budgets")
                 elif event == "message" and data.get("final"):
                     err.print(data["text"], highlight=False, soft_wrap=True)
                 elif event == "message":
                     progress.update(bar, description=data["text"])
 
             rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
-                            identity=identity)
+                            identity=identity, executor=pool)
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title))
+
+
+def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
+    """``([(run dir or None for a new one, units, identity)], title)`` of ``--task``/``--experiment`` options."""
+    if task_file is not None:
+        task = load_task(task_file, parse_set(sets))
+        in_harness = task.template.runs_in_harness(task.params)
+        profile = resolve_profile(agent_profile) if agent_profile else (
+            None if in_harness or task.template.needs_agent_profile(task.params) else resolve_profile(DEFAULT_AGENT))
+        units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
+        stages = [(Path(out) if out else None, units, {"task": task.spec.name,
+                                                       "profile": profile.name if profile else None})]
+        return stages, f"{task.spec.name} · {profile.name if profile else task.template.name}"
+    if seeds or sets or agent_profile:
+        raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
+    spec = load_experiment(experiment_file)
+    planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+                              resolve_profile, load_task)
+    return [(p.root, p.units, p.identity) for p in planned], spec.name
+
+
+class Tally:
+    """Counts for the progress line: done / running / failed / retried, tokens and cost so far."""
+
+    def __init__(self):
+        self.done = self.running = self.failed = self.retried = self.tokens = 0
+        self.cost = 0.0
+
+    def see(self, event: str, data: dict) -> None:
+        if event == "episode":
+            self.running += 1
+        elif event in ("done", "skip"):
+            row = data.get("row") or {}
+            self.running -= event == "done"
+            self.done += 1
+            self.failed += row.get("status") not in ("ok", None)
+            self.tokens += int(_number(row.get("total_tokens")))
+            self.cost += _number(row.get("cost_usd"))
+        elif event == "retry":
+            self.retried += 1
+
+    def line(self) -> str:
+        return (f"done {self.done} · running {self.running} · failed {self.failed} · retried {self.retried} · "
+                f"{self.tokens:,} tokens · ${self.cost:.2f}")
 
 
 def summary_table(rows: list[dict], title: str) -> Table:
@@ -140,6 +195,10 @@ def summary_table(rows: list[dict], title: str) -> Table:
             cells.append(why or "")
         table.add_row(*cells)
     return table
+
+
+def _number(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and value == value else 0.0
 
 
 def _fmt(value) -> str:

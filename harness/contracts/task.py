@@ -120,6 +120,13 @@ class TaskTemplate(ABC):
         row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised."""
         raise NotImplementedError(f"template {self.name!r} has no in-harness episodes")
 
+    def usage_estimate(self, params: BaseModel, profile: Any) -> dict[str, Any] | None:
+        """Expected model usage of one episode of these params by agent profile ``profile`` when no earlier
+        run says (``harness plan``): ``{"prompt_tokens", "cached_tokens", "completion_tokens"}`` (prompt
+        includes cached), optionally ``"source"`` (where the numbers come from) and
+        ``"reported_cost_usd": [low, high]`` (a published per-episode cost range).  Default None: unknown."""
+        return None
+
     def finish(self, params: BaseModel, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """After a run's episodes of these params: write run-level files (e.g. submission files) from
         ``rows``; returns a JSON-able summary stored in ``run.json`` (default: nothing)."""

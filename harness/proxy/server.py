@@ -62,12 +62,14 @@ class ModelProxy:
     episode waits for in-flight responses before cutting them off.
     """
 
-    def __init__(self, upstream: Upstream, *, shutdown_timeout: float = 2.0, max_body_bytes: int = MAX_BODY_BYTES):
+    def __init__(self, upstream: Upstream, *, shutdown_timeout: float = 2.0, max_body_bytes: int = MAX_BODY_BYTES,
+                 limiter: Any = None):
         if not isinstance(upstream, Upstream):
             raise TypeError(f"ModelProxy needs a harness.proxy.Upstream, got {type(upstream).__name__}")
         self.upstream = upstream
         self.shutdown_timeout = shutdown_timeout
         self.max_body_bytes = max_body_bytes
+        self.limiter = limiter  # harness.limits.RateLimiter shared by the run's proxies (None: no limit)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._episodes: dict[str, _Episode] = {}
@@ -234,19 +236,28 @@ class ModelProxy:
         if cap:
             message = describe_cap(cap, meter.budget, meter)
             return self._local_error(ep, seq, wire, 400, message, code="budget_exceeded", extra={"refused": cap})
+        ticket = (ep.episode_id, seq)
+        if self.limiter is not None and request.method != "HEAD":
+            await self.limiter.acquire(ticket)
         try:
             uresp = await ep.upstream.handle(ureq)
         except UpstreamUnreachable as exc:
+            self._settle(ticket, None)
             message = ep.redact(str(exc))
             err = meter.record_error("upstream_unreachable", message, None, seq)
             return self._local_error(ep, seq, wire, 502, f"model proxy: upstream unreachable: {message}",
                                      extra={"error": {"kind": err.kind, "message": message}})
         except Exception as exc:  # noqa: BLE001 - an upstream bug is an infrastructure error
+            self._settle(ticket, None)
             message = ep.redact(f"{type(exc).__name__}: {exc}")
             err = meter.record_error("upstream_error", message, None, seq)
             return self._local_error(ep, seq, wire, 502, f"model proxy: upstream failed: {message}",
                                      extra={"error": {"kind": err.kind, "message": message}})
         return await self._relay(request, ep, seq, wire, uresp)
+
+    def _settle(self, ticket: tuple[str, int], usage: Any) -> None:
+        if self.limiter is not None:
+            self.limiter.settle(ticket, usage.total_tokens if usage is not None else 0)
 
     def _local_error(self, ep: _Episode, seq: int, wire: Any, status: int, message: str,
                      code: str | None = None, extra: dict | None = None) -> web.Response:
@@ -338,6 +349,7 @@ class ModelProxy:
             elif encoding == "json":
                 usage = usage_from_body(body, wire)
         cost = meter.add(usage) if usage is not None else 0.0
+        self._settle((ep.episode_id, seq), usage)
         record: dict[str, Any] = {
             "type": "response", "seq": seq, "ts": time.time(), "status": uresp.status, "stream": stream,
             "content_type": uresp.headers.get("content-type"), "headers": logged_headers(uresp.headers),

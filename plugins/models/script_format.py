@@ -87,6 +87,7 @@ class Turn(Strict):
     stop_reason: str | None = None
     error: ErrorSpec | None = None
     chunk_delay: float = Field(0.0, ge=0, le=60, description="seconds between streamed frames")
+    delay: float = Field(0.0, ge=0, le=600, description="seconds before the answer starts (a model's latency)")
     chunk_size: int | None = Field(None, ge=1, description="characters per streamed text delta")
     structured: Any = Field(None, description="a JSON value answered as the text (JSON-schema response_format)")
 

@@ -40,6 +40,7 @@ Script format (YAML or JSON; a bare list is the list of turns)::
       - error: {status: 529, message: overloaded}   # answer with a provider-format error
       - text: "slow"
         chunk_delay: 0.05                      # seconds between streamed frames
+        delay: 1.0                             # seconds before the answer starts
 
 ``shell:`` goes to whichever shell tool the request's ``tools`` offer: Claude
 Code ``Bash`` {command, description}, Codex ``exec_command`` {cmd} or
@@ -172,6 +173,8 @@ class ScriptedUpstream(Upstream):
             return self._fail(state, fmt, label, fails)
         if consume:
             state.next_turn += 1
+        if turn.delay:
+            await asyncio.sleep(turn.delay)
         if turn.error is not None:
             return UpstreamResponse.json(turn.error.status, fmt.error(turn.error.status, turn.error.message))
         if not fmt.is_stream(request, body):

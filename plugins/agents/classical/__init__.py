@@ -79,6 +79,28 @@ class EuclideanNN(ClassicalAgent):
         super().__init__("euclidean-1nn", "euclidean")
 
 
+class ProxyProbe(Agent):
+    """A minimal agent that calls the model proxy ``options.turns`` times (default 3) and submits the last
+    label: for testing and measuring the harness (rate limits, parallel episodes), not a baseline."""
+
+    name = "proxy-probe"
+    version = "1"
+    needs_model = True
+    image_capable = True  # one standard-library script: any python3 (host or image)
+
+    def command(self, ctx: AgentContext) -> AgentInvocation:
+        info = {k: ctx.task_info.get(k) for k in ("submission", "labels")}
+        turns = int((ctx.profile.options if ctx.profile else {}).get("turns", 3))
+        script = Path(__file__).resolve().parent / "probe.py"
+        return AgentInvocation(
+            argv=["python3", str(script), "--task-info", json.dumps(info),
+                  "--base-url", ctx.model_base_url or "", "--model", (ctx.profile.model if ctx.profile else None)
+                  or "probe", "--turns", str(turns)],
+            env={"PYTHONDONTWRITEBYTECODE": "1"},
+            ro_binds=[script],
+        )
+
+
 def runtime_files() -> list[Path]:
     """What the agent runs inside the sandbox: this package and its parents' ``__init__`` files only
     (never the simulators or pool generators)."""
@@ -100,3 +122,4 @@ def agents() -> list[ClassicalAgent]:
 def register_agents(register):
     for agent in agents():
         register(agent)
+    register(ProxyProbe())

@@ -205,6 +205,12 @@ class TracebenchTemplate(TaskTemplate):
         self._load_pool = pool_loader or default_pool_loader
         self._simulator = simulator_lookup or default_simulator
 
+    def usage_estimate(self, params: TracebenchParams, profile: Any) -> dict[str, Any] | None:
+        """The paper's reported model usage (:mod:`tsagent_plugins.tasks.tracebench.usage`)."""
+        from tsagent_plugins.tasks.tracebench.usage import usage_estimate
+
+        return usage_estimate(params, profile)
+
     def episodes(self, params: TracebenchParams) -> list[str]:
         """One episode per params (``"0"``); repetitions vary ``params.seed``."""
         return ["0"]

@@ -1,0 +1,92 @@
+"""Throughput of parallel episodes: the ``proxy-probe`` agent against a scripted model that waits per turn.
+
+Usage: ``python benchmarks/scale.py [--episodes 200] [--jobs 1,2,4,8] [--sandbox bubblewrap]
+[--turns 2] [--delay 1.0] [--docker-episodes 40] [--docker-jobs 1,4]``.
+
+Each episode is a TraceBench BallDrop episode (small pool) whose agent makes
+``--turns`` model requests, each answered after ``--delay`` seconds.  Prints,
+per ``--jobs``: wall time, episodes/s, speed-up over the first ``--jobs`` value,
+and the harness overhead per episode: the episode's wall time minus the model's
+waiting (materialize, sandbox start and stop, scoring, metrics), as mean and
+95th percentile.  Targets (issue "Experiments at scale"): episodes/s at
+``--jobs 4`` at least 3x ``--jobs 1``; overhead at ``--jobs 8`` at most 1.5x
+``--jobs 1``.  ``--docker-episodes 0`` skips the Docker part.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from harness.config import RunSettings
+from harness.experiment import Unit
+from harness.run import execute, load_task, resolve_profile
+from harness.store import RunStore
+
+REPO = Path(__file__).resolve().parent.parent
+TASK = REPO / "tasks" / "tracebench" / "balldrop-low-direct.yaml"
+
+
+def measure(episodes: int, jobs: int, sandbox: str, turns: int, delay: float, folder: Path) -> dict:
+    script = folder / "script.yaml"
+    turn = {"text": "ok", "delay": delay, "usage": {"prompt_tokens": 1000, "cached_tokens": 0,
+                                                    "completion_tokens": 100}}
+    script.write_text(yaml.safe_dump({"turns": [turn] * turns}))
+    task = load_task(TASK, {"pool_per_class": 30, "heldout_per_class": 0})
+    profile = resolve_profile("proxy-probe").model_copy(update={"options": {"turns": turns}})
+    units = [Unit(task, profile, seed) for seed in range(episodes)]
+    settings = RunSettings(jobs=jobs, sandbox=sandbox, sandbox_starts=max(2, jobs // 2))
+    store = RunStore.create(folder / f"{sandbox}-jobs{jobs}")
+    started = time.perf_counter()
+    rows = execute(units, store, settings, model_backend="scripted", model_options={"script": str(script)})
+    wall = time.perf_counter() - started
+    overhead = np.array([r["episode_seconds"] - turns * delay for r in rows])
+    return {"jobs": jobs, "episodes": len(rows), "ok": sum(r["status"] == "ok" for r in rows), "wall": wall,
+            "eps": len(rows) / wall, "overhead": float(overhead.mean()),
+            "overhead_p95": float(np.percentile(overhead, 95))}
+
+
+def report(console: Console, title: str, results: list[dict]) -> None:
+    table = Table(title=title)
+    for col in ("jobs", "episodes (ok)", "wall (s)", "episodes/s", "speed-up", "overhead/episode (s)",
+                "overhead p95 (s)", "overhead vs first"):
+        table.add_column(col, justify="right")
+    base = results[0]
+    for r in results:
+        table.add_row(str(r["jobs"]), f"{r['episodes']} ({r['ok']})", f"{r['wall']:.1f}", f"{r['eps']:.3f}",
+                      f"{r['eps'] / base['eps']:.2f}x", f"{r['overhead']:.2f}", f"{r['overhead_p95']:.2f}",
+                      f"{r['overhead'] / base['overhead']:.2f}x")
+    console.print(table)
+
+
+@click.command()
+@click.option("--episodes", type=int, default=200)
+@click.option("--jobs", "jobs_list", default="1,2,4,8")
+@click.option("--sandbox", default="bubblewrap")
+@click.option("--turns", type=int, default=2, help="model requests per episode")
+@click.option("--delay", type=float, default=1.0, help="seconds the scripted model waits per turn")
+@click.option("--docker-episodes", type=int, default=40)
+@click.option("--docker-jobs", default="1,4")
+def main(episodes, jobs_list, sandbox, turns, delay, docker_episodes, docker_jobs) -> None:
+    console = Console(width=160)
+    task = load_task(TASK, {"pool_per_class": 30, "heldout_per_class": 0})
+    task.template.prepare(task.params, lambda done, total, text: None)  # the pool once, outside the timings
+    with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
+        folder = Path(tmp)
+        results = [measure(episodes, int(j), sandbox, turns, delay, folder) for j in jobs_list.split(",")]
+        report(console, f"{episodes} episodes on {sandbox}, {turns} x {delay:g} s model turns", results)
+        if docker_episodes:
+            results = [measure(docker_episodes, int(j), "docker", turns, delay, folder)
+                       for j in docker_jobs.split(",")]
+            report(console, f"{docker_episodes} episodes on docker, {turns} x {delay:g} s model turns", results)
+
+
+if __name__ == "__main__":
+    main()

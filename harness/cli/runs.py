@@ -1,0 +1,73 @@
+"""``harness runs list [DIR]``: run directories with task, agents, episodes done / total and cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich import box
+from rich.table import Table
+
+from harness.cli._console import console
+
+
+def run_summary(root: Path) -> dict | None:
+    """Task, agents, done/total and cost of the run directory ``root`` (None: not a run directory).
+
+    Done: episodes whose ``row.json`` is not ``infra_failed``; total: the episodes ``run.json`` lists;
+    cost: the sum of the rows' ``cost_usd`` (each episode folder once)."""
+    path = root / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return None
+    identity = data.get("identity") or {}
+    what = identity.get("experiment") or identity.get("task") or ", ".join(
+        sorted({e.get("task") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("task")}))
+    if identity.get("stage") not in (None, "main"):
+        what += f" / {identity['stage']}"
+    done = failed = 0
+    cost = 0.0
+    for row_path in root.glob("episodes/*/row.json"):
+        try:
+            row = json.loads(row_path.read_text())
+        except ValueError:
+            continue
+        if row.get("status") == "infra_failed":
+            failed += 1
+            continue
+        done += 1
+        value = row.get("cost_usd")
+        cost += float(value) if isinstance(value, (int, float)) and value == value else 0.0
+    agents = sorted(data.get("profiles") or {}) or sorted(
+        {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")})
+    return {"dir": str(root), "task": what, "agents": agents, "done": done, "infra_failed": failed,
+            "total": len(data.get("episodes", [])), "cost_usd": cost,
+            "finished": data.get("finished_at") is not None and done == len(data.get("episodes", []))}
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """Run directories."""
+
+
+@runs_group.command("list")
+@click.argument("base", type=click.Path(path_type=Path, file_okay=False), default=Path("runs"))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
+def list_runs(base: Path, as_json: bool) -> None:
+    """Run directories under BASE (default ./runs; stages of an experiment are listed each)."""
+    found = [s for p in sorted({p.parent for p in base.glob("**/run.json")}) if (s := run_summary(p))]
+    if as_json:
+        for s in found:
+            click.echo(json.dumps(s))
+        return
+    table = Table(box=box.SIMPLE_HEAD)
+    for col in ("run directory", "task / experiment", "agents", "done / total", "infra failed", "cost ($)"):
+        table.add_column(col, justify="right" if col in ("done / total", "infra failed", "cost ($)") else "left")
+    for s in found:
+        table.add_row(s["dir"], s["task"], ", ".join(s["agents"]) or "–", f"{s['done']} / {s['total']}",
+                      str(s["infra_failed"] or ""), f"{s['cost_usd']:.2f}")
+    console().print(table if found else f"no run directories under {base}")

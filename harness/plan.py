@@ -1,0 +1,119 @@
+"""What a run will do and cost before it spends anything (``harness plan``).
+
+:func:`plan_costs` lists a run's episodes, which of them are already finished
+in the target run directory, and each profile's expected tokens and dollars:
+per episode, the mean usage of earlier episodes of the same task spec and
+profile found in the history directories (their ``episodes/*/row.json``), else
+the template's :meth:`~harness.contracts.TaskTemplate.usage_estimate` (e.g.
+a paper's reported usage), else unknown.  Dollars are equation (1) at the
+profile's prices (:meth:`harness.config.Prices.cost`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.config import RunSettings
+from harness.experiment import Unit
+from harness.store import RunStore
+
+USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+
+
+@dataclass
+class PlannedEpisode:
+    key: str
+    task: str
+    profile: str | None
+    seed: int | None
+    done: bool
+    tokens: int | None  # expected total tokens (None: unknown)
+    cost_usd: float | None
+    source: str
+
+
+@dataclass
+class ProfilePlan:
+    """One profile's share of a plan: episodes, finished ones, and the expected usage of the rest."""
+
+    profile: str | None
+    episodes: int = 0
+    done: int = 0
+    tokens: float = 0.0
+    cost_usd: float = 0.0
+    unknown: int = 0  # episodes to run without an estimate
+    per_episode_usd: list[float] = field(default_factory=list)
+    reported_usd: tuple[float, float] | None = None
+    sources: set[str] = field(default_factory=set)
+
+
+def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, float]]:
+    """Mean ``prompt/cached/completion_tokens`` of finished episodes under ``dirs`` by (profile, task)."""
+    sums: dict[tuple, list] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+    for d in dirs:
+        for path in sorted(Path(d).glob("**/episodes/*/row.json")):
+            try:
+                row = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if row.get("status") == "infra_failed" or not isinstance(row.get("prompt_tokens"), (int, float)):
+                continue
+            acc = sums[(row.get("profile"), row.get("task"))]
+            for i, name in enumerate(USAGE_FIELDS):
+                acc[i] += float(row.get(name) or 0)
+            acc[3] += 1
+    return {k: {name: v[i] / v[3] for i, name in enumerate(USAGE_FIELDS)} | {"n": v[3]} for k, v in sums.items()}
+
+
+def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
+               settings: RunSettings | None = None) -> tuple[list[PlannedEpisode], dict[str | None, ProfilePlan]]:
+    """The episodes of ``units`` for run directory ``root`` (done or not) and the plan per profile."""
+    from harness.run import plan_episodes
+
+    store = RunStore(root)
+    plans = plan_episodes(units, settings or RunSettings(), store.run_id, sandboxes=False)
+    past = history_usage([*(history or []), root] if root.exists() else list(history or []))
+    episodes: list[PlannedEpisode] = []
+    profiles: dict[str | None, ProfilePlan] = {}
+    for plan in plans:
+        name = plan.profile.name if plan.profile else None
+        row_path = store.episode(plan.key).row
+        done = row_path.exists() and json.loads(row_path.read_text()).get("status") != "infra_failed"
+        usage, source = past.get((name, plan.task_name)), "earlier runs"
+        reported = None
+        if usage is None and plan.profile is not None and not plan.in_harness:
+            estimate = plan.template.usage_estimate(plan.params, plan.profile)
+            if estimate is not None:
+                usage = {k: float(estimate[k]) for k in USAGE_FIELDS}
+                source = estimate.get("source") or "template estimate"
+                reported = estimate.get("reported_cost_usd")
+        tokens = cost = None
+        if usage is not None and plan.profile is not None:
+            tokens = int(usage["prompt_tokens"] + usage["completion_tokens"])
+            cost = plan.profile.prices.cost(usage["prompt_tokens"], usage["cached_tokens"],
+                                            usage["completion_tokens"])
+        elif plan.profile is None or plan.in_harness:
+            tokens, cost, source = 0, 0.0, "no model"
+        else:
+            source = "unknown"
+        seed = getattr(plan.params, "seed", None)
+        episodes.append(PlannedEpisode(plan.key, plan.task_name, name, seed, done, tokens, cost, source))
+        p = profiles.setdefault(name, ProfilePlan(name))
+        p.episodes += 1
+        p.sources.add(source)
+        if reported:
+            p.reported_usd = (min(reported[0], (p.reported_usd or reported)[0]),
+                              max(reported[1], (p.reported_usd or reported)[1]))
+        if cost is not None:
+            p.per_episode_usd.append(cost)
+        if done:
+            p.done += 1
+        elif cost is None:
+            p.unknown += 1
+        else:
+            p.tokens += tokens or 0
+            p.cost_usd += cost
+    return episodes, profiles
