@@ -15,9 +15,6 @@ from harness.experiment import Unit, parse_set, plan_experiment
 from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
-#: The profile of ``--task`` runs of sandboxed templates when no ``--agent`` is given.
-DEFAULT_AGENT = "euclidean-1nn"
-
 #: results column -> summary table header
 SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "forecaster": "forecaster", "context": "context",
                    "accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
@@ -32,8 +29,8 @@ ALWAYS = ("episode", "status")
 @click.option("--experiment", "experiment_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Experiment spec YAML: a grid of task specs × agents or forecasters × overrides × seeds.")
 @click.option("--agent", "agent_profile", default=None,
-              help=f"Agent profile name (agent_profiles/NAME.yaml) or path (default for agent tasks: {DEFAULT_AGENT}; "
-                   "for forecasting tasks: the profile of model-backed forecasters).")
+              help="Agent profile name (agent_profiles/NAME.yaml) or path (default for agent tasks: the one the task "
+                   "template names; for forecasting tasks: the profile of model-backed forecasters).")
 @click.option("--seed", "seeds", type=int, multiple=True, help="Repetition seed(s); repeat for several episodes.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a task parameter (dotted path into params, YAML value); repeatable. With --task.")
@@ -66,7 +63,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         task = load_task(task_file, parse_set(sets))
         in_harness = task.template.runs_in_harness(task.params)
         profile = resolve_profile(agent_profile) if agent_profile else (
-            None if in_harness or task.template.needs_agent_profile(task.params) else resolve_profile(DEFAULT_AGENT))
+            None if in_harness or task.template.needs_agent_profile(task.params) else default_profile(task))
         units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
         stages = [(RunStore.create(out), units, {"task": task.spec.name,
                                                   "profile": profile.name if profile else None})]
@@ -119,12 +116,21 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     console().print(summary_table(rows, title))
 
 
+def default_profile(task):
+    """The profile a ``--task`` run without ``--agent`` uses: the one its template names
+    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a usage error when it names none."""
+    name = task.template.default_agent(task.params)
+    if name is None:
+        raise click.UsageError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
+    return resolve_profile(name)
+
+
 def summary_table(rows: list[dict], title: str) -> Table:
     """One line per episode: the columns of :data:`SUMMARY_COLUMNS` that any row fills."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
     shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
              or (c == "accuracy" and any(c in r for r in rows))]
-    if "forecaster" not in shown and "context" in shown:  # TraceBench's context is a setting, not a condition
+    if "forecaster" not in shown and "context" in shown:  # without forecasters, context is a setting, not a condition
         shown.remove("context")
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None

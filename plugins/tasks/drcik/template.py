@@ -56,6 +56,7 @@ import pandas as pd
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
 from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
@@ -73,6 +74,8 @@ FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
 class DrcikTemplate(TaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
+    result_columns = RESULT_COLUMNS
+    agent_episode_columns = False
 
     def __init__(self) -> None:
         self._tasks: dict[str, dict[str, DrcikTask]] = {}

@@ -209,6 +209,11 @@ class TracebenchTemplate(TaskTemplate):
         """One episode per params (``"0"``); repetitions vary ``params.seed``."""
         return ["0"]
 
+    def default_agent(self, params: TracebenchParams) -> str:
+        """``harness run --task`` without ``--agent`` runs the Euclidean 1-NN baseline (Appendix E): no
+        model, no API key, so a first run of a shipped spec works offline."""
+        return "euclidean-1nn"
+
     def prepare(self, params: TracebenchParams, progress: Callable[[int, int, str], None]) -> None:
         """Build (or load) the sample pool and check it can serve this episode's batches.
 
