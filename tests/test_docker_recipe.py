@@ -111,7 +111,7 @@ def test_extra_recipe_merges_and_conflicts_name_both_sources(tmp_path):
     assert "left-pad@1.3.0" in recipe.npm and recipe.npm.count("opencode-ai@1.14.41") == 1
     assert "polars==1.30.0" in recipe.pip and recipe.files == (("/etc/harness/note.txt", "hello"),)
     f.write_text("pip: ['numpy==2.0.0']\n")
-    with pytest.raises(RecipeConflict, match=r"numpy==2.3.5 \(from TraceBench Table 20\) conflicts with "
+    with pytest.raises(RecipeConflict, match=r"numpy==2.3.5 \(from runtime package pins\) conflicts with "
                                              rf"numpy==2.0.0 \(from recipe file {re.escape(str(f))}\)"):
         runtime_recipe([f], include_agents=False)
     f.write_text("npm: ['opencode-ai@1.14.29']\n")

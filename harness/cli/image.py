@@ -1,4 +1,4 @@
-"""``harness image``: build and inspect the agent runtime image (TraceBench Appendix C.5)."""
+"""``harness image``: build and inspect the agent runtime image (the pinned environment of containerised agents)."""
 
 from __future__ import annotations
 

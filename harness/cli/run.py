@@ -40,9 +40,9 @@ ALWAYS = ("episode", "status")
 @click.option("--timeout", type=float, default=None, help="Episode wall-clock limit in seconds (default 3600).")
 @click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="RunSettings YAML (limits, budgets, retries).")
-@click.option("--model-backend", default=None, help="Model backend for LLM agents (e.g. scripted); default: the profile's provider.")
+@click.option("--model-backend", default=None, help="Model backend for LLM agents (see `harness plugins list`); default: the profile's provider.")
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Script for the scripted model backend.")
+              help="Script for a model backend that answers from a script.")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
         script) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),

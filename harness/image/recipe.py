@@ -1,8 +1,9 @@
-"""The agent runtime image recipe (TraceBench Appendix C.3-C.5).
+"""The agent runtime image recipe: the pinned environment every containerised agent runs in.
 
-The runtime is Python 3.13 with the packages of TraceBench Table 20 at exactly
-those versions, uv 0.8.15, the system utilities tmux, asciinema and procps
-(Appendix C.5), Node.js >= 20, ripgrep (OpenCode wants ``rg`` on PATH), plus
+The runtime is Python 3.13 with the pinned scientific packages of
+:data:`TABLE_20` at exactly those versions, uv 0.8.15, the system utilities
+tmux, asciinema and procps, Node.js >= 20, ripgrep (agent CLIs search with
+``rg`` on PATH), plus
 whatever the registered agents add through :meth:`harness.contracts.Agent.install`
 and any extra recipe files (``npm``/``pip``/``files``, the fields of
 :class:`harness.contracts.ImageRecipe`).
@@ -28,7 +29,8 @@ from harness.config import Strict, parse, read_yaml
 from harness.contracts.agent import ImageRecipe
 from harness.errors import HarnessError
 
-#: TraceBench Table 20: Python packages installed in the agent runtime (name -> version).
+#: Python packages installed in the agent runtime (name -> version): the reproduced papers' pins
+#: (their table numbered 20), kept exactly so that results are comparable.
 TABLE_20: dict[str, str] = {
     "contourpy": "1.3.3",
     "cycler": "0.12.1",
@@ -92,7 +94,7 @@ def parse_npm(spec: str) -> tuple[str, str]:
     """
     m = _NPM_SPEC.match(spec.strip())
     if not m:
-        raise ValueError(f"npm package {spec!r} must be pinned as name@X.Y.Z (e.g. opencode-ai@1.14.41)")
+        raise ValueError(f"npm package {spec!r} must be pinned as name@X.Y.Z (e.g. my-agent-cli@1.2.3)")
     return m["name"], m["version"]
 
 
@@ -267,8 +269,8 @@ def compose(*parts: tuple[str, ImageRecipe], base: str = DEFAULT_BASE) -> Runtim
         npm.setdefault(name, (spec.strip(), version, source))
 
     for name, version in TABLE_20.items():
-        add_pip(f"{name}=={version}", "TraceBench Table 20")
-    add_pip(f"uv=={UV_VERSION}", "TraceBench Appendix C.5")
+        add_pip(f"{name}=={version}", "runtime package pins")
+    add_pip(f"uv=={UV_VERSION}", "runtime package pins")
     sources = []
     commands: set[str] = set()
     for source, part in parts:

@@ -53,8 +53,8 @@ class EpisodeUsage:
     counts requests forwarded upstream (``HEAD`` probes excluded), ``n_refused``
     those refused by a cap;
     ``budget_exceeded`` names the cap (``max_requests``/``max_tokens``/
-    ``max_cost_usd``) or is None; ``assertion_failures`` lists failed scripted
-    expectations (scripted backend only).
+    ``max_cost_usd``) or is None; ``assertion_failures`` lists failed
+    expectations of a model script (script backends only).
     """
 
     episode_id: str

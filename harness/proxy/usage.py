@@ -1,4 +1,4 @@
-"""Token usage normalised across providers (TraceBench Appendix G.3).
+"""Token usage normalised across providers (prompt incl. cached, completion incl. reasoning).
 
 Every response's usage becomes one :class:`Usage` with
 

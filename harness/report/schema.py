@@ -43,7 +43,7 @@ Agent-episode templates (``harness run`` episodes in a sandboxed agent)
     the profile's prices · ``n_requests`` int: LLM requests through the proxy ·
     ``n_refused`` int: requests refused by a budget cap · ``budget_exceeded`` str:
     the cap that was hit (null: none) · ``proxy_errors``, ``assertion_failures`` str:
-    JSON lists (upstream errors; failed assertions of a scripted model) ·
+    JSON lists (upstream errors; failed assertions of a model script) ·
     ``usage_source`` str: ``proxy`` | ``trajectory`` · ``total_seconds`` float:
     agent-system wall-clock (s): the longer of the trajectory's span and the
     proxy log's (first request to last response byte).
@@ -117,7 +117,7 @@ USAGE: Columns = {
     "n_refused": ("int", "requests the proxy refused (budget caps)"),
     "budget_exceeded": ("str", "which budget cap was hit; null when none"),
     "proxy_errors": ("str", "JSON list of upstream errors seen by the proxy"),
-    "assertion_failures": ("str", "JSON list of failed assertions of a scripted model"),
+    "assertion_failures": ("str", "JSON list of failed assertions of a model script"),
     "usage_source": ("str", "proxy | trajectory"),
     "total_seconds": ("float", "agent-system wall-clock: longer of the trajectory's and the proxy log's span (s)"),
 }
