@@ -15,12 +15,10 @@ from harness.experiment import Unit, parse_set, plan_experiment
 from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
-#: results column -> summary table header
-SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "forecaster": "forecaster", "context": "context",
-                   "accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
-                   "scrps": "sCRPS", "n_invalid": "invalid", "agent_seconds": "time (s)",
-                   "total_tokens": "tokens", "cost_usd": "cost ($)"}
-ALWAYS = ("episode", "status")
+#: results column -> summary table header: the row key first, then the templates' own
+#: (``TaskTemplate.summary_columns``), then these harness columns
+ALWAYS = {"episode": "episode", "status": "status"}
+TRAILING = {"agent_seconds": "time (s)", "total_tokens": "tokens", "cost_usd": "cost ($)"}
 
 
 @click.command("run")
@@ -79,6 +77,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
 
+    templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
@@ -113,7 +112,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
             rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
                             identity=identity)
         click.echo(f"results: {store.root / 'results.parquet'}")
-    console().print(summary_table(rows, title))
+    console().print(summary_table(rows, title, list(templates.values())))
 
 
 def default_profile(task):
@@ -125,16 +124,20 @@ def default_profile(task):
     return resolve_profile(name)
 
 
-def summary_table(rows: list[dict], title: str) -> Table:
-    """One line per episode: the columns of :data:`SUMMARY_COLUMNS` that any row fills."""
+def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
+    """One line per episode: the row key, then the ``templates``' summary columns
+    (``TaskTemplate.summary_columns``; the first of each whenever a row has it, the others when a row
+    fills them with a value other than 0), then :data:`TRAILING` when filled.
+    Text columns are left-aligned, numbers right-aligned."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
-             or (c == "accuracy" and any(c in r for r in rows))]
-    if "forecaster" not in shown and "context" in shown:  # without forecasters, context is a setting, not a condition
-        shown.remove("context")
+    headers = {**ALWAYS, **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
+    headlines = {next(iter(t.summary_columns)) for t in templates if t.summary_columns}
+    shown = [c for c in headers if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
+             or (c in headlines and any(c in r for r in rows))]
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
-        table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
+        text = col in ALWAYS or any(isinstance(r.get(col), str) for r in rows)
+        table.add_column(headers[col], justify="left" if text else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     failed = any(r.get("error_kind") or r.get("error") for r in rows)
     if failed:  # why each failed episode failed: error kind and a one-line reason

@@ -59,6 +59,9 @@ class TaskTemplate(ABC):
     results row, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
     ``float`` or ``bool``; the results schema (a ``pyarrow.Schema``, see
     :func:`harness.report.schema.arrow_schema`) is built from them.
+    ``summary_columns``: results column -> header of the table ``harness run``
+    prints at the end; the first is shown whenever a row has it (a headline
+    score may be 0), the others when a row fills them with a value other than 0.
     ``agent_episode_columns``: the rows also carry the harness's agent-episode
     columns (profile, agent, sandbox, status, token usage, trajectory metrics);
     False for templates whose rows are in-harness episodes only: the row key,
@@ -70,6 +73,7 @@ class TaskTemplate(ABC):
     #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
     privileged_inputs: bool = False
     result_columns: dict[str, tuple[str, str]] = {}
+    summary_columns: dict[str, str] = {}
     agent_episode_columns: bool = True
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:

@@ -75,6 +75,7 @@ class DrcikTemplate(TaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     result_columns = RESULT_COLUMNS
+    summary_columns = {"forecaster": "forecaster", "context": "context", "scrps": "sCRPS"}
     agent_episode_columns = False
 
     def __init__(self) -> None:

@@ -199,6 +199,8 @@ class TracebenchTemplate(TaskTemplate):
     params_model = TracebenchParams
     privileged_inputs = True
     result_columns = RESULT_COLUMNS
+    summary_columns = {"accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
+                       "n_invalid": "invalid"}
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):
