@@ -36,7 +36,7 @@ class Prices(Strict):
     output: float = Field(0.0, ge=0)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
-        """Equation (1): ((T_prompt - T_cached) p_in + T_cached p_cached + T_completion p_out) / 1e6.
+        """Token cost: ((T_prompt - T_cached) p_in + T_cached p_cached + T_completion p_out) / 1e6.
 
         ``prompt_tokens`` includes the cached tokens.
         """
@@ -67,7 +67,7 @@ class Budget(Strict):
 
 
 class RunSettings(Strict):
-    """How episodes run.  ``episode_timeout`` defaults to 3,600 s as in the paper."""
+    """How episodes run.  ``episode_timeout`` defaults to 3,600 s (one hour per episode)."""
 
     episode_timeout: float = Field(3600.0, gt=0)
     sandbox: str = "auto"

@@ -18,7 +18,7 @@ from harness.image import dockerfile
 from harness.image.bootstrap import BootstrapSpec
 from harness.image.build import wheel_platforms
 from harness.image.recipe import (
-    TABLE_20,
+    RUNTIME_PACKAGES,
     RecipeConflict,
     agent_recipe,
     compose,
@@ -62,12 +62,12 @@ tslearn 0.7.0
 
 def test_table_20_is_the_papers():
     rows = dict(line.split() for line in PAPER_TABLE_20.strip().splitlines())
-    assert TABLE_20 == rows and len(TABLE_20) == 25
+    assert RUNTIME_PACKAGES == rows and len(RUNTIME_PACKAGES) == 25
 
 
 def test_runtime_recipe_pins_table_20_uv_and_the_four_clis():
     recipe = compose(("default", load_recipe_file(default_recipe_path())))
-    assert set(recipe.pip) == {f"{k}=={v}" for k, v in TABLE_20.items()} | {"uv==0.8.15"}
+    assert set(recipe.pip) == {f"{k}=={v}" for k, v in RUNTIME_PACKAGES.items()} | {"uv==0.8.15"}
     assert recipe.npm == ("@anthropic-ai/claude-code@2.1.96", "@google/gemini-cli@0.35.3",
                           "@openai/codex@0.124.0", "opencode-ai@1.14.41")
     assert recipe.python == "3.13" and recipe.min_node_major == 20 and recipe.base == "python:3.13-slim"

@@ -98,7 +98,7 @@ class ReferenceTables:
     ``ranges``: variable name (state variable or parameter) -> ``(min, median, max)`` over
     the retained samples.  ``snr``: channel name -> ``((low mean, low sd), (high mean,
     high sd))`` in dB at ``kappa_ref`` and ``kappa_high``.  ``source``: where the numbers
-    come from, e.g. ``"<paper> Tables 5 and 7"``.
+    come from, e.g. a paper's table numbers.
     """
 
     ranges: Mapping[str, tuple[float, float, float]]
@@ -115,7 +115,7 @@ class Simulator(ABC):
     (:class:`Parameter` tuples; every parameter is an intervention target),
     ``channels`` (:class:`Channel` tuple), ``description`` (the domain-context
     paragraph of the prompt), ``kappa_ref`` (reference noise scale).  Optional:
-    ``reference`` (:class:`ReferenceTables`, the paper's retained-pool summaries; read by the
+    ``reference`` (:class:`ReferenceTables`, published retained-pool summaries; read by the
     pool summary), :meth:`early_rejection` (a cheap rule verdict before simulating) and
     :meth:`events_from_clean` (event times of a trajectory known only by its samples).
     """
@@ -133,7 +133,7 @@ class Simulator(ABC):
 
     @property
     def kappa_high(self) -> float:
-        """kappa_high = 4 * kappa_ref (Section 4.1)."""
+        """kappa_high = 4 * kappa_ref."""
         return 4.0 * self.kappa_ref
 
     @property

@@ -2,7 +2,7 @@
 
 Build context layout (made by :mod:`harness.image.build`)::
 
-    requirements.txt   pinned pip requirements (Table 20, uv, agents' extras)
+    requirements.txt   pinned pip requirements (runtime packages, uv, agents' extras)
     wheels/            every wheel they need for CPython 3.13 on this architecture
     npm/               an npm global prefix (lib/node_modules, bin) holding the CLIs
     files/             agents' extra files, at their image paths

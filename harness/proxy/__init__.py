@@ -22,7 +22,7 @@ API
     Listen on ``socket_path`` (mode 0666, at most 107 bytes), log to
     ``log_path``; ``upstream`` overrides the run's upstream for this episode.
 ``ModelProxy.close_episode(episode_id) -> EpisodeUsage``
-    Stop serving; normalised token totals, ``cost_usd`` (equation (1)),
+    Stop serving; normalised token totals, ``cost_usd`` (the token-cost formula),
     ``n_requests``, ``n_refused``, ``budget_exceeded`` (cap name or None),
     ``errors`` (:class:`ProxyError`: ``upstream_unreachable`` | ``rate_limited``
     | ``upstream_error``) and ``assertion_failures`` (script backends).

@@ -39,7 +39,7 @@ Agent-episode templates (``harness run`` episodes in a sandboxed agent)
   Token usage (model proxy and/or the ``usage`` extractor)
     ``prompt_tokens`` int: input tokens incl. cached · ``cached_tokens`` int ·
     ``completion_tokens`` int: output tokens incl. reasoning · ``reasoning_tokens`` int ·
-    ``total_tokens`` int: prompt + completion · ``cost_usd`` float: equation (1) at
+    ``total_tokens`` int: prompt + completion · ``cost_usd`` float: the token cost at
     the profile's prices · ``n_requests`` int: LLM requests through the proxy ·
     ``n_refused`` int: requests refused by a budget cap · ``budget_exceeded`` str:
     the cap that was hit (null: none) · ``proxy_errors``, ``assertion_failures`` str:
@@ -108,7 +108,7 @@ TOKENS: Columns = {
     "completion_tokens": ("int", "output tokens incl. reasoning"),
     "reasoning_tokens": ("int", "reasoning share of completion tokens"),
     "total_tokens": ("int", "prompt + completion tokens"),
-    "cost_usd": ("float", "equation (1) at the profile's prices (USD)"),
+    "cost_usd": ("float", "token cost at the profile's prices (USD)"),
     "n_requests": ("int", "LLM requests through the proxy"),
 }
 

@@ -138,7 +138,7 @@ class SimulatorTests:
                 assert not early.passed and failed and failed[0] == early.rule, (config, iv, early, failed)
 
     def test_reference_tables_match_the_ranges(self, simulator):
-        """When the paper's retained-pool table is given, it names every variable and holds its bounds."""
+        """When a reference retained-pool table is given, it names every variable and holds its bounds."""
         ref = simulator.reference
         if ref is None:
             pytest.skip("no reference tables")
