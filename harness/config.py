@@ -29,14 +29,14 @@ class Strict(BaseModel):
 
 
 class Prices(Strict):
-    """USD per 1M tokens (TraceBench Table 21)."""
+    """USD per 1M tokens, as the provider lists them (input, cached input, output)."""
 
     input: float = Field(0.0, ge=0)
     cached: float = Field(0.0, ge=0)
     output: float = Field(0.0, ge=0)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
-        """Equation (1): ((T_prompt - T_cached) p_in + T_cached p_cached + T_completion p_out) / 1e6.
+        """Token cost: ((T_prompt - T_cached) p_in + T_cached p_cached + T_completion p_out) / 1e6.
 
         ``prompt_tokens`` includes the cached tokens.
         """
@@ -45,10 +45,10 @@ class Prices(Strict):
 
 
 class AgentProfile(Strict):
-    """An evaluated agent configuration (TraceBench Table 19): platform, model, settings, prices."""
+    """An evaluated agent configuration: platform (agent plugin), model, settings, prices."""
 
     name: str
-    agent: str = Field(description="agent plugin name, e.g. claude-code or euclidean-1nn")
+    agent: str = Field(description="agent plugin name, e.g. my-agent")
     model: str | None = None
     provider: Literal["anthropic", "openai", "google", "openrouter", "custom"] | None = None
     base_url: str | None = None
@@ -82,7 +82,7 @@ class RateLimit(Strict):
 
 
 class RunSettings(Strict):
-    """How episodes run.  ``episode_timeout`` defaults to 3,600 s as in the paper.
+    """How episodes run.  ``episode_timeout`` defaults to 3,600 s (one hour per episode).
 
     ``jobs``: episodes run in parallel (``--jobs``); ``sandbox_starts``: sandboxes being created at once,
     bounded apart from ``jobs`` so a burst of episodes does not overload the container engine;
@@ -242,11 +242,11 @@ class ExperimentSpec(Strict):
         name: my-grid                      # the run directory's default name
         description: ...
         tasks:                             # task spec files or glob patterns, relative to this file
-          - ../tracebench/balldrop-low-direct.yaml
-          - ../tracebench/balldrop-high-*.yaml
-        agents: [euclidean-1nn]            # agent profile names or paths (sandboxed agents) ...
-        forecasters: [naive, {name: chronos, options: {model: /models/chronos-t5-small}}]
-                                           # ... or forecasters (in-harness templates such as drcik); not both
+          - ../<benchmark>/<spec>.yaml
+          - ../<benchmark>/<prefix>-*.yaml
+        agents: [my-agent]                 # agent profile names or paths (sandboxed agents) ...
+        forecasters: [my-forecaster, {name: other-forecaster, options: {model: /models/some-model}}]
+                                           # ... or forecasters (in-harness templates); not both
         seeds: [0, 1]                      # repetition seeds (default: each spec's own seed)
         set: {noise: high}                 # param overrides applied to every task (dotted paths into params)
         grid: {samples: [25, 100]}         # param axes: the cartesian product of their values
@@ -264,12 +264,12 @@ class ExperimentSpec(Strict):
 
         stages:
           - name: research
-            tasks: [../drcik/research-sample.yaml]
-            agents: [codex-dr-gpt-5.5]
+            tasks: [../<benchmark>/<research-spec>.yaml]
+            agents: [my-research-agent]
           - name: forecast
-            tasks: [../drcik/sample-statistical.yaml]
-            forecasters: [naive, arima]
-            set: {contexts: [dr-evidence]}
+            tasks: [../<benchmark>/<forecast-spec>.yaml]
+            forecasters: [my-forecaster]
+            set: {contexts: [<evidence-condition>]}
             evidence_from: research
 
     ``evidence_from: S`` (S an earlier stage) runs this stage's grid once per
@@ -278,10 +278,9 @@ class ExperimentSpec(Strict):
     The evidence source is therefore part of the episode's content (its id) and
     of its results row.  A template that reads evidence takes it from that run
     directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
-    the agent (for Dr-CiK, what the research episodes' scoring wrote:
-    :func:`tsagent_plugins.tasks.drcik.template.research_claims`).  A stage that
-    produces evidence therefore writes one episode per (agent, task); see
-    ``tasks/experiments/drcik-research-sample.yaml``.
+    the agent (what the research episodes' scoring wrote).  A stage that
+    produces evidence therefore writes one episode per (agent, task); the
+    shipped experiments under ``tasks/experiments/`` include such a spec.
 
     ``scripts: {AGENT: FILE}`` (a stage's agents, files relative to this file)
     gives an agent profile its own script for the scripted model backend

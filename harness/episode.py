@@ -140,7 +140,7 @@ def run_episode(
         metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"[:300]}
     failures = list(getattr(usage, "assertion_failures", None) or [])
     if failures and status != "ok":
-        error = f"{error}; scripted model assertion failed: {failures[0]}"
+        error = f"{error}; model script assertion failed: {failures[0]}"
 
     row: dict[str, Any] = {
         "run_id": plan.run_id,
@@ -169,7 +169,7 @@ def run_episode(
 
 
 def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any]:
-    """Run one in-harness episode (no sandbox, no agent: e.g. a forecaster on a Dr-CiK task) and return
+    """Run one in-harness episode (no sandbox, no agent: e.g. a forecaster on a forecasting task) and return
     its results row (also written to ``row.json``); the template's metrics fill the row."""
     paths.root.mkdir(parents=True, exist_ok=True)
     started = time.time()

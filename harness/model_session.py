@@ -1,7 +1,7 @@
 """Connects a run to the model proxy: one proxy per run, one channel per episode.
 
-The model backend is ``--model-backend`` when given (e.g. ``scripted`` with
-``--script FILE``), else the profile's ``provider`` (``custom`` uses the
+The model backend is ``--model-backend`` when given (e.g. a backend that
+answers from ``--script FILE``), else the profile's ``provider`` (``custom`` uses the
 profile's ``base_url``).  Each episode gets its own Unix socket in a short
 private temporary folder (socket paths are limited to 107 bytes); the sandbox
 bridge exposes it at ``http://127.0.0.1:<port>``.

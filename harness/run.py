@@ -4,7 +4,7 @@ directory.
 Each episode is keyed by a content hash (:func:`harness.experiment.episode_id`);
 episodes already finished in the run directory are skipped (resume by id).
 Agent episodes run in a sandbox; a template whose episodes run in the harness
-process (:meth:`~harness.contracts.TaskTemplate.runs_in_harness`, e.g. Dr-CiK
+process (:meth:`~harness.contracts.TaskTemplate.runs_in_harness`, e.g.
 forecasting) gets the same run directory, resume, retries and results.
 Infrastructure failures are retried with exponential backoff up to
 ``RunSettings.infra_retries`` and reported apart from agent failures.
@@ -402,7 +402,7 @@ def _cost(row: dict[str, Any]) -> float:
 
 
 def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
-    """Makes the sandboxed runner of submitted functions (TraceBench programmatic answers)."""
+    """Makes the sandboxed runner of submitted functions (programmatic answers: ``rule.py``)."""
     from harness.submission import make_runner
 
     def make():

@@ -110,7 +110,7 @@ class RunStore:
         frame = pd.DataFrame(self.rows())
         if "episode_id" in frame.columns:  # each episode id once (a folder renamed by hand must not repeat it)
             frame = frame[~(frame["episode_id"].notna() & frame.duplicated("episode_id", keep="last"))]
-        for col in frame.columns[frame.dtypes == object]:  # e.g. TraceBench's bool context beside Dr-CiK's names
+        for col in frame.columns[frame.dtypes == object]:  # e.g. one template's bools beside another's names
             if len({type(v) for v in frame[col] if v is not None and v == v}) > 1:
                 frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
         path = self.root / "results.parquet"

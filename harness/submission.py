@@ -1,6 +1,6 @@
-"""Sandboxed evaluation of a submitted rule (TraceBench programmatic submission).
+"""Sandboxed evaluation of a submitted rule (programmatic submission).
 
-In programmatic mode (TraceBench paper, Sec. 3 and Appendix H) the agent
+In programmatic mode the agent
 writes ``rule.py`` with ``predict(df) -> list[str]``; the harness calls it on
 each test and held-out sample.  The reference implementation imports the
 file into the scoring process with no timeout; here each episode gets one

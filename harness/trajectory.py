@@ -1,7 +1,7 @@
 """The normalized trajectory: ATIF, the Agent Trajectory Interchange Format (v1.6+).
 
 Every agent adapter converts its CLI's native log into one ATIF document per
-episode (``trajectory.json``); the metric extractors (TraceBench Appendix G)
+episode (``trajectory.json``); the metric extractors
 read it.  The models follow Harbor's ATIF specification:
 
 * root: ``schema_version`` ("ATIF-v1.0" ... "ATIF-v1.7"; the harness writes

@@ -10,7 +10,7 @@ from _docker_support import client, docker_marks  # noqa: F401 - fixtures
 
 from harness.contracts.sandbox import SandboxSpec
 from harness.image.build import build_image
-from harness.image.recipe import TABLE_20, UV_VERSION
+from harness.image.recipe import RUNTIME_PACKAGES, UV_VERSION
 from harness.sandbox.docker import DockerBackend
 
 pytestmark = docker_marks
@@ -70,5 +70,5 @@ def test_full_image_tool_versions(agent_image, tmp_path):
     assert [Path(p).name for p in lines[7:11]] == ["rg", "tmux", "ps", "asciinema"]
     installed = dict(line.split("==") for line in lines[11:] if "==" in line)
     norm = {k.lower(): v for k, v in installed.items()}
-    for name, version in TABLE_20.items():
+    for name, version in RUNTIME_PACKAGES.items():
         assert norm.get(name.lower()) == version, name

@@ -18,7 +18,7 @@ from harness.image import dockerfile
 from harness.image.bootstrap import BootstrapSpec
 from harness.image.build import wheel_platforms
 from harness.image.recipe import (
-    TABLE_20,
+    RUNTIME_PACKAGES,
     RecipeConflict,
     agent_recipe,
     compose,
@@ -62,12 +62,12 @@ tslearn 0.7.0
 
 def test_table_20_is_the_papers():
     rows = dict(line.split() for line in PAPER_TABLE_20.strip().splitlines())
-    assert TABLE_20 == rows and len(TABLE_20) == 25
+    assert RUNTIME_PACKAGES == rows and len(RUNTIME_PACKAGES) == 25
 
 
 def test_runtime_recipe_pins_table_20_uv_and_the_four_clis():
     recipe = compose(("default", load_recipe_file(default_recipe_path())))
-    assert set(recipe.pip) == {f"{k}=={v}" for k, v in TABLE_20.items()} | {"uv==0.8.15"}
+    assert set(recipe.pip) == {f"{k}=={v}" for k, v in RUNTIME_PACKAGES.items()} | {"uv==0.8.15"}
     assert recipe.npm == ("@anthropic-ai/claude-code@2.1.96", "@google/gemini-cli@0.35.3",
                           "@openai/codex@0.124.0", "opencode-ai@1.14.41")
     assert recipe.python == "3.13" and recipe.min_node_major == 20 and recipe.base == "python:3.13-slim"
@@ -111,7 +111,7 @@ def test_extra_recipe_merges_and_conflicts_name_both_sources(tmp_path):
     assert "left-pad@1.3.0" in recipe.npm and recipe.npm.count("opencode-ai@1.14.41") == 1
     assert "polars==1.30.0" in recipe.pip and recipe.files == (("/etc/harness/note.txt", "hello"),)
     f.write_text("pip: ['numpy==2.0.0']\n")
-    with pytest.raises(RecipeConflict, match=r"numpy==2.3.5 \(from TraceBench Table 20\) conflicts with "
+    with pytest.raises(RecipeConflict, match=r"numpy==2.3.5 \(from runtime package pins\) conflicts with "
                                              rf"numpy==2.0.0 \(from recipe file {re.escape(str(f))}\)"):
         runtime_recipe([f], include_agents=False)
     f.write_text("npm: ['opencode-ai@1.14.29']\n")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib.metadata as md
 import re
 from pathlib import Path
+from typing import get_args
 
 import grimp
 import pytest
 from importlinter import configuration
 from importlinter.application.use_cases import lint_imports
+
+from harness.config import AgentProfile
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK_NAMES = ("tracebench", "drcik", "dr-cik")
@@ -35,36 +38,52 @@ def test_no_import_cycle_between_engine_modules():
     assert not cycles, sorted(cycles)
 
 
-def builtin_plugin_names() -> set[str]:
-    names = {ep.name for ep in md.entry_points(group="harness") if ep.dist and ep.dist.name == "tsagent-harness"}
-    assert names, "no built-in plugin entry points: is the project installed?"
-    return names
+#: Registered objects the core itself implements, named as the core names them: the sandbox backends
+#: (``harness/sandbox/docker.py``, ``bubblewrap.py``, ``unshare.py``, ``none.py``; the plugins only register
+#: them) and the provider model backends, which are the values of the core's ``AgentProfile.provider``
+#: field: the API providers whose wire formats the core's model proxy speaks.  Other model backends (the
+#: script backend) are plugins like any other.
+PROVIDERS = frozenset(get_args(get_args(AgentProfile.model_fields["provider"].annotation)[0]))
 
 
-#: Files that still name a benchmark, with how many times; this may only shrink.  Left: paper
-#: citations in docstrings of modules that implement the paper's infrastructure (image recipe, prices,
-#: usage, rule workers) and the results schema, whose column sets are to come from the templates.
-PENDING = {
-    "harness/config.py": 2, "harness/contracts/forecaster.py": 1, "harness/contracts/metrics.py": 1,
-    "harness/contracts/simulator.py": 2, "harness/image/__init__.py": 1, "harness/image/bootstrap.py": 1,
-    "harness/image/dockerfile.py": 1, "harness/image/recipe.py": 5, "harness/proxy/usage.py": 1,
-    "harness/report/schema.py": 32, "harness/sandbox/docker.py": 1, "harness/sandbox/docker_rules.py": 2,
-    "harness/sandbox/rule_worker.py": 2, "harness/submission.py": 2,
-    "harness/testing/forecaster.py": 1, "harness/testing/simulator.py": 1, "harness/trajectory.py": 1,
-    "harness/cli/image.py": 1,
-}
+def core_implemented(kind: str, name: str) -> bool:
+    return kind == "sandbox_backend" or kind == "model_backend" and name in PROVIDERS
+
+
+#: Registered names that are ordinary words of the field, which the core uses in their ordinary sense
+#: (``np.random`` and ``/dev/random``; token usage, the proxy's ``usage.py``; plots and an agent's
+#: interaction history): a hit on them says nothing about a plugin.  Every other registered name,
+#: generic or not, must stay out of the core.
+ORDINARY_WORDS = frozenset({"random", "usage", "plots", "interaction"})
+
+
+def builtin_plugin_names() -> tuple[set[str], set[str]]:
+    """The built-in plugins' entry-point names, and the names of the objects they register."""
+    from harness.plugins import KINDS, plugins
+
+    entry_points = {ep.name for ep in md.entry_points(group="harness")
+                    if ep.dist and ep.dist.name == "tsagent-harness"}
+    assert entry_points, "no built-in plugin entry points: is the project installed?"
+    registered = {reg.name for kind in KINDS for reg in plugins().registry(kind).values()
+                  if reg.distribution == "tsagent-harness" and not core_implemented(kind, reg.name)}
+    assert {"euclidean-1nn", "claude-code", "balldrop", "naive", "scripted"} <= registered, registered
+    assert not registered & {"docker", "openai"}, registered
+    return entry_points, registered - ORDINARY_WORDS
 
 
 def test_core_names_no_benchmark_and_no_plugin():
-    names = sorted(builtin_plugin_names() | set(BENCHMARK_NAMES))
-    pattern = re.compile("|".join(re.escape(n) for n in names), re.IGNORECASE)
-    hits: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "harness").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        for lineno, line in enumerate(path.read_text().splitlines(), 1):
-            for match in pattern.finditer(line):
-                hits.setdefault(rel, []).append(f"{rel}:{lineno}: {match.group(0)}")
-    grown = [line for rel, lines in hits.items() if len(lines) > PENDING.get(rel, 0) for line in lines]
-    assert not grown, "a benchmark or plugin is named in harness/:\n" + "\n".join(grown)
-    cleaned = sorted(rel for rel in PENDING if len(hits.get(rel, ())) < PENDING[rel])
-    assert not cleaned, f"fewer mentions than PENDING records in {cleaned}: lower PENDING"
+    entry_points, registered = builtin_plugin_names()
+    # benchmark and plugin names anywhere (also inside identifiers: ``TracebenchParams``, ``DRCIK_CORE``) ...
+    anywhere = "|".join(re.escape(n) for n in sorted(entry_points | set(BENCHMARK_NAMES), key=len, reverse=True))
+    # ... registered objects' names as whole words: ``ets`` in "sets" is no hit, ``euclidean-1nn`` is
+    words = "|".join(re.escape(n) for n in sorted(registered, key=len, reverse=True))
+    pattern = re.compile(rf"{anywhere}|(?<![A-Za-z0-9_-])(?:{words})(?![A-Za-z0-9_])", re.IGNORECASE)
+    caught = ["tasks/tracebench/x.yaml", "DRCIK_SCHEMA", 'AGENT = "euclidean-1nn"', "(Claude-Code)", "a BallDrop run",
+              "forecasters: [naive]", "--model-backend scripted"]
+    assert all(pattern.search(line) for line in caught), [line for line in caught if not pattern.search(line)]
+    assert not pattern.search("offsets, gets, np.random, sandbox docker, provider openai, naively")
+    hits = [f"{path.relative_to(ROOT).as_posix()}:{lineno}: {match.group(0)}"
+            for path in sorted((ROOT / "harness").rglob("*.py"))
+            for lineno, line in enumerate(path.read_text().splitlines(), 1)
+            for match in pattern.finditer(line)]
+    assert not hits, "a benchmark or plugin is named in harness/:\n" + "\n".join(hits)

@@ -20,13 +20,7 @@ from _report_runs import make_main_run
 
 from harness.proxy.accounting import EpisodeUsage
 from harness.report import schema
-from harness.report.schema import (
-    DRCIK_SCHEMA,
-    SCHEMAS,
-    TRACEBENCH_SCHEMA,
-    check_frame,
-    describe,
-)
+from harness.report.schema import SCHEMAS, check_frame, describe
 from tsagent_plugins.metrics import all_extractors
 from tsagent_plugins.tasks.drcik.experiment import info_columns
 from harness.config import RunSettings
@@ -36,6 +30,8 @@ from harness.store import RunStore
 from tsagent_plugins.tasks.tracebench.template import TracebenchParams
 
 REPO = Path(__file__).resolve().parent.parent
+TRACEBENCH_SCHEMA = SCHEMAS["tracebench"]
+DRCIK_SCHEMA = SCHEMAS["drcik"]
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +55,9 @@ def test_a_real_forecast_run_is_fully_documented(drcik_run):
     assert {"prompt_tokens", "n_requests", "invalid_samples", "profile", "model"} <= set(drcik_run.columns)
     assert set(drcik_run.columns) <= set(DRCIK_SCHEMA) | {"flag_untrained"}
     assert check_frame(drcik_run, strict=True) == []
+    # without a template, rows are checked against the agent-episode columns, which the forecast rows fit
+    assert check_frame(drcik_run.drop(columns="template")) == []
     # read as TraceBench rows, the condition names are not the bool TraceBench documents
-    assert check_frame(drcik_run.drop(columns="template")) == ["column 'context': expected bool, got str"]
     assert "column 'context': expected bool, got str" in check_frame(drcik_run, template="tracebench")
 
 
@@ -97,12 +94,15 @@ def test_mixed_templates_are_checked_per_template(tracebench_rows, drcik_run):
                                    "column 'scrps' (drcik rows): expected float, got object"]
 
 
-def test_null_template_rows_are_tracebench_rows(tracebench_rows):
+def test_null_template_rows_are_checked_against_the_agent_episode_columns(tracebench_rows):
     rows = tracebench_rows.head(3).copy()
     rows["template"] = None
     assert check_frame(rows, strict=True) == []
-    rows["context"] = "no-context"
-    assert check_frame(rows) == ["column 'context' (tracebench rows): expected bool, got str"]
+    rows["context"] = "no-context"  # a template's column: not checked without the template
+    assert check_frame(rows) == []
+    rows["agent_seconds"] = "slow"
+    assert check_frame(rows) == ["column 'agent_seconds' (rows without a template): expected float, got str"]
+    assert "column 'context': expected bool, got str" in check_frame(rows, template="tracebench")
 
 
 def test_strict_names_undocumented_columns_and_templates(drcik_run):
@@ -112,7 +112,7 @@ def test_strict_names_undocumented_columns_and_templates(drcik_run):
     other = rows.assign(template="my-template")
     assert check_frame(other, strict=True) == [
         ("template 'my-template': 2 row(s) of a template whose columns are not documented "
-         "(documented: tracebench, drcik)")]
+         "(documented: drcik, tracebench)")]
     assert check_frame(other.assign(run_id=[1, 2])) == ["column 'run_id' (my-template rows): expected str, got int64"]
 
 
@@ -130,11 +130,12 @@ def test_int_columns_of_concatenated_runs_conform():
 
 
 def test_describe_per_template():
-    assert {r["name"] for r in describe()} == set(TRACEBENCH_SCHEMA) == set(schema.COLUMNS)
+    tracebench = {r["name"]: r for r in describe("tracebench")}
+    assert set(tracebench) == set(TRACEBENCH_SCHEMA) and set(schema.COLUMNS) < set(TRACEBENCH_SCHEMA)
     drcik = {r["name"]: r for r in describe("drcik")}
     assert set(drcik) == set(DRCIK_SCHEMA)
-    assert drcik["context"]["dtype"] == "str" and {r["name"]: r for r in describe()}["context"]["dtype"] == "bool"
-    everything = describe(None)
+    assert drcik["context"]["dtype"] == "str" and tracebench["context"]["dtype"] == "bool"
+    everything = describe()
     assert {r["template"] for r in everything} == set(SCHEMAS) == {"tracebench", "drcik"}
     assert len(everything) == len(TRACEBENCH_SCHEMA) + len(DRCIK_SCHEMA)
     with pytest.raises(KeyError, match="no documented schema for template 'nope'"):

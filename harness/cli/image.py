@@ -1,4 +1,4 @@
-"""``harness image``: build and inspect the agent runtime image (TraceBench Appendix C.5)."""
+"""``harness image``: build and inspect the agent runtime image (the pinned environment of containerised agents)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ recipe_option = click.option(
 
 @click.group("image")
 def image() -> None:
-    """Build and inspect the agent runtime image (Python 3.13 + Table 20 packages + agent CLIs)."""
+    """Build and inspect the agent runtime image (Python 3.13 + pinned packages + agent CLIs)."""
 
 
 @image.command("build")

@@ -16,7 +16,7 @@ from harness.report.render import FORMATS
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder for the documents, tables/*.csv|.tex and figures/*.png (default: <first RUN_DIR>/report).")
 @click.option("--exclude-agent", "excluded", multiple=True,
-              help="Profile left out of the agent-averaged condition effects of Table 23 (repeatable).")
+              help="Profile left out of the agent-averaged condition effects (repeatable).")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
     """Tables, paired statistics and figures from run directories (each task template contributes its own);

@@ -15,15 +15,10 @@ from harness.experiment import Unit, parse_set, plan_experiment
 from harness.run import execute, load_task, preflight, resolve_profile
 from harness.store import RunStore
 
-#: The profile of ``--task`` runs of sandboxed templates when no ``--agent`` is given.
-DEFAULT_AGENT = "euclidean-1nn"
-
-#: results column -> summary table header
-SUMMARY_COLUMNS = {"episode": "episode", "status": "status", "forecaster": "forecaster", "context": "context",
-                   "accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
-                   "scrps": "sCRPS", "n_invalid": "invalid", "agent_seconds": "time (s)",
-                   "total_tokens": "tokens", "cost_usd": "cost ($)"}
-ALWAYS = ("episode", "status")
+#: results column -> summary table header: the row key first, then the templates' own
+#: (``TaskTemplate.summary_columns``), then these harness columns
+ALWAYS = {"episode": "episode", "status": "status"}
+TRAILING = {"agent_seconds": "time (s)", "total_tokens": "tokens", "cost_usd": "cost ($)"}
 
 
 @click.command("run")
@@ -32,8 +27,8 @@ ALWAYS = ("episode", "status")
 @click.option("--experiment", "experiment_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Experiment spec YAML: a grid of task specs × agents or forecasters × overrides × seeds.")
 @click.option("--agent", "agent_profile", default=None,
-              help=f"Agent profile name (agent_profiles/NAME.yaml) or path (default for agent tasks: {DEFAULT_AGENT}; "
-                   "for forecasting tasks: the profile of model-backed forecasters).")
+              help="Agent profile name (agent_profiles/NAME.yaml) or path (default for agent tasks: the one the task "
+                   "template names; for forecasting tasks: the profile of model-backed forecasters).")
 @click.option("--seed", "seeds", type=int, multiple=True, help="Repetition seed(s); repeat for several episodes.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a task parameter (dotted path into params, YAML value); repeatable. With --task.")
@@ -43,9 +38,9 @@ ALWAYS = ("episode", "status")
 @click.option("--timeout", type=float, default=None, help="Episode wall-clock limit in seconds (default 3600).")
 @click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="RunSettings YAML (limits, budgets, retries).")
-@click.option("--model-backend", default=None, help="Model backend for LLM agents (e.g. scripted); default: the profile's provider.")
+@click.option("--model-backend", default=None, help="Model backend for LLM agents (see `harness plugins list`); default: the profile's provider.")
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Script for the scripted model backend.")
+              help="Script for a model backend that answers from a script.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Episodes run in parallel (default 1; RunSettings.jobs).")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -85,6 +80,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     for _, units, _ in stages:
         preflight(units, settings, model_backend, options)
 
+    templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
@@ -127,7 +123,16 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
             rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
                             identity=identity, executor=pool)
         click.echo(f"results: {store.root / 'results.parquet'}")
-    console().print(summary_table(rows, title))
+    console().print(summary_table(rows, title, list(templates.values())))
+
+
+def default_profile(task):
+    """The profile a ``--task`` run without ``--agent`` uses: the one its template names
+    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a usage error when it names none."""
+    name = task.template.default_agent(task.params)
+    if name is None:
+        raise click.UsageError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
+    return resolve_profile(name)
 
 
 def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
@@ -136,7 +141,7 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
         task = load_task(task_file, parse_set(sets))
         in_harness = task.template.runs_in_harness(task.params)
         profile = resolve_profile(agent_profile) if agent_profile else (
-            None if in_harness or task.template.needs_agent_profile(task.params) else resolve_profile(DEFAULT_AGENT))
+            None if in_harness or task.template.needs_agent_profile(task.params) else default_profile(task))
         units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
         stages = [(Path(out) if out else None, units, {"task": task.spec.name,
                                                        "profile": profile.name if profile else None})]
@@ -174,16 +179,20 @@ class Tally:
                 f"{self.tokens:,} tokens · ${self.cost:.2f}")
 
 
-def summary_table(rows: list[dict], title: str) -> Table:
-    """One line per episode: the columns of :data:`SUMMARY_COLUMNS` that any row fills."""
+def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
+    """One line per episode: the row key, then the ``templates``' summary columns
+    (``TaskTemplate.summary_columns``; the first of each whenever a row has it, the others when a row
+    fills them with a value other than 0), then :data:`TRAILING` when filled.
+    Text columns are left-aligned, numbers right-aligned."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    shown = [c for c in SUMMARY_COLUMNS if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
-             or (c == "accuracy" and any(c in r for r in rows))]
-    if "forecaster" not in shown and "context" in shown:  # TraceBench's context is a setting, not a condition
-        shown.remove("context")
+    headers = {**ALWAYS, **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
+    headlines = {next(iter(t.summary_columns)) for t in templates if t.summary_columns}
+    shown = [c for c in headers if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
+             or (c in headlines and any(c in r for r in rows))]
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
-        table.add_column(SUMMARY_COLUMNS[col], justify="left" if col in ALWAYS + ("forecaster", "context") else "right",
+        text = col in ALWAYS or any(isinstance(r.get(col), str) for r in rows)
+        table.add_column(headers[col], justify="left" if text else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     failed = any(r.get("error_kind") or r.get("error") for r in rows)
     if failed:  # why each failed episode failed: error kind and a one-line reason

@@ -7,7 +7,7 @@ import yaml
 
 #: One line per RunSettings field (units and what it limits), printed above the field.
 FIELD_NOTES = {
-    "episode_timeout": "seconds of wall clock for the agent's whole run (the paper: 3600)",
+    "episode_timeout": "seconds of wall clock for the agent's whole run (default 3600)",
     "sandbox": "auto | bubblewrap | unshare | docker | none",
     "cpus": "CPU share of a sandbox (Docker only; local backends do not enforce it)",
     "memory_mb": "MiB: total memory of all of a sandbox's processes",

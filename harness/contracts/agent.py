@@ -75,8 +75,8 @@ class Agent(ABC):
     ``image_capable``: False for agents that run host programs (e.g. the host's
     Python) and so cannot run in an image backend such as docker.
     ``privileged_inputs``: the agent is a privileged baseline: the template also
-    writes its privileged inputs into the workspace (TraceBench: the clean paired
-    no-intervention trajectories, Appendix E; :meth:`TaskTemplate.write_privileged`).
+    writes its privileged inputs into the workspace (e.g. clean paired reference
+    trajectories; :meth:`TaskTemplate.write_privileged`).
     No other agent ever gets them.
     """
 

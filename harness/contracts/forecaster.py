@@ -1,6 +1,6 @@
 """Forecaster contract: history (+ optional text context) -> S sample paths.
 
-Dr-CiK (paper Section 5, Appendix H.2) scores the sample paths with sCRPS.
+A forecasting template scores the sample paths (e.g. with sCRPS).
 """
 
 from __future__ import annotations

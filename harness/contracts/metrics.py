@@ -1,4 +1,4 @@
-"""Metric extractor contract: an episode's artifacts -> named numbers (TraceBench Appendix G)."""
+"""Metric extractor contract: an episode's artifacts -> named numbers (e.g. tool calls, tokens)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Model backend contract: where the model proxy sends an episode's requests.
 
-Real providers forward upstream with the host's key; ``scripted`` answers
+Real providers forward upstream with the host's key; a script backend answers
 offline from a script.  See :mod:`harness.proxy`.
 """
 

@@ -1,4 +1,4 @@
-"""Simulator contract (TraceBench Sections 3.3-3.4, Appendix A).
+"""Simulator contract: initial configuration and intervention -> trajectory -> noisy observation.
 
 A simulator turns an initial configuration (initial state ``x0`` and parameter
 vector ``theta``) and an optional intervention into a clean trajectory, and
@@ -39,10 +39,10 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Channel:
-    """One observed column.  ``impulse`` marks an impulse/force channel (BallDrop's
-    ``Hard_Stop_f``, BounceBall's right-wall contact force): it is compared only near
-    impacts in the solvability filter (Appendix B), and the classical baselines divide
-    it by the trajectory's maximum absolute value (Appendix E)."""
+    """One observed column.  ``impulse`` marks an impulse/force channel (e.g. a contact
+    force that is zero except at impacts): it is compared only near impacts in the
+    solvability filter, and the classical baselines divide it by the trajectory's
+    maximum absolute value."""
 
     name: str  # release column name, e.g. "Position"
     description: str  # prompt text, e.g. "ball height"
@@ -84,7 +84,7 @@ class Trajectory:
 
 @dataclass(frozen=True)
 class RuleOutcome:
-    """Result of one simulator-specific rejection rule (e.g. TraceBench Table 4)."""
+    """Result of one simulator-specific rejection rule (a physical-plausibility check of one sample)."""
 
     rule: str
     passed: bool
@@ -96,9 +96,9 @@ class ReferenceTables:
     """A paper's summaries of a simulator's retained pool, to compare a generated pool with.
 
     ``ranges``: variable name (state variable or parameter) -> ``(min, median, max)`` over
-    the retained samples (e.g. TraceBench Table 5).  ``snr``: channel name -> ``((low mean,
-    low sd), (high mean, high sd))`` in dB at ``kappa_ref`` and ``kappa_high`` (e.g. Table 7).
-    ``source``: where the numbers come from, e.g. ``"TraceBench Tables 5 and 7"``.
+    the retained samples.  ``snr``: channel name -> ``((low mean, low sd), (high mean,
+    high sd))`` in dB at ``kappa_ref`` and ``kappa_high``.  ``source``: where the numbers
+    come from, e.g. a paper's table numbers.
     """
 
     ranges: Mapping[str, tuple[float, float, float]]
@@ -115,7 +115,7 @@ class Simulator(ABC):
     (:class:`Parameter` tuples; every parameter is an intervention target),
     ``channels`` (:class:`Channel` tuple), ``description`` (the domain-context
     paragraph of the prompt), ``kappa_ref`` (reference noise scale).  Optional:
-    ``reference`` (:class:`ReferenceTables`, the paper's retained-pool summaries; read by the
+    ``reference`` (:class:`ReferenceTables`, published retained-pool summaries; read by the
     pool summary), :meth:`early_rejection` (a cheap rule verdict before simulating) and
     :meth:`events_from_clean` (event times of a trajectory known only by its samples).
     """
@@ -133,7 +133,7 @@ class Simulator(ABC):
 
     @property
     def kappa_high(self) -> float:
-        """kappa_high = 4 * kappa_ref (Section 4.1)."""
+        """kappa_high = 4 * kappa_ref."""
         return 4.0 * self.kappa_ref
 
     @property
@@ -166,8 +166,8 @@ class Simulator(ABC):
         """Per-sample mean squared corruption over noise seeds ``0..n_seeds-1``.
 
         Returns shape (T, C): ``mean_s (observe(clean, kappa, s) - clean.values)**2``.
-        This naive default is the definition; simulators may override it with a
-        faster computation that must agree with it (Appendix B's sigma estimate).
+        This direct default is the definition; simulators may override it with a
+        faster computation that must agree with it (the noise sigma estimate).
         """
         acc = np.zeros_like(clean.values, dtype=float)
         for s in range(n_seeds):

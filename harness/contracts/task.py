@@ -59,6 +59,13 @@ class TaskTemplate(ABC):
     results row, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
     ``float`` or ``bool``; the results schema (a ``pyarrow.Schema``, see
     :func:`harness.report.schema.arrow_schema`) is built from them.
+    ``summary_columns``: results column -> header of the table ``harness run``
+    prints at the end; the first is shown whenever a row has it (a headline
+    score may be 0), the others when a row fills them with a value other than 0.
+    ``agent_episode_columns``: the rows also carry the harness's agent-episode
+    columns (profile, agent, sandbox, status, token usage, trajectory metrics);
+    False for templates whose rows are in-harness episodes only: the row key,
+    ``episode_seconds``, ``error_kind``, ``error`` and ``result_columns``.
     """
 
     name: str
@@ -66,6 +73,8 @@ class TaskTemplate(ABC):
     #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
     privileged_inputs: bool = False
     result_columns: dict[str, tuple[str, str]] = {}
+    summary_columns: dict[str, str] = {}
+    agent_episode_columns: bool = True
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
         """Expensive one-time work before the episodes (e.g. building a sample pool),
@@ -109,6 +118,11 @@ class TaskTemplate(ABC):
         """True when these episodes need an agent profile named by the user (``--agent`` or an
         experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""
         return False
+
+    def default_agent(self, params: BaseModel) -> str | None:
+        """The agent profile name (``agent_profiles/NAME.yaml``) that ``harness run --task`` uses for
+        these sandboxed episodes when no ``--agent`` is given; None (the default): ``--agent`` is required."""
+        return None
 
     def runs_in_harness(self, params: BaseModel) -> bool:
         """True when these episodes run in the harness process with no sandbox and no agent (e.g.

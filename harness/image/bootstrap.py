@@ -1,7 +1,7 @@
 """Base image for machines with no image registry: debootstrap + ``docker import``.
 
 A Debian trixie ``minbase`` root filesystem carries Python 3.13 and Node.js 20
-from Debian itself, plus the system tools of TraceBench Appendix C.5 (tmux,
+from Debian itself, plus the runtime's system tools (tmux,
 asciinema, procps) and ripgrep.  The rootfs tarball is cached under
 ``~/.cache/harness/bootstrap/<hash12>/`` and imported as
 ``harness-base:<hash12>``, where the hash covers everything that decides the

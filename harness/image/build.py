@@ -105,7 +105,7 @@ def install_npm(recipe: RuntimeRecipe, log: Callable[[str], None] = print) -> Pa
     """A cached npm global prefix (``lib/node_modules``, ``bin``) holding ``recipe.npm``.
 
     Installed with this machine's npm, so each CLI's optional platform package
-    for this OS and CPU (e.g. the linux-x64 binaries of codex and opencode) is
+    for this OS and CPU (e.g. linux-x64 binaries of a CLI) is
     included.  Raises :class:`ImageBuildError` when npm is missing or fails.
     """
     folder = cache_dir("npm") / _key(list(recipe.npm), platform.system(), platform.machine())

@@ -1,8 +1,9 @@
-"""The agent runtime image recipe (TraceBench Appendix C.3-C.5).
+"""The agent runtime image recipe: the pinned environment every containerised agent runs in.
 
-The runtime is Python 3.13 with the packages of TraceBench Table 20 at exactly
-those versions, uv 0.8.15, the system utilities tmux, asciinema and procps
-(Appendix C.5), Node.js >= 20, ripgrep (OpenCode wants ``rg`` on PATH), plus
+The runtime is Python 3.13 with the pinned scientific packages of
+:data:`RUNTIME_PACKAGES` at exactly those versions, uv 0.8.15, the system utilities
+tmux, asciinema and procps, Node.js >= 20, ripgrep (agent CLIs search with
+``rg`` on PATH), plus
 whatever the registered agents add through :meth:`harness.contracts.Agent.install`
 and any extra recipe files (``npm``/``pip``/``files``, the fields of
 :class:`harness.contracts.ImageRecipe`).
@@ -28,8 +29,9 @@ from harness.config import Strict, parse, read_yaml
 from harness.contracts.agent import ImageRecipe
 from harness.errors import HarnessError
 
-#: TraceBench Table 20: Python packages installed in the agent runtime (name -> version).
-TABLE_20: dict[str, str] = {
+#: Python packages installed in the agent runtime (name -> version), pinned exactly so that results
+#: are comparable across runs and machines.
+RUNTIME_PACKAGES: dict[str, str] = {
     "contourpy": "1.3.3",
     "cycler": "0.12.1",
     "fonttools": "4.61.1",
@@ -57,9 +59,9 @@ TABLE_20: dict[str, str] = {
     "tslearn": "0.7.0",
 }
 
-#: Appendix C.5: "The runtime also includes uv version 0.8.15".
+#: The uv release installed in the runtime.
 UV_VERSION = "0.8.15"
-#: Python minor version of the runtime (Appendix C.5: a python-3-13 image).
+#: Python minor version of the runtime (a python-3.13 image).
 PYTHON_VERSION = "3.13"
 #: Lowest Node.js major version the CLIs run on.
 MIN_NODE_MAJOR = 20
@@ -92,7 +94,7 @@ def parse_npm(spec: str) -> tuple[str, str]:
     """
     m = _NPM_SPEC.match(spec.strip())
     if not m:
-        raise ValueError(f"npm package {spec!r} must be pinned as name@X.Y.Z (e.g. opencode-ai@1.14.41)")
+        raise ValueError(f"npm package {spec!r} must be pinned as name@X.Y.Z (e.g. my-agent-cli@1.2.3)")
     return m["name"], m["version"]
 
 
@@ -155,7 +157,7 @@ def load_recipe_file(path: Path | str) -> ImageRecipe:
 
 
 def default_recipe_path() -> Path:
-    """Path of the packaged default recipe (the four pinned CLIs of Appendix C.3)."""
+    """Path of the packaged default recipe (the pinned agent CLIs)."""
     return Path(str(resources.files("harness.image").joinpath(_DEFAULT_RECIPE)))
 
 
@@ -193,7 +195,7 @@ def agent_recipe() -> tuple[ImageRecipe, list[str]]:
 class RuntimeRecipe:
     """Everything that goes into the agent runtime image.
 
-    ``pip``: pinned requirements (Table 20, uv, extras), sorted by name.
+    ``pip``: pinned requirements (:data:`RUNTIME_PACKAGES`, uv, extras), sorted by name.
     ``npm``: pinned npm packages, sorted by name.  ``files``: image path -> text.
     ``system``: command -> Debian package for the system tools.
     ``base``: the Dockerfile's base image.
@@ -242,7 +244,7 @@ class RecipeConflict(HarnessError, ValueError):
 
 
 def compose(*parts: tuple[str, ImageRecipe], base: str = DEFAULT_BASE) -> RuntimeRecipe:
-    """Merge Table 20, uv and the given ``(source name, ImageRecipe)`` parts into one recipe.
+    """Merge :data:`RUNTIME_PACKAGES`, uv and the given ``(source name, ImageRecipe)`` parts into one recipe.
 
     The same package at the same version from two parts is kept once; two
     different versions of one package (or two contents for one file) raise
@@ -266,9 +268,9 @@ def compose(*parts: tuple[str, ImageRecipe], base: str = DEFAULT_BASE) -> Runtim
             raise RecipeConflict(f"npm package {name!r}: {old[0]} (from {old[2]}) conflicts with {spec} (from {source})")
         npm.setdefault(name, (spec.strip(), version, source))
 
-    for name, version in TABLE_20.items():
-        add_pip(f"{name}=={version}", "TraceBench Table 20")
-    add_pip(f"uv=={UV_VERSION}", "TraceBench Appendix C.5")
+    for name, version in RUNTIME_PACKAGES.items():
+        add_pip(f"{name}=={version}", "runtime package pins")
+    add_pip(f"uv=={UV_VERSION}", "runtime package pins")
     sources = []
     commands: set[str] = set()
     for source, part in parts:
@@ -301,7 +303,7 @@ def runtime_recipe(
     include_default: bool = True,
     include_agents: bool = True,
 ) -> tuple[RuntimeRecipe, list[str]]:
-    """The runtime recipe: Table 20 + uv + default recipe file + agents + ``extra_files``.
+    """The runtime recipe: :data:`RUNTIME_PACKAGES` + uv + default recipe file + agents + ``extra_files``.
 
     Returns the recipe and warnings (agents left out).  Raises ConfigError for a
     malformed recipe file and :class:`RecipeConflict` for contradictory pins.

@@ -22,10 +22,10 @@ API
     Listen on ``socket_path`` (mode 0666, at most 107 bytes), log to
     ``log_path``; ``upstream`` overrides the run's upstream for this episode.
 ``ModelProxy.close_episode(episode_id) -> EpisodeUsage``
-    Stop serving; normalised token totals, ``cost_usd`` (equation (1)),
+    Stop serving; normalised token totals, ``cost_usd`` (the token-cost formula),
     ``n_requests``, ``n_refused``, ``budget_exceeded`` (cap name or None),
     ``errors`` (:class:`ProxyError`: ``upstream_unreachable`` | ``rate_limited``
-    | ``upstream_error``) and ``assertion_failures`` (scripted backend).
+    | ``upstream_error``) and ``assertion_failures`` (script backends).
 ``ModelProxy.usage(episode_id) -> EpisodeUsage``
     Live snapshot of an open episode.
 
@@ -47,8 +47,8 @@ UpstreamResponse`` plus optional ``startup``/``shutdown``/``open_episode``/
 :class:`HttpUpstream` forwards to a provider base URL and injects the host's
 key (``x-api-key``, ``Authorization: Bearer`` or ``x-goog-api-key``),
 replacing the sandbox's dummy key (:data:`DUMMY_API_KEY`); the key is held in
-a :class:`Secret` and scrubbed from everything the proxy writes.  The
-``scripted`` backend answers offline from a script.
+a :class:`Secret` and scrubbed from everything the proxy writes.  A
+script backend answers offline from a script.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-episode accounting: token totals, cost (equation (1)), budget caps, recorded errors.
+"""Per-episode accounting: token totals, cost (the token-cost formula of :meth:`harness.config.Prices.cost`), budget caps, recorded errors.
 
 Budget rules (:class:`harness.config.Budget`), checked when a request arrives:
 
@@ -49,12 +49,12 @@ class EpisodeUsage:
     """What the proxy measured for one episode (returned by ``ModelProxy.close_episode``).
 
     Token fields are normalised sums (see :mod:`harness.proxy.usage`);
-    ``cost_usd`` is the sum of per-response equation (1) costs; ``n_requests``
+    ``cost_usd`` is the sum of per-response token costs; ``n_requests``
     counts requests forwarded upstream (``HEAD`` probes excluded), ``n_refused``
     those refused by a cap;
     ``budget_exceeded`` names the cap (``max_requests``/``max_tokens``/
-    ``max_cost_usd``) or is None; ``assertion_failures`` lists failed scripted
-    expectations (scripted backend only).
+    ``max_cost_usd``) or is None; ``assertion_failures`` lists failed
+    expectations of a model script (script backends only).
     """
 
     episode_id: str

@@ -7,7 +7,7 @@ the upstream answers with a status, headers and an async iterator of body
 chunks, which the proxy passes to the sandbox as they come.
 
 Two kinds exist: :class:`harness.proxy.http.HttpUpstream` forwards to a
-provider and injects the host's key; the ``scripted`` backend answers in-process.
+provider and injects the host's key; a script backend answers in-process.
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ class UpstreamResponse:
     """An upstream's answer.  ``chunks`` yields the body as it is produced.
 
     ``release`` (optional) is awaited once the proxy is done with the body,
-    even when the client went away.  ``assertion_failure`` is set by scripted
-    upstreams when a scripted expectation about the request failed.
+    even when the client went away.  ``assertion_failure`` is set by script
+    upstreams when a script's expectation about the request failed.
     """
 
     status: int
@@ -170,7 +170,7 @@ class Upstream(ABC):
         """Called once when the proxy stops."""
 
     def open_episode(self, episode_id: str) -> None:  # noqa: B027 - optional hook
-        """An episode starts (scripted upstreams reset their turn counter)."""
+        """An episode starts (script upstreams reset their turn counter)."""
 
     def close_episode(self, episode_id: str) -> None:  # noqa: B027 - optional hook
         """An episode ends."""

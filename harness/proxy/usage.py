@@ -1,4 +1,4 @@
-"""Token usage normalised across providers (TraceBench Appendix G.3).
+"""Token usage normalised across providers (prompt incl. cached, completion incl. reasoning).
 
 Every response's usage becomes one :class:`Usage` with
 
@@ -30,7 +30,7 @@ Gemini                 ``promptTokenCount`` includes ``cachedContentTokenCount``
                        with ``usageMetadata``.
 =====================  =====================================================================
 
-Cost per response is :meth:`harness.config.Prices.cost` (equation (1)).
+Cost per response is :meth:`harness.config.Prices.cost` (the token-cost formula).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Usage:
                      self.reasoning_tokens + other.reasoning_tokens)
 
     def cost(self, prices: Any) -> float:
-        """USD by equation (1) at ``prices`` (a :class:`harness.config.Prices`)."""
+        """USD by the token-cost formula at ``prices`` (a :class:`harness.config.Prices`)."""
         return prices.cost(self.prompt_tokens, self.cached_tokens, self.completion_tokens)
 
     def to_dict(self) -> dict[str, int]:

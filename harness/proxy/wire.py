@@ -3,11 +3,11 @@
 A request's wire format is read from its path:
 
 ===================  ==================================================
-``anthropic``        ``/v1/messages`` (Claude Code; ``?beta=true`` too)
-``openai-chat``      ``/v1/chat/completions`` (OpenCode, OpenRouter)
-``openai-responses`` ``/v1/responses`` (Codex)
+``anthropic``        ``/v1/messages`` (``?beta=true`` too)
+``openai-chat``      ``/v1/chat/completions`` (also OpenRouter)
+``openai-responses`` ``/v1/responses``
 ``gemini``           ``/v1beta/models/{model}:generateContent`` and
-                     ``:streamGenerateContent`` (Gemini CLI)
+                     ``:streamGenerateContent``
 ``unknown``          anything else (forwarded, usage read from the body's shape)
 ===================  ==================================================
 

@@ -1,5 +1,5 @@
 # Over 500 lines: the Docker sandbox, its exec protocol and its bridge start-up are one unit of isolation.
-"""Docker sandbox backend (TraceBench Section 4.4 and Appendix C.5: one isolated container per episode).
+"""Docker sandbox backend: one isolated container of the agent runtime image per episode.
 
 Each sandbox is one container of the agent runtime image, created with
 ``network_mode="none"`` (loopback only), CPU / memory / pids limits from

@@ -1,8 +1,8 @@
-"""Programmatic submissions evaluated in the agent image (TraceBench programmatic mode, Docker episodes).
+"""Programmatic submissions evaluated in the agent image (programmatic submission mode, Docker episodes).
 
 For a Docker episode, ``rule.py`` is evaluated in the same agent runtime image
 the agent developed it in, so every import that worked for the agent
-resolves (TraceBench Table 20 packages).  Each call of the runner (one batch:
+resolves (the runtime's pinned packages).  Each call of the runner (one batch:
 the test batch, then the held-out batch) gets its own container:
 
 * ``network_mode="none"``, all capabilities dropped, ``no-new-privileges``,

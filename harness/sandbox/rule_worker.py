@@ -1,7 +1,6 @@
-"""Sandboxed worker that calls a submitted rule on one sample at a time (TraceBench programmatic mode).
+"""Sandboxed worker that calls a submitted rule on one sample at a time (programmatic submission mode).
 
-TraceBench's programmatic submission (paper Sec. 3, "submission mode"; prompt
-in Appendix H) asks the agent for ``rule.py`` defining ``predict(df)``, which
+A programmatic submission asks the agent for ``rule.py`` defining ``predict(df)``, which
 is then called on test and held-out samples.  This worker runs inside a
 sandbox where only the submitted file is visible.  It caps its address space
 (RLIMIT_AS), imports pandas, imports the submitted module once, then answers

@@ -82,7 +82,7 @@ class AgentTests:
 
     def test_runs_a_small_episode(self, agent, context, template, params, tmp_path):
         if agent.needs_model:
-            pytest.skip("LLM agents are exercised end to end with the scripted model backend")
+            pytest.skip("LLM agents are exercised end to end with a model backend that answers from a script")
         if template is None or params is None:
             pytest.skip("no small episode given (override the `template` and `params` fixtures)")
         template.prepare(params, lambda done, total, what: None)

@@ -1,4 +1,4 @@
-"""Conformance tests every forecaster plugin must pass (Dr-CiK Section 5.1: S sample paths per task).
+"""Conformance tests every forecaster plugin must pass (S sample paths per task).
 
 Fixture contract: override ``forecaster`` to return an instance of your
 :class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``

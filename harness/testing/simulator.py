@@ -24,7 +24,7 @@ from harness.contracts import NO_CHANGE, Simulator
 
 
 class SimulatorTests:
-    """Aggregate conformance suite for :class:`harness.contracts.Simulator` (TraceBench Sections 3.3-3.4)."""
+    """Aggregate conformance suite for :class:`harness.contracts.Simulator` (generation, observation, determinism)."""
 
     n_configurations = 3
     noise_seeds = 4
@@ -108,8 +108,8 @@ class SimulatorTests:
     def test_noise_power_matches_definition(self, simulator, configurations):
         clean = simulator.simulate(configurations[0])
         fast = simulator.noise_power(clean, simulator.kappa_high, self.noise_seeds)
-        naive = Simulator.noise_power(simulator, clean, simulator.kappa_high, self.noise_seeds)
-        np.testing.assert_allclose(fast, naive, rtol=1e-9, atol=1e-15)
+        direct = Simulator.noise_power(simulator, clean, simulator.kappa_high, self.noise_seeds)
+        np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-15)
 
     def test_rejection_rules(self, simulator, configurations):
         rng = np.random.default_rng(2)
@@ -138,7 +138,7 @@ class SimulatorTests:
                 assert not early.passed and failed and failed[0] == early.rule, (config, iv, early, failed)
 
     def test_reference_tables_match_the_ranges(self, simulator):
-        """When the paper's retained-pool table is given, it names every variable and holds its bounds."""
+        """When a reference retained-pool table is given, it names every variable and holds its bounds."""
         ref = simulator.reference
         if ref is None:
             pytest.skip("no reference tables")

@@ -25,7 +25,7 @@ import pandas as pd
 from harness.errors import HarnessError
 from harness.trajectory import content_images, content_text, steps as trajectory_steps
 
-#: Image files the agent may have made (as TraceBench Appendix G.2 counts plots).
+#: Image files the agent may have made (as the plot-count metric counts them).
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".svg")
 #: Folders of tool caches, never scanned for plots.
 SKIPPED_DIRS = {".cache", "__pycache__", ".git", "node_modules", ".ipynb_checkpoints", ".config", ".local"}
@@ -58,7 +58,7 @@ def regular_file(folder: Path | None, relative: str) -> Path | None:
 
 
 def slug(text: str) -> str:
-    """A file-name-safe form of an episode key (``naive/no-context/task_42`` -> ``naive_no-context_task_42``)."""
+    """A file-name-safe form of an episode key (``my-forecaster/no-context/task_42`` -> ``my-forecaster_no-context_task_42``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "episode"
 
 

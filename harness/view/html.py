@@ -17,7 +17,7 @@ __all__ = ["Markup", "escape", "highlight_numbers", "table", "stacked_lines_svg"
 
 #: Numeric literals as the viewer highlights them: integers, decimals, scientific
 #: notation, nan/inf, not part of an identifier (``col1``, ``x2``).  A display
-#: aid only; the counted metric is TraceBench's ``numeric_values_printed``.
+#: aid only; the counted metric is ``numeric_values_printed``.
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)(?![\w.]*[A-Za-z_])",
                     re.IGNORECASE)
 

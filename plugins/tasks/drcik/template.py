@@ -56,6 +56,7 @@ import pandas as pd
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
 from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.dr_contexts import dr_outputs_from_run, research_claims  # noqa: F401 (re-exported)
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
@@ -74,6 +75,9 @@ FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
 class DrcikTemplate(TaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
+    result_columns = RESULT_COLUMNS
+    summary_columns = {"forecaster": "forecaster", "context": "context", "scrps": "sCRPS"}
+    agent_episode_columns = False
 
     def __init__(self) -> None:
         self._tasks: dict[str, dict[str, DrcikTask]] = {}

@@ -13,6 +13,7 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "slug": ("str", "the paper's condition slug (e.g. gentle-cloud), when the spec names it"),
     "heldout_per_class": ("int", "held-out samples per class"),
     "pool_per_class": ("int", "generated pool size per class; null: the default"),
+    "pool": ("str", "JSON of the released pool the episode ran on (path, condition, noise); null: a generated pool"),
     "accuracy": ("float", "top-1 accuracy on the episode batch"),
     "shortlist": ("float", "mean shortlist score on the episode batch"),
     "n_invalid": ("int", "invalid predictions on the episode batch"),

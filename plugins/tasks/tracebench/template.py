@@ -199,6 +199,8 @@ class TracebenchTemplate(TaskTemplate):
     params_model = TracebenchParams
     privileged_inputs = True
     result_columns = RESULT_COLUMNS
+    summary_columns = {"accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
+                       "n_invalid": "invalid"}
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):
@@ -214,6 +216,11 @@ class TracebenchTemplate(TaskTemplate):
     def episodes(self, params: TracebenchParams) -> list[str]:
         """One episode per params (``"0"``); repetitions vary ``params.seed``."""
         return ["0"]
+
+    def default_agent(self, params: TracebenchParams) -> str:
+        """``harness run --task`` without ``--agent`` runs the Euclidean 1-NN baseline (Appendix E): no
+        model, no API key, so a first run of a shipped spec works offline."""
+        return "euclidean-1nn"
 
     def prepare(self, params: TracebenchParams, progress: Callable[[int, int, str], None]) -> None:
         """Build (or load) the sample pool and check it can serve this episode's batches.
