@@ -283,10 +283,10 @@ class ExperimentSpec(Strict):
     shipped experiments under ``tasks/experiments/`` include such a spec.
 
     ``scripts: {AGENT: FILE}`` (a stage's agents, files relative to this file)
-    gives an agent profile its own script for the scripted model backend
-    (``--model-backend scripted``), over ``--script``: agents that speak
-    different protocols can share one offline run (see
-    ``tasks/experiments/drcik-dr-sample.yaml``).
+    gives an agent profile its own model script (the ``script`` option of a
+    model backend that answers from a script, as ``--script`` does for a whole
+    run), over ``--script``: agents that speak different protocols can share
+    one offline run.
 
     Errors are :class:`ConfigError` naming the file and the field.
     """

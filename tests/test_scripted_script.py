@@ -75,7 +75,7 @@ def test_backend_options(tmp_path):
         backend.upstream({"script": "a", "replay": "b"})
     with pytest.raises(UpstreamConfigError, match="options.script must be"):
         backend.upstream({"script": 3})
-    with pytest.raises(UpstreamConfigError, match="cannot read"):
+    with pytest.raises(UpstreamConfigError, match="none.jsonl not found"):
         backend.upstream({"replay": str(tmp_path / "none.jsonl")})
     with pytest.raises(ConfigError, match="options.script"):
         backend.upstream({"script": [{"nope": 1}]})

@@ -1,9 +1,7 @@
 """Judge contract: does a ground-truth evidence item match one of an agent's synthesized items?
 
-Dr-CiK's evidence recall (Appendix H.1) needs a judge of *semantic match* between one
-ground-truth evidence item and the numbered top-K_t synthesized items of a deep-research
-agent.  The paper states only that an LLM judges the match (its judge model, Appendix D.2);
-every judge here says what it is (``kind``) and which prompt or rule it applies
+Evidence recall needs a judge of *semantic match* between one ground-truth evidence item and
+the numbered top-K synthesized items of a deep-research agent.  Every judge says what it is (``kind``) and which prompt or rule it applies
 (``version``), and results rows carry both, so a report never mixes two judges in one column.
 """
 
@@ -37,7 +35,7 @@ class Verdict:
 
 class Judge(ABC):
     """Contract of every judge.  ``name``: the registry name; ``version``: the prompt or rule
-    version (changes whenever a verdict could change); ``kind``: ``llm`` | ``lexical`` | other,
+    version (changes whenever a verdict could change); ``kind``: e.g. ``llm`` or a rule-based kind,
     shown in every report beside the judge's numbers."""
 
     name: str

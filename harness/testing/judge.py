@@ -1,5 +1,5 @@
-"""Conformance tests every evidence judge must pass (Dr-CiK Appendix H.1: a semantic match of one
-ground-truth evidence item against the numbered top-K_t synthesized items).
+"""Conformance tests every evidence judge must pass (a semantic match of one ground-truth evidence
+item against the numbered top-K synthesized items of a deep-research agent).
 
 Fixture contract: override ``judge`` to return an instance of your
 :class:`harness.contracts.Judge`.  The cases are class attributes (:data:`CASES`), so a
