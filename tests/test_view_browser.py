@@ -3,7 +3,7 @@
 The runs are made here, offline: ``euclidean-1nn`` and Claude Code (the real
 CLI from the npm prefix, against the scripted model backend; the script
 plots a test sample, reads the plot back and answers) on BallDrop shrunk to
-5 test samples, in a local sandbox; and a Dr-CiK ``harness forecast`` run
+5 test samples, in a local sandbox; and a Dr-CiK forecasting run
 (naive and SES, two context conditions).  Screenshots are written to
 ``tests/artifacts/view/``.  Runtime: about a minute.
 """
@@ -92,8 +92,8 @@ def runs(tmp_path_factory) -> dict[str, Path | None]:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("HARNESS_CACHE_DIR", str(root / "cache"))
         harness("run", "--task", str(root / "small.yaml"), "--sandbox", sandbox, "--out", str(made["classical"]))
-        harness("forecast", "--tasks", "sample", "--forecaster", "naive", "--forecaster", "ses", "--context",
-                "no-context", "--context", "supporting-evidence", "--samples", "20", "--out", str(made["drcik"]))
+        harness("run", "--task", str(REPO / "tasks/drcik/sample-statistical.yaml"), "--set", "forecasters=[naive, ses]",
+                "--set", "samples=20", "--out", str(made["drcik"]))
         if prefix is not None and sandbox != "none":
             env.setenv("HARNESS_AGENT_PREFIX", str(prefix))
             made["llm"] = root / "claude"
@@ -194,7 +194,7 @@ def test_drcik_page_shows_a_forecast_fan_per_context(runs):
     rows = pd.read_parquet(runs["drcik"] / "results.parquet")
     row = rows[(rows["forecaster"] == "ses") & (rows["context"] == "no-context")].iloc[0]
     with served(Site(load_runs([runs["drcik"]]))) as (url, _), browser() as page:
-        page.goto(f"{url}runs/drcik/ses_no-context_{row['benchmark_id']}/index.html")
+        page.goto(f"{url}runs/drcik/{row['episode']}/index.html")
         fans = page.locator(".forecast")
         assert fans.count() == 2
         assert [fans.nth(i).get_attribute("data-context") for i in range(2)] == ["no-context", "supporting-evidence"]
