@@ -36,7 +36,7 @@ def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
     if isinstance(details, list) and details and all(isinstance(d, dict) and isinstance(d.get("resolved"), list)
                                                       for d in details):
         claims = [str(d.get("claim", "")) for d in details]
-        export = _first_line(folder / "key" / research_out.DEEP_RESEARCH_FILE)
+        export = first_json_line(folder / "key" / research_out.DEEP_RESEARCH_FILE)
         evidence = export.get("evidence") if export else None
         if isinstance(evidence, list) and len(evidence) == len(details) and all(
                 isinstance(e, str) and e.startswith(c) for e, c in zip(evidence, claims)):
@@ -116,7 +116,7 @@ def forecasting_contexts(run_dir: Path | str, tasks: list[DrcikTask],
     return records
 
 
-def _first_line(path: Path) -> dict | None:
+def first_json_line(path: Path) -> dict | None:
     """The first JSON object line of a ``.jsonl`` file (None when missing or unreadable)."""
     try:
         with path.open(encoding="utf-8") as fh:

@@ -58,7 +58,8 @@ from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
-from tsagent_plugins.tasks.drcik.dr_contexts import dr_outputs_from_run, research_claims  # noqa: F401 (re-exported)
+from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
+                                                    research_claims)
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
 from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
@@ -330,7 +331,7 @@ class DrcikTemplate(TaskTemplate):
         known = {d.document_id for t in self.tasks(params).values() for d in t.documents}
         by_profile: dict[str, list[dict]] = {}
         for row in rows:
-            export = _first_line(run_dir / "episodes" / str(row.get("episode")) / "key"
+            export = first_json_line(run_dir / "episodes" / str(row.get("episode")) / "key"
                                  / research_out.DEEP_RESEARCH_FILE)
             if export is not None and row.get("profile"):
                 by_profile.setdefault(str(row["profile"]), []).append(export)
@@ -372,13 +373,3 @@ class DrcikTemplate(TaskTemplate):
         messages.append(f"DR metrics: {len(rows)} episode(s) judged by {judge.label} -> {path}"
                         + (f"; {len(problems)} skipped: {problems[0]}" if problems else ""))
         return {"ok": not problems, "judge": judge.label, "rows": len(rows), "skipped": problems}
-
-
-def _first_line(path: Path) -> dict | None:
-    """The first JSON object line of a ``.jsonl`` file (None when missing or unreadable)."""
-    try:
-        with path.open(encoding="utf-8") as fh:
-            data = json.loads(fh.readline())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
