@@ -335,3 +335,21 @@ def test_trace_of_a_killed_agent_keeps_its_steps(tmp_path):
     assert traj["extra"]["deviation"] == BM25_DEVIATION
     assert traj["final_metrics"]["total_prompt_tokens"] == 10
     assert trajectory("retrieval", "1", tmp_path / "none", None) is None
+
+
+def test_trace_of_a_hostile_step_log_is_a_reason_not_an_exception(tmp_path, monkeypatch):
+    from harness import untrusted
+    from tsagent_plugins.agents.research.trace import trajectory
+    from tsagent_plugins.agents.terminal import base
+
+    log = tmp_path / "research" / "steps.jsonl"
+    log.parent.mkdir()
+    deep = "[" * 100_000 + "]" * 100_000
+    log.write_text(json.dumps({"type": "user", "message": "prompt"}) + "\n" + deep + "\n"
+                   + '{"type": "tool", "name": "search", "result": "r"}\n')
+    traj = trajectory("retrieval", "1", tmp_path, None)
+    assert [s["source"] for s in traj["steps"]] == ["user", "agent"]  # the too-deep line is skipped
+    monkeypatch.setattr(base, "NATIVE_LOG_BOUNDS", untrusted.Bounds(max_bytes=100))
+    traj = trajectory("retrieval", "1", tmp_path, None)
+    assert traj["steps"] == []
+    assert "step log not read" in traj["notes"] and "larger than the 100-byte bound" in traj["notes"]

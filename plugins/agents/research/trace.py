@@ -15,11 +15,12 @@ every logged call, cross-checked against the proxy log.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from harness import Usage
+from harness import untrusted
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+from tsagent_plugins.agents.terminal.base import json_lines, read_native_log
 from tsagent_plugins.agents.terminal.proxylog import read_calls
 
 STEPS_FILE = "research/steps.jsonl"
@@ -32,15 +33,13 @@ def _usage(data: dict | None) -> Usage:
 
 
 def read_steps(path: Path) -> list[dict]:
-    out = []
-    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            out.append(event)
-    return out
+    """The events (JSON objects) of a step log, read like a CLI's native log: within
+    ``NATIVE_LOG_BOUNDS`` of the terminal agents, invalid UTF-8 replaced by U+FFFD (the
+    steps are kept), lines that are not a bounded JSON object skipped.
+
+    Raises ValueError with the reason when the file cannot be read within the bound.
+    """
+    return json_lines(read_native_log(Path(path)))
 
 
 def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path | None,
@@ -49,8 +48,12 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
     path = Path(home) / STEPS_FILE
     if not path.exists():
         return None
-    events = read_steps(path)
     builder = TrajectoryBuilder(agent_name, agent_version, model)
+    try:
+        events = read_steps(path)
+    except ValueError as exc:
+        events = []
+        builder.note(f"step log not read: {exc}")
     total = Usage()
     stage: str | None = None
 
@@ -102,6 +105,6 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
     if proxy_log is not None and Path(proxy_log).exists():
         try:
             calls = read_calls(proxy_log)
-        except (OSError, ValueError) as exc:
-            builder.note(f"proxy log unreadable: {exc}")
+        except Exception as exc:  # noqa: BLE001 - an unreadable proxy log must not lose the episode
+            builder.note(f"proxy log unreadable: {untrusted.safe_str(exc)}")
     return builder.build(calls)
