@@ -40,7 +40,7 @@ class MassSlide(TableSimulator):
     """
 
     name = "massslide"
-    version = "1"
+    version = "2"
     horizon = 10.0
     dt = 1.0 / 50.0
     state_variables = (
