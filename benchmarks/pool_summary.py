@@ -1,11 +1,13 @@
 """Pool summary: a freshly generated pool against the paper's tables (TraceBench App. A, C.1).
 
-Usage: ``python benchmarks/pool_summary.py [--simulator balldrop] [--per-class 142] [--seed 0]``
+Usage: ``python benchmarks/pool_summary.py [--simulator NAME] [--per-class 142] [--seed 0]``
+(NAME: balldrop, bounceball or massslide).
 
-Prints, for the simulator's retained pool: per-channel SNR mean +- SD at both noise levels next
-to the SNR table (BallDrop: Table 7); each variable's retained min / median / max next to the
-ranges table (Table 5), baseline values (one per retained sample) and post-intervention values
-separately; the C.1 checks (fewest passing root causes per retained configuration, and the
+Prints, for the simulator's retained pool, every figure computed the same way for each simulator
+from its ``reference`` tables: per-channel SNR mean +- SD at both noise levels next to the SNR
+table (BallDrop Table 7, BounceBall Table 12, MassSlide Table 17); each variable's retained
+min / median / max next to the ranges table (Tables 5, 10, 15), baseline values (one per retained
+sample) and post-intervention values separately; the C.1 checks (fewest passing root causes per retained configuration, and the
 balanced accuracy of a leave-one-configuration-out 5-NN classifier on the standardised baseline
 parameters and initial states, against chance + 0.10).
 """
@@ -38,7 +40,7 @@ def _ok(v) -> str:
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="pool cache root to reuse (default: a fresh temporary directory)")
 def main(sim_name: str, per_class: int, seed: int, workers: int | None, cache: Path | None) -> None:
-    console = Console()
+    console = Console(width=150)
     sim = get("simulator", sim_name)
     with tempfile.TemporaryDirectory(prefix="pool-summary-") as tmp:
         t0 = time.perf_counter()

@@ -81,3 +81,20 @@ def test_range_check_flags_a_pool_off_the_table(sim, pool):
     t = summary.range_table(sim, rec).set_index(["variable", "which"])
     assert t.loc[("mass", "baseline"), "ok"] is False or t.loc[("mass", "baseline"), "ok"] == False  # noqa: E712
     assert t.loc[("gravity", "baseline"), "t_median"] == 5.0
+
+
+@pytest.mark.parametrize("name,n_channels,n_classes", [("bounceball", 3, 6), ("massslide", 3, 5)])
+def test_every_simulator_is_summarised_against_its_own_tables(name, n_channels, n_classes, tmp_path):
+    """The one pool summary reads each simulator's reference tables (Tables 10/12, 15/17): every
+    channel has a paper SNR at both levels, every baseline variable a checked range row."""
+    sim = get("simulator", name)
+    pool = load_pool(sim, pool_seed=0, per_class=8, cache_dir=tmp_path)
+    snr = summary.snr_table(sim, pool)
+    assert len(snr) == 2 * n_channels and snr["t_mean"].notna().all() and snr["ok"].notna().all()
+    assert (snr["n"] > 0).all() and np.isfinite(snr["mean"]).all()
+    rng = summary.range_table(sim, pool.recipes)
+    base = rng[rng["which"] == "baseline"]
+    assert set(base["variable"]) == set(sim.reference.ranges) and base["ok"].notna().all()
+    assert (base["t_min"] <= base["min"]).all() and (base["max"] <= base["t_max"]).all()
+    c = summary.configuration_check(sim, pool)
+    assert c["min_passed"] >= 2 and c["chance"] == pytest.approx(1 / n_classes)

@@ -63,6 +63,7 @@ def test_noise_coefficients_are_tables_11_and_16_exactly():
     ms = ms_noise.model(0.02).channels
     assert (ms[0].base, ms[0].drift, ms[0].event, ms[0].hetero) == (0.003, 0.0005, 0.01, 0.003)
     assert (ms[1].base, ms[1].bias, ms[1].drift, ms[1].event) == (0.001, 0.002, 0.001, 0.02)
+    assert (ms[0].event_field, ms[1].event_field, ms[1].bias_form) == ("drift", "drift", "gain")
     assert (ms[2].base, ms[2].drift) == (0.001, 0.0002)
     with pytest.raises(ValueError, match="unknown noise coefficient"):
         ChannelNoise.from_table({"speed_wobble_sigma_scale": 1.0}, "speed")
@@ -78,6 +79,34 @@ def test_noise_is_linear_in_kappa_and_the_bias_is_constant_per_seed():
     assert np.ptp(a[:, 1]) == pytest.approx(0.0, abs=1e-15) and a[0, 1] != 0.0
     naive = np.mean([(fn.observe(t, y, np.zeros(0), 2.0, s) - y) ** 2 for s in range(16)], axis=0)
     np.testing.assert_allclose(fn.noise_power(t, y, np.zeros(0), 2.0, 16), naive, rtol=1e-10)
+
+
+def test_event_on_the_drift_field_and_gain_bias_keep_the_variances_and_the_exact_power():
+    """``event_field="drift"``: at every t the corruption variance is still
+    kappa^2 [(drift S)^2 + (event S w)^2], now on the smooth field; ``bias_form="gain"``: the bias is
+    ``kappa bias b y(t)`` (zero where the reading is zero).  ``noise_power`` stays exact."""
+    t = np.arange(1, 301) * 0.02
+    y = np.stack([1.0 + np.sin(t), np.where(t < 3.0, 0.0, 2.0 * np.cos(t))], axis=1)
+    ev = np.array([2.0, 4.0])
+    white = ChannelNoise(base=0.01, drift=0.02, event=0.1, event_tau=0.3)
+    smooth = ChannelNoise(base=0.01, drift=0.02, event=0.1, event_tau=0.3, event_field="drift")
+    fn = FieldNoise((smooth, ChannelNoise(bias=0.1, bias_form="gain")), dt=0.02, event_tau=0.3, post_tau=0.1,
+                    drift_tau=1.0, salt=3)
+    ref = FieldNoise((white, ChannelNoise(bias=0.1)), dt=0.02, event_tau=0.3, post_tau=0.1, drift_tau=1.0, salt=3)
+    a, d, b, _ = fn.amplitudes(t, y, ev, 2.0)
+    a0, d0, b0, _ = ref.amplitudes(t, y, ev, 2.0)
+    np.testing.assert_allclose(a[0] ** 2 + d[0] ** 2, a0[0] ** 2 + d0[0] ** 2, rtol=1e-12)
+    np.testing.assert_allclose(a[0], 2.0 * 0.01 * np.abs(y[:, 0]).max())  # the white part is base only
+    np.testing.assert_allclose(b[1], 2.0 * 0.1 * y[:, 1])
+    np.testing.assert_allclose(b0[1], 2.0 * 0.1 * np.abs(y[:, 1]).max())
+    err = fn.observe(t, y, ev, 2.0, 7) - y
+    assert np.all(err[t < 3.0, 1] == 0.0) and np.all(err[t >= 3.0, 1] != 0.0)
+    naive = np.mean([(fn.observe(t, y, ev, 2.0, s) - y) ** 2 for s in range(12)], axis=0)
+    np.testing.assert_allclose(fn.noise_power(t, y, ev, 2.0, 12), naive, rtol=1e-10)
+    with pytest.raises(ValueError, match="event_field"):
+        ChannelNoise(event_field="pink")
+    with pytest.raises(ValueError, match="bias_form"):
+        ChannelNoise(bias_form="scale")
 
 
 def test_envelopes_two_sided_and_after_only():

@@ -3,7 +3,7 @@
 Every variable is drawn from a two-piece (log-)uniform :class:`Marginal` on Table 10's
 ``[min, max]`` (see :mod:`tsagent_plugins.simulators.common.sampling`); the sampling medians below were
 set so that the *retained* pool (after the solvability filter, Table 9 and C.1) lands near
-Table 10's medians, as measured by ``benchmarks/pool_summary_bounceball.py``.
+Table 10's medians, as measured by ``benchmarks/pool_summary.py --simulator bounceball``.
 
 Choices the paper leaves open, with reasons:
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import Channel, Configuration, Intervention, Parameter, RuleOutcome, SimulatedTrajectory as Trajectory
+from harness import (Channel, Configuration, Intervention, Parameter, ReferenceTables, RuleOutcome,
+                     SimulatedTrajectory as Trajectory)
 from tsagent_plugins.simulators.bounceball import dynamics, noise, rules, sampling
 from tsagent_plugins.simulators.common.base import TableSimulator
 
@@ -63,6 +64,12 @@ class BounceBall(TableSimulator):
     )
     description = DESCRIPTION
     kappa_ref = 1.0
+    reference = ReferenceTables(
+        ranges=sampling.TABLE10,
+        snr={"Initial_Spacer_F_x": ((30.02, 1.91), (17.97, 1.91)), "Initial_Spacer_F_v": ((40.98, 2.46), (28.94, 2.46)),
+             "Right_Hard_Stop_f": ((39.09, 2.45), (27.05, 2.45))},
+        source="TraceBench Tables 10 and 12",
+    )
     marginals = sampling.MARGINALS
     checks = {
         "mass": (lambda v: v > 0, "> 0"),

@@ -7,7 +7,7 @@ no further gain.  Each component is a *trajectory-independent* standard random f
 the seed times a *deterministic* amplitude computed from the clean channel ``y_c``, its scale
 ``S_c = max_t |y_c(t)|`` (peak magnitude, channel units) and ``kappa``::
 
-    observed_c(t) = Q_c(y_c)(t) + A_c(t) z_c(t) + D_c d_c(t) + B_c b_c
+    observed_c(t) = Q_c(y_c)(t) + A_c(t) z_c(t) + D_c(t) d_c(t) + B_c(t) b_c
 
 * ``z_c``: white N(0, 1) field carrying the independent Gaussian components, so
   ``A_c(t)^2 = kappa^2 [ (base S)^2 + (event S w_c(t))^2 + (post_event S p_c(t))^2 + hetero^2 S |y_c(t)| ]``
@@ -19,9 +19,13 @@ the seed times a *deterministic* amplitude computed from the clean channel ``y_c
   clean channel is non-zero (a contact-force sensor is disturbed by its own contacts);
 * ``d_c``: smooth drift, white noise convolved with a Gaussian kernel of standard deviation
   ``drift_tau`` seconds normalised to unit L2 norm (``d_c(t)`` ~ N(0, 1) at every t);
-  ``D_c = kappa drift S``;
+  ``D_c = kappa drift S``.  A channel with ``event_field="drift"`` carries its event component on
+  this smooth field instead of the white one: ``D_c(t)^2 = kappa^2 [(drift S)^2 + (event S w_c(t))^2]``
+  (same variance at every t; a transition swells the slowly varying error rather than adding
+  white noise, so a burst is one correlated disturbance);
 * ``b_c``: one N(0, 1) number per seed and channel, a constant offset (sensor bias);
-  ``B_c = kappa bias S``;
+  ``B_c = kappa bias S``; with ``bias_form="gain"`` a calibration (gain) error instead,
+  ``B_c(t) = kappa bias y_c(t)``, proportional to the reading;
 * ``Q_c``: quantisation of the clean reading to the step ``max(floor, quant_scale kappa S)``
   (the floor, in channel units, is not scaled by kappa), before the additive components.
 
@@ -53,6 +57,8 @@ class ChannelNoise:
     ``event_tau``/``post_tau``: this channel's envelope time scales (s); None = the model's.
     ``overlap``: ``"nearest"`` (the nearest event's envelope) or ``"sum"`` (each event adds its own
     burst: ``w(t)^2 = sum_e exp(-2 |t - t_e| / event_tau)``, and likewise for the post-event part).
+    ``event_field``: ``"white"`` (the event component on ``z_c``) or ``"drift"`` (on ``d_c``).
+    ``bias_form``: ``"offset"`` (``B = kappa bias S``) or ``"gain"`` (``B(t) = kappa bias y(t)``).
     """
 
     base: float = 0.0
@@ -67,11 +73,22 @@ class ChannelNoise:
     event_tau: float | None = None
     post_tau: float | None = None
     overlap: str = "nearest"
+    event_field: str = "white"
+    bias_form: str = "offset"
+
+    def __post_init__(self) -> None:
+        if self.event_field not in ("white", "drift"):
+            raise ValueError(f"event_field must be 'white' or 'drift', got {self.event_field!r}")
+        if self.bias_form not in ("offset", "gain"):
+            raise ValueError(f"bias_form must be 'offset' or 'gain', got {self.bias_form!r}")
+        if self.overlap not in ("nearest", "sum"):
+            raise ValueError(f"overlap must be 'nearest' or 'sum', got {self.overlap!r}")
 
     @classmethod
     def from_table(cls, table: dict[str, float], prefix: str, events: str = "events",
                    event_tau: float | None = None, post_tau: float | None = None,
-                   overlap: str = "nearest") -> "ChannelNoise":
+                   overlap: str = "nearest", event_field: str = "white",
+                   bias_form: str = "offset") -> "ChannelNoise":
         """The components of ``prefix`` in a coefficient table keyed like Tables 11 and 16."""
         kw = {c: table.get(f"{prefix}_{c}_sigma_scale", 0.0) for c in _COMPONENTS}
         kw["quant_floor"] = table.get(f"{prefix}_quant_step_floor", 0.0)
@@ -81,7 +98,8 @@ class ChannelNoise:
             f"{prefix}_quant_step_floor", f"{prefix}_quant_step_scale")]
         if unknown:
             raise ValueError(f"unknown noise coefficient(s) {unknown}")
-        return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau, overlap=overlap)
+        return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau, overlap=overlap,
+                   event_field=event_field, bias_form=bias_form)
 
 
 def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: float, overlap: str = "nearest"):
@@ -174,27 +192,32 @@ class FieldNoise:
 
     # ------------------------------------------------------------------ amplitudes
     def amplitudes(self, time: np.ndarray, values: np.ndarray, events: np.ndarray, kappa: float):
-        """``(A, D, B, delta)``: white amplitude (C, T), drift (C,), bias (C,), quantisation offset (C, T)."""
+        """``(A, D, B, delta)``: white, drift and bias amplitudes and the quantisation offset, each (C, T)."""
         time = np.asarray(time, dtype=float)
         yt = np.ascontiguousarray(np.asarray(values, dtype=float).T)
         C, T = yt.shape
         A = np.zeros((C, T))
-        D = np.zeros(C)
-        B = np.zeros(C)
+        D = np.zeros((C, T))
+        B = np.zeros((C, T))
         delta = np.zeros((C, T))
         for c, ch in enumerate(self.channels):
             y = yt[c]
             s = float(np.abs(y).max(initial=0.0))
             var = np.full(T, (ch.base * s) ** 2)
+            dvar = np.full(T, (ch.drift * s) ** 2)
             if ch.event or ch.post_event:
                 taus = (ch.event_tau or self.event_tau, ch.post_tau or self.post_tau)
                 w, p = envelopes(time, time[y != 0.0] if ch.events == "active" else events, *taus, ch.overlap)
-                var = var + (ch.event * s * w) ** 2 + (ch.post_event * s * p) ** 2
+                if ch.event_field == "drift":
+                    dvar = dvar + (ch.event * s * w) ** 2
+                else:
+                    var = var + (ch.event * s * w) ** 2
+                var = var + (ch.post_event * s * p) ** 2
             if ch.hetero:
                 var = var + ch.hetero ** 2 * s * np.abs(y)
             A[c] = kappa * np.sqrt(var)
-            D[c] = kappa * ch.drift * s
-            B[c] = kappa * ch.bias * s
+            D[c] = kappa * np.sqrt(dvar)
+            B[c] = kappa * ch.bias * (y if ch.bias_form == "gain" else s)
             if ch.quant_floor or ch.quant_scale:
                 step = max(ch.quant_floor, ch.quant_scale * kappa * s)
                 if step > 0:

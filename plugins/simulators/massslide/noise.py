@@ -2,10 +2,22 @@
 
 Components and exact coefficients are Table 16's; forms are those of
 :mod:`tsagent_plugins.simulators.common.noise` (scale ``S_c`` = peak magnitude of the clean channel).
-Event times are the stick/slip transitions (``Trajectory.events``).  The friction ``bias`` is one
-constant offset per noise seed.  ``*_EVENT_TAU`` (s) localise the event components around
-the transitions; :data:`DRIFT_TAU` (s) is the drift's correlation time.  Only these forms were
-tuned to Table 17; the coefficients are never changed.
+Event times are the stick/slip transitions (``Trajectory.events``).  ``*_EVENT_TAU`` (s) localise the
+event components around the transitions; :data:`DRIFT_TAU` (s) is the drift's correlation time.
+Only forms were tuned to Table 17; the coefficients are never changed.  Two forms differ from the
+common defaults, both chosen because with them the retained pool's SNR spread reaches Table 17's
+(with the defaults the SDs were 4.8 and 7.5 dB against 6.6 and 9.8, while the means were met):
+
+* velocity and friction carry their event component on the drift field (``event_field="drift"``):
+  a stick/slip transition swells the slowly varying sensor error for a while instead of adding
+  white noise, so each burst is one correlated disturbance (same variance at every instant);
+* the friction bias is a calibration gain error (``bias_form="gain"``, ``kappa bias b y(t)``): a
+  force sensor's scale error, proportional to the reading, rather than a constant offset.
+
+Measured with ``benchmarks/pool_summary.py --simulator massslide`` (pool seed 0, 142 per class;
+Table 17 in brackets), dB at kappa_ref: velocity 35.85 +- 5.69 (35.64 +- 6.58), friction
+41.09 +- 9.06 (42.03 +- 9.75), normal 59.26 +- 1.07 (59.90 +- 0.40); pool seed 1 stays within
+1.5 dB as well (velocity +0.41 / -0.65, friction +0.33 / -1.15, normal -0.70 / +0.75 dB off).
 """
 
 from __future__ import annotations
@@ -26,24 +38,27 @@ COEFFICIENTS = {
     "velocity_hetero_sigma_scale": 0.003,
 }
 
-#: Event-envelope time scales (s), set against Table 17 on a retained pool (seed 0, 142 per class).
+#: Event-envelope time scales (s), set against Table 17 on retained pools (seeds 0 and 1, 142 per class).
 #: Each stick/slip transition adds its own burst (``overlap="sum"``): a block that chatters between
 #: sticking and slipping is read with more noise than one that sticks once, which widens the
 #: pool's SNR spread towards Table 17's (6.6 and 9.8 dB).  The velocity reading is disturbed for
-#: about 1 s around a transition, the friction reading for about 50 ms -- the friction force jumps
+#: about 1 s around a transition, the friction reading for about 0.15 s -- the friction force jumps
 #: there, the velocity does not.
-VELOCITY_EVENT_TAU = 1.0
-FRICTION_EVENT_TAU = 0.05
+VELOCITY_EVENT_TAU = 1.25
+FRICTION_EVENT_TAU = 0.15
 POST_TAU = 0.1  # unused: Table 16 has no post-event component
-#: Correlation time (s) of the drift fields.
-DRIFT_TAU = 1.0
+#: Correlation time (s) of the drift fields (and of the event bursts carried on them): a slow
+#: wander over the 10 s record.
+DRIFT_TAU = 6.0
 SALT = 0x51DE
 
 
 def model(dt: float) -> FieldNoise:
     """The observation model for channels (velocity, friction force, normal force)."""
     return FieldNoise(
-        (ChannelNoise.from_table(COEFFICIENTS, "velocity", event_tau=VELOCITY_EVENT_TAU, overlap="sum"),
-         ChannelNoise.from_table(COEFFICIENTS, "friction", event_tau=FRICTION_EVENT_TAU, overlap="sum"),
+        (ChannelNoise.from_table(COEFFICIENTS, "velocity", event_tau=VELOCITY_EVENT_TAU, overlap="sum",
+                                 event_field="drift"),
+         ChannelNoise.from_table(COEFFICIENTS, "friction", event_tau=FRICTION_EVENT_TAU, overlap="sum",
+                                 event_field="drift", bias_form="gain"),
          ChannelNoise.from_table(COEFFICIENTS, "normal")),
         dt=dt, event_tau=VELOCITY_EVENT_TAU, post_tau=POST_TAU, drift_tau=DRIFT_TAU, salt=SALT)

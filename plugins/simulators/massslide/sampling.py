@@ -2,7 +2,7 @@
 
 Every variable is drawn from a two-piece (log-)uniform :class:`Marginal` on Table 15's
 ``[min, max]`` (see :mod:`tsagent_plugins.simulators.common.sampling`) with the sampling median below,
-set so the retained pool lands near Table 15's medians (``benchmarks/pool_summary_massslide.py``).
+set so the retained pool lands near Table 15's medians (``benchmarks/pool_summary.py --simulator massslide``).
 
 Choices the paper leaves open, with reasons:
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import Channel, Configuration, Intervention, Parameter, RuleOutcome, SimulatedTrajectory as Trajectory
+from harness import (Channel, Configuration, Intervention, Parameter, ReferenceTables, RuleOutcome,
+                     SimulatedTrajectory as Trajectory)
 from tsagent_plugins.simulators.common.base import TableSimulator
 from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
 
@@ -39,7 +40,7 @@ class MassSlide(TableSimulator):
     """
 
     name = "massslide"
-    version = "1"
+    version = "2"
     horizon = 10.0
     dt = 1.0 / 50.0
     state_variables = (
@@ -65,6 +66,12 @@ class MassSlide(TableSimulator):
     )
     description = DESCRIPTION
     kappa_ref = 1.0
+    reference = ReferenceTables(
+        ranges=sampling.TABLE15,
+        snr={"mass_velocity": ((35.64, 6.58), (23.60, 6.58)), "friction_force": ((42.03, 9.75), (29.99, 9.75)),
+             "normal_force": ((59.90, 0.40), (47.86, 0.40))},
+        source="TraceBench Tables 15 and 17",
+    )
     marginals = sampling.MARGINALS
     checks = {
         "mass": (lambda v: v > 0, "> 0"),

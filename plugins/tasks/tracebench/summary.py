@@ -72,7 +72,7 @@ def _range_row(name: str, which: str, vals: np.ndarray, t, check: bool) -> dict:
 def sample_snr(values: np.ndarray, noisy: np.ndarray) -> np.ndarray:
     """Per-channel SNR (dB) of one sample: ``10 log10(sum y^2 / sum (noisy - y)^2)``, shape (C,)."""
     y = np.asarray(values, float)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # an all-zero channel without noise: NaN
         return 10.0 * np.log10((y**2).sum(axis=0) / ((np.asarray(noisy, float) - y) ** 2).sum(axis=0))
 
 
