@@ -271,9 +271,9 @@ class _BoundedBackend:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)
 
-    def create(self, spec):
+    def create(self, spec, *args: Any, **kwargs: Any):
         with self._slots:
-            return self._backend.create(spec)
+            return self._backend.create(spec, *args, **kwargs)
 
 
 class LocalExecutor:

@@ -149,7 +149,7 @@ def check(out: Path, proc: subprocess.CompletedProcess, cases: dict) -> pd.DataF
     assert len(frame) == len(cases)
     for _, row in frame.iterrows():
         score = json.loads((out / "episodes" / row["episode"] / "score.json").read_text())
-        assert row["accuracy"] is not None or row["error"], row.to_dict()
+        assert row.get("accuracy") is not None or row["error"], row.to_dict()
         for d in score["details"]:  # every sample: a scored prediction or a reason
             assert d["reason"] is not None or isinstance(d["predicted"], list), d
     return frame

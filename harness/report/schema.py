@@ -60,7 +60,7 @@ Agent-episode templates (``harness run`` episodes in a sandboxed agent)
     ``context_source`` str: ``proxy`` | ``trajectory``.
 
 In-harness templates (``TaskTemplate.agent_episode_columns`` False, e.g. forecasting rows)
-    the row key, ``episode_seconds`` float, ``error_kind`` and ``error`` str,
+    the row key, ``episode_seconds`` float, ``error_kind`` and ``error`` str, ``infra_retries`` int,
     and the template's ``result_columns``.
 
 Rows without a ``template`` (or with a null one) are checked against the
@@ -149,7 +149,7 @@ SHARED: Columns = {
 
 #: The columns of rows written without a row of agent-episode columns (in-harness templates,
 #: ``TaskTemplate.agent_episode_columns`` False): the row key, the episode's wall-clock and failure.
-IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error")}}
+IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error", "infra_retries")}}
 
 #: The columns the harness itself writes into every agent-episode row, whatever its template; rows
 #: without a ``template`` (or with a null one) are checked against these.
