@@ -188,9 +188,16 @@ def test_sigkill_at_random_points_then_resume_runs_every_episode_exactly_once(tm
     assert reference.wait(timeout=600) == 0, reference.stderr.read()
     rng = random.Random(19)
     kills = 0
-    for _ in range(4):
+    def done() -> int:
+        return len(list((tmp_path / "killed" / "run").glob("**/row.json")))
+
+    for _ in range(4):  # kill at random points: after a random number of further episodes, plus a random delay
+        target = done() + rng.randint(1, 3)
         proc = harness("run", "--experiment", str(spec), "--out", "killed/run", "--jobs", "2", cwd=tmp_path)
-        time.sleep(rng.uniform(2.5, 7.0))
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and done() < target and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 0.05))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
