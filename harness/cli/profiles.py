@@ -44,7 +44,7 @@ def list_profiles(as_json: bool) -> None:
             click.echo(json.dumps(row))
         return
     table = Table(box=box.SIMPLE_HEAD, title="agent profiles (prices: USD per 1M tokens)")
-    for col in ("profile", "agent", "model", "image", "input", "cached", "output"):
+    for col in ("profile", "agent", "model", "image input", "input", "cached", "output"):
         table.add_column(col, justify="right" if col in ("input", "cached", "output") else "left")
     for r in rows:
         if "error" in r:

@@ -182,16 +182,19 @@ class Tally:
 def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     """One line per episode: the row key, then the ``templates``' summary columns
     (``TaskTemplate.summary_columns``; the first of each whenever a row has it, the others when a row
-    fills them with a value other than 0), then :data:`TRAILING` when filled.
+    fills them with a value other than 0), then :data:`TRAILING` when filled; the agent profile after the
+    row key when the rows come from several profiles.
     Text columns are left-aligned, numbers right-aligned."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    headers = {**ALWAYS, **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
+    several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
+    headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
+               **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
     headlines = {next(iter(t.summary_columns)) for t in templates if t.summary_columns}
-    shown = [c for c in headers if c in ALWAYS or any(r.get(c) not in (None, 0) for r in rows)
+    shown = [c for c in headers if c in ALWAYS or c == "profile" or any(r.get(c) not in (None, 0) for r in rows)
              or (c in headlines and any(c in r for r in rows))]
     for col in shown:
         width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
-        text = col in ALWAYS or any(isinstance(r.get(col), str) for r in rows)
+        text = col in ALWAYS or col == "profile" or any(isinstance(r.get(col), str) for r in rows)
         table.add_column(headers[col], justify="left" if text else "right",
                          overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
     failed = any(r.get("error_kind") or r.get("error") for r in rows)
