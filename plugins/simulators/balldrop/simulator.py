@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from harness import (
     SimulatedTrajectory as Trajectory,
 )
 from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.common.base import validated_values
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "
@@ -243,21 +243,4 @@ class BallDrop(Simulator):
 
     def _values(self, config: Configuration) -> tuple[dict[str, float], dict[str, float]]:
         """Validated ``(initial_state, parameters)`` as float dicts; errors name the field."""
-        out = []
-        for attr, specs in (("initial_state", self.state_variables), ("parameters", self.parameters)):
-            given: Mapping[str, float] = getattr(config, attr)
-            vals = {}
-            for p in specs:
-                if p.name not in given:
-                    raise ValueError(f"configuration.{attr}: missing {p.name!r}")
-                try:
-                    v = float(given[p.name])
-                except (TypeError, ValueError):
-                    raise ValueError(f"configuration.{attr}[{p.name!r}]: not a number: {given[p.name]!r}") from None
-                self._check_value(p.name, v, f"configuration.{attr}[{p.name!r}]")
-                vals[p.name] = v
-            extra = set(given) - {p.name for p in specs}
-            if extra:
-                raise ValueError(f"configuration.{attr}: unknown field(s) {sorted(extra)}")
-            out.append(vals)
-        return out[0], out[1]
+        return validated_values(config, self.state_variables, self.parameters, self._check_value)

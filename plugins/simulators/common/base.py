@@ -88,24 +88,7 @@ class TableSimulator(Simulator):
 
     def _values(self, config: Configuration) -> tuple[dict[str, float], dict[str, float]]:
         """Validated ``(initial_state, parameters)`` as float dicts; errors name the field."""
-        out = []
-        for attr, specs in (("initial_state", self.state_variables), ("parameters", self.parameters)):
-            given: Mapping[str, float] = getattr(config, attr)
-            vals = {}
-            for p in specs:
-                if p.name not in given:
-                    raise ValueError(f"configuration.{attr}: missing {p.name!r}")
-                try:
-                    v = float(given[p.name])
-                except (TypeError, ValueError):
-                    raise ValueError(f"configuration.{attr}[{p.name!r}]: not a number: {given[p.name]!r}") from None
-                self._check_value(p.name, v, f"configuration.{attr}[{p.name!r}]")
-                vals[p.name] = v
-            extra = set(given) - {p.name for p in specs}
-            if extra:
-                raise ValueError(f"configuration.{attr}: unknown field(s) {sorted(extra)}")
-            out.append(vals)
-        return out[0], out[1]
+        return validated_values(config, self.state_variables, self.parameters, self._check_value)
 
     def _change(self, intervention: Intervention | None) -> tuple[str, float, float] | None:
         """Validated ``(parameter, t_int, new value)`` or None."""
@@ -116,3 +99,27 @@ class TableSimulator(Simulator):
         if not math.isfinite(intervention.time) or intervention.time < 0:
             raise ValueError(f"intervention.time must be a finite time >= 0 s, got {intervention.time}")
         return intervention.parameter, float(intervention.time), float(intervention.new_value)
+
+
+def validated_values(config: Configuration, state_variables, parameters,
+                     check: Callable[[str, float, str], None]) -> tuple[dict[str, float], dict[str, float]]:
+    """``(initial_state, parameters)`` of ``config`` as float dicts, every declared field present, numeric
+    and accepted by ``check(name, value, where)``, no unknown field; ValueError naming the field otherwise."""
+    out = []
+    for attr, specs in (("initial_state", state_variables), ("parameters", parameters)):
+        given: Mapping[str, float] = getattr(config, attr)
+        vals = {}
+        for p in specs:
+            if p.name not in given:
+                raise ValueError(f"configuration.{attr}: missing {p.name!r}")
+            try:
+                v = float(given[p.name])
+            except (TypeError, ValueError):
+                raise ValueError(f"configuration.{attr}[{p.name!r}]: not a number: {given[p.name]!r}") from None
+            check(p.name, v, f"configuration.{attr}[{p.name!r}]")
+            vals[p.name] = v
+        extra = set(given) - {p.name for p in specs}
+        if extra:
+            raise ValueError(f"configuration.{attr}: unknown field(s) {sorted(extra)}")
+        out.append(vals)
+    return out[0], out[1]
