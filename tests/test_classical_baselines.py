@@ -4,6 +4,7 @@ random guessing, programmatic rules and refusals."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import warnings
 
@@ -92,11 +93,9 @@ def test_impulse_columns_come_from_channel_metadata():
 
 # -- DTW ---------------------------------------------------------------------------------------
 
-try:
-    from tsagent_plugins.agents.classical import learned
-except ImportError:  # the baselines extra is not installed
-    learned = None
-needs_aeon = pytest.mark.skipif(learned is None, reason="needs the baselines extra: pip install -e '.[baselines]'")
+from tsagent_plugins.agents.classical import learned  # noqa: E402  (imports aeon on first use)
+
+needs_aeon = pytest.mark.skipif(importlib.util.find_spec("aeon") is None, reason="needs the baselines extra: pip install -e '.[baselines]'")
 
 
 def dtw_reference(a: np.ndarray, b: np.ndarray) -> float:
@@ -267,3 +266,40 @@ def test_aeon_agents_refuse_clearly_without_the_extra(monkeypatch):
     for name in ("dtw-1nn", "minirocket-ridge-privileged"):
         assert "pip install -e '.[baselines]'" in by_name[name].refusal(SimpleNamespace(submission="direct"))
     assert by_name["euclidean-1nn"].refusal(SimpleNamespace(submission="direct")) is None
+
+
+# -- start-up and JIT accounting -----------------------------------------------------------------
+
+@needs_aeon
+def test_the_solver_process_loads_aeon_without_torch():
+    """aeon's convolution package would import torch (installed for Chronos); the solver hides it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from tsagent_plugins.agents.classical import learned; learned.hide_torch(); "
+            "learned.load('minirocket'); learned.load('dtw'); print(sorted(m for m in sys.modules if m == 'torch' "
+            "or m.startswith('torch.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_jit_timer_counts_compiles_and_not_cache_loads():
+    numba = pytest.importorskip("numba")
+    from numba.core import event
+
+    timer = solve._jit_timer()
+    try:
+        assert not timer.done  # nothing compiled yet
+
+        @numba.njit
+        def twice(x):
+            return 2 * x
+
+        assert twice(3) == 6
+        assert timer.done and timer.duration > 0
+        before = timer.duration
+        assert twice(4) == 8  # the same signature: no compile
+        assert timer.duration == before
+    finally:
+        event.unregister("numba:compile", timer)

@@ -18,6 +18,7 @@ def test_within_simulator_sd_by_hand():
     # differs from the plain SD, which mixes in simulator difficulty
     assert np.std(values, ddof=1) == pytest.approx(0.16330, abs=1e-5)
     assert within_simulator_sd([0.5], ["a"]) is None
+    assert within_simulator_sd([0.5, 0.1, 0.9], ["a", "b", "c"]) is None  # one seed per simulator: no spread to see
     assert within_simulator_sd([0.5, float("nan"), 0.7], ["a", "a", "a"]) == pytest.approx(math.sqrt(0.02))
 
 

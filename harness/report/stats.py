@@ -52,12 +52,15 @@ TIE_TOL = 1e-12
 
 
 def within_simulator_sd(values: Sequence[float], simulators: Sequence[str]) -> float | None:
-    """Sample SD (ddof = 1) of values minus their simulator's mean; None with fewer than 2 values."""
+    """Sample SD (ddof = 1) of values minus their simulator's mean (Section 4.2).
+
+    None with fewer than 2 values, or when no simulator has 2 (every residual would be 0 by
+    construction, which says nothing about variability)."""
     v = np.asarray(values, dtype=float)
     s = np.asarray(simulators, dtype=object)
     keep = ~np.isnan(v)
     v, s = v[keep], s[keep]
-    if v.size < 2:
+    if v.size < 2 or max(int(np.sum(s == sim)) for sim in set(s.tolist())) < 2:
         return None
     residuals = np.empty_like(v)
     for sim in set(s.tolist()):

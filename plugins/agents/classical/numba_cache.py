@@ -7,13 +7,17 @@ support batch in a subprocess with ``NUMBA_CACHE_DIR`` set, under a file lock,
 and returns its directory; each sandbox gets it read-only
 (``HARNESS_NUMBA_CACHE``; :func:`tsagent_plugins.agents.classical.solve.use_numba_cache`).
 The directory is ``$HARNESS_CACHE_DIR/numba/<versions>`` or
-``~/.cache/harness/numba/<versions>``.  The build time (the JIT an episode
+``~/.cache/harness/numba/<versions>``, where ``<versions>`` names Python, numba,
+aeon and a hash of the warm-up code (this module and :mod:`.learned`): a cache
+warmed by other code may miss a signature the episodes call, and each episode
+would then pay the JIT again (the solver reports it as ``jit``).  The build time (the JIT an episode
 would otherwise pay) is written to ``build.json`` beside the cache.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -32,7 +36,9 @@ def cache_dir() -> Path:
         versions = f"py{sys.version_info.major}{sys.version_info.minor}-numba{metadata.version('numba')}-aeon{metadata.version('aeon')}"
     except metadata.PackageNotFoundError as exc:
         raise RuntimeError(f"dtw-1nn and minirocket-ridge need aeon: pip install -e '.[baselines]' ({exc})") from None
-    return root / "numba" / versions
+    here = Path(__file__).resolve().parent
+    code = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("numba_cache.py", "learned.py")))
+    return root / "numba" / f"{versions}-{code.hexdigest()[:10]}"
 
 
 def ensure_cache() -> Path:
@@ -74,4 +80,7 @@ def warm() -> None:
 
 
 if __name__ == "__main__":
+    from tsagent_plugins.agents.classical.learned import hide_torch
+
+    hide_torch()  # as in the solver, so the cache holds what an episode loads
     warm()
