@@ -84,12 +84,15 @@ def prepare(tasks: list[Path], agents: list[str]) -> None:
 
 def stage_seconds(run_dir: Path) -> dict[str, float]:
     """Seconds per solver stage (import, fit, predict, jit) summed over the run's episodes (``timings`` lines)."""
-    total = {"import": 0.0, "fit": 0.0, "predict": 0.0, "jit": 0.0}
+    total = {"import": 0.0, "fit": 0.0, "predict": 0.0, "jit": 0.0, "jit_max": 0.0, "solvers": 0}
     for path in run_dir.glob("episodes/*/agent.stderr"):
         for line in path.read_text().splitlines():
             if line.startswith("timings "):
-                for key, value in json.loads(line[len("timings "):]).items():
+                stages = json.loads(line[len("timings "):])
+                for key, value in stages.items():
                     total[key] = total.get(key, 0.0) + value
+                total["jit_max"] = max(total["jit_max"], stages.get("jit", 0.0))
+                total["solvers"] += 1
     return total
 
 
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({(frame['status'] == 'ok').sum()} ok) in {wall:.1f} s wall with {args.jobs} job(s) "
           f"({slots / max(n, 1):.2f} slot-seconds per episode)")
     rows = [("methods (fit + predict in the sandbox)", method_s),
-            ("  of which numba JIT", t["jit"]),
+            (f"  of which numba JIT (at most {t['jit_max']:.2f} s in one episode)", t["jit"]),
             ("agent start (Python, imports, aeon)", agent_s - method_s),
             ("episode outside the agent (materialise, sandbox, score)", episode_s - agent_s),
             ("harness outside episodes (start-up, pools, idle slots)", slots - episode_s)]
