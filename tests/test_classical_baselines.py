@@ -303,3 +303,31 @@ def test_the_jit_timer_counts_compiles_and_not_cache_loads():
         assert timer.duration == before
     finally:
         event.unregister("numba:compile", timer)
+
+
+def test_aeon_stays_an_optional_extra_out_of_the_agent_image():
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    from harness.image.recipe import RUNTIME_PACKAGES
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert not [d for d in project["dependencies"] if d.lower().startswith("aeon")]
+    assert [name for name, deps in project["optional-dependencies"].items()
+            if any(d.lower().startswith("aeon") for d in deps)] == ["baselines"]
+    assert "aeon" not in {name.lower() for name in RUNTIME_PACKAGES}  # the LLM agents' image (Table 20)
+    # the core and every plugin load with aeon absent; the aeon agents are listed (and refuse when run)
+    code = ("import sys\n"
+            "class NoAeon:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'aeon':\n"
+            "            raise ModuleNotFoundError(name, name=name)\n"
+            "sys.meta_path.insert(0, NoAeon())\n"
+            "sys.argv = ['harness', 'plugins', 'list']\n"
+            "import runpy; runpy.run_module('harness', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "dtw-1nn" in done.stdout and "minirocket-ridge" in done.stdout
