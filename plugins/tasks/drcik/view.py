@@ -4,8 +4,7 @@ A Dr-CiK row is one forecaster × context condition × task (``episode``
 ``<forecaster>/<context>/<benchmark_id>``).  The page shows, for that
 forecaster and task, one forecast fan per context condition found in the
 run: the history, the sample paths' 5–95 % and 25–75 % bands and median
-(an episode folder's ``samples.npy``, or a ``harness forecast`` run's
-``samples/<forecaster>/<context>.npz``, key ``benchmark_id``) and -- only
+(each episode folder's ``samples.npy``) and -- only
 when the viewer may reveal answers and the task's labels are public -- the
 realised future; each fan carries its condition's sCRPS.  A research episode (an
 episode folder with ``workspace/report.md`` and/or ``workspace/evidence.json``)
@@ -59,13 +58,9 @@ def _folder_tasks(folder: str) -> dict:
 
 
 def _task(episode: EpisodeView, benchmark_id: str):
-    """The task of a row: from run.json's ``tasks`` list (``harness forecast`` runs: each task's source file),
-    else from the spec's ``tasks`` value (``sample`` or a release folder)."""
-    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_task_file
+    """The task of a row, from the spec's ``tasks`` value (``sample`` or a release folder)."""
+    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
 
-    for entry in episode.run.get("tasks") or []:
-        if isinstance(entry, dict) and entry.get("benchmark_id") == benchmark_id and entry.get("source"):
-            return load_task_file(entry["source"])
     for value in dict.fromkeys(_tasks_values(episode.run)):
         folder = SAMPLE_DIR if value == "sample" else Path(value)
         if Path(folder).exists():
@@ -75,16 +70,11 @@ def _task(episode: EpisodeView, benchmark_id: str):
     return None
 
 
-def _samples(root: Path, forecaster: str, context: str, benchmark_id: str, episode: str | None) -> np.ndarray | None:
-    """The (S, H) sample paths: ``episodes/<episode>/samples.npy`` (an episode folder per row), else
-    ``samples/<forecaster>/<context>.npz`` keyed by benchmark_id (``harness forecast`` runs)."""
+def _samples(root: Path, episode: str | None) -> np.ndarray | None:
+    """The (S, H) sample paths of an episode: ``episodes/<episode>/samples.npy``, or None."""
     if isinstance(episode, str) and (root / "episodes" / episode / "samples.npy").is_file():
         return np.asarray(np.load(root / "episodes" / episode / "samples.npy", allow_pickle=False), float)
-    path = root / "samples" / forecaster / f"{context}.npz"
-    if not path.is_file():
-        return None
-    with np.load(path, allow_pickle=False) as data:
-        return np.asarray(data[benchmark_id], float) if benchmark_id in data.files else None
+    return None
 
 
 def _role(doc, reveal: bool) -> str:
@@ -106,7 +96,7 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
     fans = []
     for name in contexts:
         match = same[same["context"] == name]
-        samples = _samples(episode.run_root, forecaster, name, task.benchmark_id,
+        samples = _samples(episode.run_root,
                            match["episode"].iloc[0] if "episode" in match.columns and len(match) else None)
         current = " current" if name == context else ""
         if samples is None:
