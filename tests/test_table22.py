@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from harness.report.sections import contribute
-from tsagent_plugins.tasks.tracebench.table22 import CHANCE, build_section, table22
+from tsagent_plugins.tasks.tracebench.table22 import CHANCE, table22
 
 CLASSES = {"balldrop": 5, "bounceball": 6, "massslide": 5}
 
@@ -69,16 +69,17 @@ def test_order_agents_beside_and_other_conditions_left_out():
 
 def test_no_table_without_baselines_and_section_wiring(monkeypatch):
     llm = pd.DataFrame(rows("gpt-5.5", "codex", {("balldrop", "low"): [0.5, 0.6]}))
-    assert table22(llm) is None and build_section(llm).tables == []
+    assert table22(llm) is None
     frame = pd.DataFrame(rows("random", "random", {("balldrop", "low"): [0.1, 0.3]}))
-    section = contribute(frame, {"tracebench": build_section})
-    assert [t.key for t in section.tables] == ["table22"] and section.messages == []
     import tsagent_plugins.tasks.tracebench as plugin
     import tsagent_plugins.tasks.tracebench.report as tables
     from harness import Section
 
     monkeypatch.setattr(tables, "build_section", lambda rows: Section())  # the other tables need real runs
     assert [t.key for t in plugin._report_section(frame).tables] == ["table22"]  # one section carries Table 22
+    section = contribute(frame, {"tracebench": plugin._report_section})
+    assert [t.key for t in section.tables] == ["table22"] and section.messages == []
+    assert plugin._report_section(llm).tables == []
 
 
 def test_registered_through_the_plugin_hook():

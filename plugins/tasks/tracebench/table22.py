@@ -25,10 +25,8 @@ import math
 
 import pandas as pd
 
+from harness import Table, within_simulator_sd
 from tsagent_plugins.tasks.tracebench.report.answers import class_count
-from harness import Section
-from harness import within_simulator_sd
-from harness import Table
 
 EXAMPLES = 3
 NOISES = ("low", "high")
@@ -139,8 +137,3 @@ def table22(frame: pd.DataFrame) -> Table | None:
                        "over simulators and seeds ± within-simulator SD (Section 4.2). Chance: 1 / classes.")
     return table
 
-
-def build_section(frame: pd.DataFrame) -> Section:
-    """The report section of the tracebench template's rows: Table 22 when baselines ran."""
-    table = table22(frame)
-    return Section(tables=[table] if table is not None else [])
