@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from harness import plugins as plugin_registry
 from harness.config import (
+    REPO_ROOT,
     AgentProfile,
     ConfigError,
     RunSettings,
@@ -39,8 +40,6 @@ from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id
 from harness.errors import EpisodeError, HarnessError
 from harness.store import RunStore, versions, write_json
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def profile_dirs() -> list[Path]:
