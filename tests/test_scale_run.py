@@ -28,7 +28,7 @@ from harness.experiment import Unit, plan_experiment
 from harness.limits import RateLimiter
 from harness.plan import plan_costs
 from harness.run import execute, load_task, resolve_profile
-from harness.store import RunStore
+from harness.store import RowError, RunStore, episode_rows
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
@@ -288,6 +288,20 @@ def test_a_run_level_cost_cap_stops_new_episodes_and_lets_running_ones_finish(tm
     assert len(execute(units, store, settings, on_event=lambda e, d: events.append((e, d)))) == len(rows)
     assert [d["not_started"] for e, d in events if e == "budget"] == [12 - len(rows)]
     assert not [e for e, _ in events if e == "episode"]
+
+
+def test_one_reader_of_episode_rows_names_a_bad_row_or_skips_it(tmp_path):
+    store = RunStore.create(tmp_path / "run")
+    for key, text in (("a", '{"status": "ok", "cost_usd": 1.5}'), ("b", "{truncated"), ("c", "[1, 2]")):
+        store.episode(key).create().row.write_text(text)
+    with pytest.raises(RowError, match=r"episodes/b/row.json: not a valid row"):
+        store.rows()
+    assert episode_rows(store.root, skip_invalid=True) == [{"status": "ok", "cost_usd": 1.5}]
+    store.episode("b").row.unlink()
+    with pytest.raises(RowError, match=r"episodes/c/row.json: not a valid row: expected a JSON object, got list"):
+        store.write_results()
+    store.episode("c").row.unlink()
+    assert pd.read_parquet(store.write_results()).to_dict("records") == [{"status": "ok", "cost_usd": 1.5}]
 
 
 def test_runs_list_shows_task_agents_done_total_and_cost(tmp_path):

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from harness.cli._console import console
+from harness.store import episode_rows
 
 
 def run_summary(root: Path) -> dict | None:
@@ -31,11 +32,7 @@ def run_summary(root: Path) -> dict | None:
         what += f" / {identity['stage']}"
     done = failed = 0
     cost = 0.0
-    for row_path in root.glob("episodes/*/row.json"):
-        try:
-            row = json.loads(row_path.read_text())
-        except ValueError:
-            continue
+    for row in episode_rows(root, skip_invalid=True):
         if row.get("status") == "infra_failed":
             failed += 1
             continue
