@@ -311,6 +311,15 @@ def test_runs_list_shows_task_agents_done_total_and_cost(tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [json.loads(x) for x in result.output.splitlines()]
     assert line["task"] == "naive" and line["done"] == 6 and line["total"] == 6 and line["cost_usd"] == 0.0
+    assert line["agents"] == ["naive"]  # a forecasting run has no agent profile: its forecasters are shown
+    row = next((tmp_path / "runs" / "naive" / "episodes").glob("*/row.json"))
+    row.write_text("{cut")  # a damaged row is not counted, and breaks nothing
+    (line,) = [json.loads(x) for x in CliRunner().invoke(cli, ["runs", "list", str(tmp_path / "runs"), "--json"])
+               .output.splitlines()]
+    assert line["done"] == 5 and line["total"] == 6
+    table = CliRunner().invoke(cli, ["runs", "list", str(tmp_path / "runs")], terminal_width=200).output
+    cells = [line.strip().split("  ") for line in table.splitlines() if "/ 6" in line]
+    assert [c.strip() for c in cells[0] if c.strip()][2] == "naive"  # run directory, task, agents, ...
 
 
 # -- Dask -------------------------------------------------------------------------------------------------
