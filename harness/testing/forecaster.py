@@ -1,7 +1,7 @@
 """Conformance tests every forecaster plugin must pass (S sample paths per task).
 
-Fixture contract (class-scoped, as a slow forecaster -- a Chronos pipeline, an LLM behind the
-model proxy -- is built once per test class and each forecast it is asked for is made once):
+Fixture contract (class-scoped, as a slow forecaster -- a pretrained time-series model, an LLM behind
+the model proxy -- is built once per test class and each forecast it is asked for is made once):
 override ``forecaster`` with ``@pytest.fixture(scope="class")`` to return an instance of your
 :class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``, also
 class-scoped (the base request the checks vary; ``request`` is a name pytest reserves).
