@@ -32,6 +32,7 @@ from harness.contracts import (
     TaskTemplate,
 )
 from harness.errors import EpisodeError, ErrorKind
+from harness.proxy.log import last_request_seq
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 
@@ -233,7 +234,7 @@ def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str,
     failed = result.timed_out or result.returncode != 0 or signature is not None
     errors = list(getattr(usage, "errors", None) or [])
     infra_signature = signature is None or ErrorKind(signature).infra
-    if failed and errors and infra_signature and errors[-1].seq == _last_request_seq(proxy_log):
+    if failed and errors and infra_signature and errors[-1].seq == last_request_seq(proxy_log):
         last = errors[-1]
         raise EpisodeError(PROXY_ERROR_KINDS.get(str(last.kind), ErrorKind.UPSTREAM), last.message)
     if signature is not None and ErrorKind(signature).infra:
@@ -248,24 +249,9 @@ def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str,
     return "ok", None, None
 
 
-def _last_request_seq(proxy_log: Path) -> int | None:
-    """The ``seq`` of the last request line in ``proxy.jsonl`` (None when there is none)."""
-    if not proxy_log.exists():
-        return None
-    last = None
-    with proxy_log.open() as fh:
-        for line in fh:
-            if line.startswith('{"type": "request"'):
-                last = json.loads(line).get("seq", last)
-    return last
-
-
 def _flat_params(params: BaseModel) -> dict[str, Any]:
     out = {}
     for key, value in params.model_dump(mode="json").items():
         out[key] = value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value)
     return out
 
-
-def load_row(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())

@@ -11,14 +11,13 @@ profile's prices (:meth:`harness.config.Prices.cost`).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.config import RunSettings
 from harness.experiment import Unit
-from harness.store import RunStore
+from harness.store import RunStore, episode_rows, read_row
 
 USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
@@ -54,17 +53,14 @@ def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, fl
     """Mean ``prompt/cached/completion_tokens`` of finished episodes under ``dirs`` by (profile, task)."""
     sums: dict[tuple, list] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
     for d in dirs:
-        for path in sorted(Path(d).glob("**/episodes/*/row.json")):
-            try:
-                row = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if row.get("status") == "infra_failed" or not isinstance(row.get("prompt_tokens"), (int, float)):
-                continue
-            acc = sums[(row.get("profile"), row.get("task"))]
-            for i, name in enumerate(USAGE_FIELDS):
-                acc[i] += float(row.get(name) or 0)
-            acc[3] += 1
+        for episodes in sorted(Path(d).glob("**/episodes")):  # a run directory, or a stage of one
+            for row in episode_rows(episodes.parent, skip_invalid=True):
+                if row.get("status") == "infra_failed" or not isinstance(row.get("prompt_tokens"), (int, float)):
+                    continue
+                acc = sums[(row.get("profile"), row.get("task"))]
+                for i, name in enumerate(USAGE_FIELDS):
+                    acc[i] += float(row.get(name) or 0)
+                acc[3] += 1
     return {k: {name: v[i] / v[3] for i, name in enumerate(USAGE_FIELDS)} | {"n": v[3]} for k, v in sums.items()}
 
 
@@ -81,7 +77,7 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
     for plan in plans:
         name = plan.profile.name if plan.profile else None
         row_path = store.episode(plan.key).row
-        done = row_path.exists() and json.loads(row_path.read_text()).get("status") != "infra_failed"
+        done = row_path.exists() and read_row(row_path).get("status") != "infra_failed"
         usage, source = past.get((name, plan.task_name)), "earlier runs"
         reported = None
         if usage is None and plan.profile is not None and not plan.in_harness:

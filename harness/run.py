@@ -12,7 +12,6 @@ Infrastructure failures are retried with exponential backoff up to
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import re
@@ -26,6 +25,7 @@ from typing import Any, Callable
 
 from harness import plugins as plugin_registry
 from harness.config import (
+    REPO_ROOT,
     AgentProfile,
     ConfigError,
     RunSettings,
@@ -38,9 +38,7 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, versions, write_json
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from harness.store import RunStore, read_row, versions, write_json
 
 
 def profile_dirs() -> list[Path]:
@@ -327,7 +325,7 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     todo = []
     for plan in plans:
         paths = store.episode(plan.key)
-        done = _read(paths.row) if paths.row.exists() else None
+        done = read_row(paths.row) if paths.row.exists() else None
         if done is not None and done.get("status") != "infra_failed":
             rows[plan.key] = done
             on_event("skip", {"key": plan.key, "row": done})
@@ -451,7 +449,3 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             attempt += 1
             on_event("retry", {"key": plan.key, "error": str(exc), "attempt": attempt})
             time.sleep(min(60.0, settings.infra_backoff_s * 2.0 ** (attempt - 1)))
-
-
-def _read(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())

@@ -25,7 +25,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from harness.errors import HarnessError
+
+#: where a finished episode's results row lives, relative to the run directory
+ROW_FILES = "episodes/*/row.json"
 
 
 def new_run_id() -> str:
@@ -102,11 +105,13 @@ class RunStore:
         write_json(self.root / "run.json", data)
 
     def rows(self) -> list[dict[str, Any]]:
-        """Rows of every finished episode (those with ``row.json``), in key order."""
-        return [json.loads(p.read_text()) for p in sorted(self.root.glob("episodes/*/row.json"))]
+        """Rows of every finished episode (those with ``row.json``), in key order (:func:`episode_rows`)."""
+        return episode_rows(self.root)
 
     def write_results(self) -> Path:
         """Write ``results.parquet`` from the finished episodes' rows."""
+        import pandas as pd  # imported on use: listing runs needs no pandas
+
         frame = pd.DataFrame(self.rows())
         if "episode_id" in frame.columns:  # each episode id once (a folder renamed by hand must not repeat it)
             frame = frame[~(frame["episode_id"].notna() & frame.duplicated("episode_id", keep="last"))]
@@ -118,6 +123,39 @@ class RunStore:
         frame.to_parquet(tmp, index=False)
         os.replace(tmp, path)
         return path
+
+
+class RowError(HarnessError):
+    """An episode's ``row.json`` cannot be read or is not a JSON object; the message names the file."""
+
+
+def read_row(path: Path | str) -> dict[str, Any]:
+    """One results row (an episode's ``row.json``); :class:`RowError` naming the file when it is unreadable,
+    not JSON or not an object."""
+    path = Path(path)
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RowError(f"{path}: not a valid row: {exc}") from None
+    if not isinstance(row, dict):
+        raise RowError(f"{path}: not a valid row: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dict[str, Any]]:
+    """The results rows of every finished episode of ``run_dir`` (``episodes/*/row.json``), in folder order.
+
+    The one reader of per-episode rows (resume, ``results.parquet``, reports, ``runs list``, cost plans).
+    An invalid row raises :class:`RowError` naming its file, or is left out with ``skip_invalid``.
+    """
+    rows = []
+    for path in sorted(Path(run_dir).glob(ROW_FILES)):
+        try:
+            rows.append(read_row(path))
+        except RowError:
+            if not skip_invalid:
+                raise
+    return rows
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -1,4 +1,5 @@
-"""``harness --version`` and ``--help`` import no heavy library and no plugin module (ARCHITECTURE start-up)."""
+"""``harness --version`` and ``--help`` import no heavy library and no plugin module; ``plugins list`` and
+``tasks list`` load plugins without their run-time stacks (ARCHITECTURE start-up)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "pandas", "pydantic", "rich", "aiohttp", "pluggy", "scipy", "statsmodels")
+#: what a plugin may import only when it runs (a forecast, a report, a simulation), never to register
+RUN_TIME = ("pandas", "pyarrow", "scipy", "statsmodels", "torch", "transformers", "chronos", "aeon", "sklearn",
+            "matplotlib", "bashlex", "aiohttp", "asyncio")
 
 
 def imported_modules(*args: str) -> set[str]:
@@ -52,3 +56,18 @@ def test_plugin_command_loads_on_use():
     out = subprocess.run([sys.executable, "-m", "harness", eps[0].name, "--help"], capture_output=True,
                          text=True, timeout=120, check=True).stdout
     assert "Usage: harness " + eps[0].name in out
+
+
+def test_plugins_list_loads_no_run_time_stack():
+    names = imported_modules("plugins", "list")
+    assert names & plugin_modules(), "plugins list imported no plugin: the check below would be vacuous"
+    loaded = sorted({n.split(".")[0] for n in names} & set(RUN_TIME))
+    assert not loaded, f"harness plugins list imported {loaded}: a plugin imports it at module level"
+
+
+def test_tasks_list_loads_no_plugin_and_no_numeric_stack():
+    names = imported_modules("tasks", "list")
+    assert "harness.config" in names  # the specs were read
+    loaded = sorted({n.split(".")[0] for n in names} & {*RUN_TIME, "numpy", "pluggy"})
+    assert not loaded, f"harness tasks list imported {loaded}"
+    assert not names & plugin_modules(), "harness tasks list imported plugin modules"

@@ -33,7 +33,7 @@ def tiny(tmp_path_factory):
 
 
 class TestChronosConformance(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self, tiny):
         return ChronosForecaster(tiny)
 
@@ -41,7 +41,7 @@ class TestChronosConformance(ForecasterTests):
 class TestChronosLocalWeightsConformance(ForecasterTests):
     """The suite on the configured local weights (e.g. a download of amazon/chronos-t5-small)."""
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         folder = os.environ.get(MODEL_ENV)
         if not folder or not Path(folder).expanduser().is_dir():

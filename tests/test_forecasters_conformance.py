@@ -1,4 +1,5 @@
-"""The built-in statistical forecasters run the shipped forecaster conformance suite."""
+"""The built-in statistical forecasters run the shipped forecaster conformance suite; the suite builds a
+forecaster and makes each forecast once per class."""
 
 from __future__ import annotations
 
@@ -9,20 +10,65 @@ from tsagent_plugins.forecasters.statistical import (ARIMAForecaster, ETSForecas
                                              SESForecaster)
 
 
+pytest_plugins = ["pytester"]
+
+COUNTING = """
+import numpy as np
+import pytest
+from harness.contracts import Forecast, Forecaster
+from harness.testing.forecaster import ForecasterTests
+
+BUILT = []
+
+
+class Counting(Forecaster):
+    name = "counting"
+
+    def __init__(self):
+        BUILT.append(self)
+        self.calls = 0
+
+    def forecast(self, request):
+        self.calls += 1
+        rng = np.random.default_rng(request.seed)
+        return Forecast(rng.normal(size=(request.n_samples, len(request.future_index))))
+
+
+class TestCounting(ForecasterTests):
+    @pytest.fixture(scope="class")
+    def forecaster(self):
+        return Counting()
+
+
+def test_one_forecaster_and_eight_forecasts_per_class():
+    assert [f.calls for f in BUILT] == [8]
+"""
+
+
+def test_the_kit_fits_once_per_class_and_refuses_a_function_scoped_forecaster(pytester):
+    pytester.makepyfile(test_counting=COUNTING)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=10)  # the 9 kit checks, then the count
+    pytester.makepyfile(test_function_scoped=COUNTING.replace('@pytest.fixture(scope="class")', "@pytest.fixture")
+                        .replace("[8]", "[]"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_function_scoped.py")
+    assert result.ret != 0 and "ScopeMismatch" in result.stdout.str()
+
+
 class TestNaive(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return NaiveForecaster()
 
 
 class TestSES(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return SESForecaster()
 
 
 class TestETS(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return ETSForecaster()
 
@@ -30,34 +76,34 @@ class TestETS(ForecasterTests):
 class TestARIMASmallGrid(ForecasterTests):
     """The ARIMA machinery on a narrow grid (the paper's 48-model grid runs in the slow class)."""
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return ARIMAForecaster(max_p=1, max_d=1, max_q=1)
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecast_request(self):
         return synthetic_request(n=48, horizon=12, period=6)
 
 
 class TestSARIMAShortSeason(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return SARIMAForecaster()
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecast_request(self):
         return synthetic_request(n=36, horizon=12, period=4)
 
 
 @pytest.mark.slow
 class TestARIMAPaperGrid(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return ARIMAForecaster()
 
 
 @pytest.mark.slow
 class TestSARIMADaily(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self):
         return SARIMAForecaster()

@@ -280,7 +280,7 @@ def seeded_model(tmp_path_factory):
 
 
 class TestDirectPromptConformance(ForecasterTests):
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self, seeded_model):
         return DirectPromptForecaster(seeded_model)
 

@@ -150,6 +150,11 @@ def test_bad_inputs_name_the_path(tmp_path):
     empty.mkdir()
     with pytest.raises(ReportError, match=r"empty: no results.parquet and no episodes/\*/row.json"):
         build_report([empty])
+    truncated = tmp_path / "truncated" / "episodes" / "e1"
+    truncated.mkdir(parents=True)
+    (truncated / "row.json").write_text('{"template": "tracebench", ')
+    with pytest.raises(ReportError, match=r"truncated/episodes/e1/row.json: not a valid row"):
+        build_report([tmp_path / "truncated"])
     broken = tmp_path / "broken"
     broken.mkdir()
     pd.DataFrame([{"template": "tracebench", "profile": "a", "noise": "low"}]).to_parquet(broken / "results.parquet")

@@ -28,7 +28,7 @@ from harness.experiment import Unit, plan_experiment
 from harness.limits import RateLimiter
 from harness.plan import plan_costs
 from harness.run import execute, load_task, resolve_profile
-from harness.store import RunStore
+from harness.store import RowError, RunStore, episode_rows
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
@@ -290,6 +290,20 @@ def test_a_run_level_cost_cap_stops_new_episodes_and_lets_running_ones_finish(tm
     assert not [e for e, _ in events if e == "episode"]
 
 
+def test_one_reader_of_episode_rows_names_a_bad_row_or_skips_it(tmp_path):
+    store = RunStore.create(tmp_path / "run")
+    for key, text in (("a", '{"status": "ok", "cost_usd": 1.5}'), ("b", "{truncated"), ("c", "[1, 2]")):
+        store.episode(key).create().row.write_text(text)
+    with pytest.raises(RowError, match=r"episodes/b/row.json: not a valid row"):
+        store.rows()
+    assert episode_rows(store.root, skip_invalid=True) == [{"status": "ok", "cost_usd": 1.5}]
+    store.episode("b").row.unlink()
+    with pytest.raises(RowError, match=r"episodes/c/row.json: not a valid row: expected a JSON object, got list"):
+        store.write_results()
+    store.episode("c").row.unlink()
+    assert pd.read_parquet(store.write_results()).to_dict("records") == [{"status": "ok", "cost_usd": 1.5}]
+
+
 def test_runs_list_shows_task_agents_done_total_and_cost(tmp_path):
     units = _naive_units(tmp_path, seeds=(0,))
     execute(units, RunStore.create(tmp_path / "runs" / "naive"), RunSettings(), identity={"experiment": "naive"})
@@ -297,6 +311,15 @@ def test_runs_list_shows_task_agents_done_total_and_cost(tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [json.loads(x) for x in result.output.splitlines()]
     assert line["task"] == "naive" and line["done"] == 6 and line["total"] == 6 and line["cost_usd"] == 0.0
+    assert line["agents"] == ["naive"]  # a forecasting run has no agent profile: its forecasters are shown
+    row = next((tmp_path / "runs" / "naive" / "episodes").glob("*/row.json"))
+    row.write_text("{cut")  # a damaged row is not counted, and breaks nothing
+    (line,) = [json.loads(x) for x in CliRunner().invoke(cli, ["runs", "list", str(tmp_path / "runs"), "--json"])
+               .output.splitlines()]
+    assert line["done"] == 5 and line["total"] == 6
+    table = CliRunner().invoke(cli, ["runs", "list", str(tmp_path / "runs")], terminal_width=200).output
+    cells = [line.strip().split("  ") for line in table.splitlines() if "/ 6" in line]
+    assert [c.strip() for c in cells[0] if c.strip()][2] == "naive"  # run directory, task, agents, ...
 
 
 # -- Dask -------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from harness import untrusted
 from harness.contracts import CallResult
-from harness.proxy.log import read_log
+from harness.proxy.log import last_request_seq, load_log, read_log
 from tsagent_plugins.agents.terminal.base import json_lines
 from tsagent_plugins.agents.terminal.proxylog import read_calls
 from tsagent_plugins.forecasters._common import check_samples
@@ -247,3 +247,30 @@ def test_proxy_log_with_a_non_object_line_names_the_line(tmp_path):
     (tmp_path / "p.jsonl").write_bytes(b'{"seq": 1}\n[1]\n')
     with pytest.raises(ValueError, match="line 2: not a JSON object"):
         read_log(tmp_path / "p.jsonl")
+
+
+@PROPS
+@given(records=st.lists(json_values, max_size=8), tail=st.binary(max_size=40))
+def test_last_request_seq_agrees_with_the_full_reader(tmp_path, records, tail):
+    path = tmp_path / "proxy.jsonl"
+    lines = [json.dumps({"type": ("request", "response")[i % 3 == 2], "seq": i if i % 4 else r, "body": r})
+             for i, r in enumerate(records)]
+    path.write_bytes("\n".join(lines).encode() + b"\n" + tail)
+    seqs = [r["seq"] for r in load_log(path, lenient=True).requests if type(r.get("seq")) is int]
+    assert last_request_seq(path) == (seqs[-1] if seqs else None)
+
+
+def test_last_request_seq_reads_a_long_log_from_its_end(tmp_path):
+    path = tmp_path / "proxy.jsonl"
+    big = "x\u0085y" * 1_000_000  # lines of 3 MB cross the reader's 1 MB blocks; U+0085 splits no record
+    records = [{"type": "request", "seq": 1, "body": big}, {"type": "response", "seq": 1, "body": big},
+               {"type": "request", "seq": 2, "body": {"text": big}}, {"type": "response", "seq": 2, "body": big}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+                    + '{"type": "request", "seq": 3, "bo', encoding="utf-8")  # a cut last line is skipped
+    assert last_request_seq(path) == 2
+    log = load_log(path, lenient=True)
+    assert [r["seq"] for r in log.requests] == [1, 2] and log.broken_lines == 1
+    assert log.requests[1]["body"]["text"] == big
+    assert last_request_seq(tmp_path / "missing.jsonl") is None
+    (tmp_path / "link.jsonl").symlink_to(path)
+    assert last_request_seq(tmp_path / "link.jsonl") is None  # links are not followed, as by every bounded reader

@@ -10,10 +10,12 @@ from rich import box
 from rich.table import Table
 
 from harness.cli._console import console
+from harness.store import episode_rows
 
 
 def run_summary(root: Path) -> dict | None:
-    """Task, agents, done/total and cost of the run directory ``root`` (None: not a run directory).
+    """Task, agents (agent profiles, or the forecasters of an in-harness run), done/total and cost of the run
+    directory ``root`` (None: not a run directory).
 
     Done: episodes whose ``row.json`` is not ``infra_failed``; total: the episodes ``run.json`` lists;
     cost: the sum of the rows' ``cost_usd`` (each episode folder once)."""
@@ -31,11 +33,7 @@ def run_summary(root: Path) -> dict | None:
         what += f" / {identity['stage']}"
     done = failed = 0
     cost = 0.0
-    for row_path in root.glob("episodes/*/row.json"):
-        try:
-            row = json.loads(row_path.read_text())
-        except ValueError:
-            continue
+    for row in episode_rows(root, skip_invalid=True):
         if row.get("status") == "infra_failed":
             failed += 1
             continue
@@ -43,10 +41,25 @@ def run_summary(root: Path) -> dict | None:
         value = row.get("cost_usd")
         cost += float(value) if isinstance(value, (int, float)) and value == value else 0.0
     agents = sorted(data.get("profiles") or {}) or sorted(
-        {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")})
+        {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")}) or \
+        _forecasters(data.get("episodes", []))
     return {"dir": str(root), "task": what, "agents": agents, "done": done, "infra_failed": failed,
             "total": len(data.get("episodes", [])), "cost_usd": cost,
             "finished": data.get("finished_at") is not None and done == len(data.get("episodes", []))}
+
+
+def _forecasters(episodes: list) -> list[str]:
+    """The names in the episodes' ``forecasters`` parameter: the models under test of an in-harness run, which
+    has no agent profile (see ``harness.config.ExperimentSpec``)."""
+    names = set()
+    for episode in episodes:
+        params = episode.get("params") if isinstance(episode, dict) else None
+        entries = params.get("forecasters") if isinstance(params, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            name = entry.get("name") if isinstance(entry, dict) else entry
+            if isinstance(name, str) and name:
+                names.add(name)
+    return sorted(names)
 
 
 @click.group("runs")

@@ -8,8 +8,7 @@ import click
 from rich.table import Table
 
 from harness.cli._console import console
-from harness.config import ConfigError, load_experiment, load_task_spec, read_yaml
-from harness.run import REPO_ROOT
+from harness.config import REPO_ROOT, ConfigError, load_experiment, load_task_spec, read_yaml
 
 
 def task_files(root: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.store import RowError, episode_rows
 
 
 #: Besides profile and episode, the columns that make a row a different result: rows equal in all of
@@ -61,12 +62,10 @@ def read_run(run_dir: Path | str) -> pd.DataFrame:
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds
             raise ReportError(f"{parquet}: cannot read results: {exc}") from None
     else:
-        rows = []
-        for path in sorted(run_dir.glob("episodes/*/row.json")):
-            try:
-                rows.append(json.loads(path.read_text()))
-            except (OSError, ValueError) as exc:
-                raise ReportError(f"{path}: not a valid row: {exc}") from None
+        try:
+            rows = episode_rows(run_dir)
+        except RowError as exc:
+            raise ReportError(str(exc)) from None
         if not rows:
             raise ReportError(f"{run_dir}: no results.parquet and no episodes/*/row.json")
         frame = pd.DataFrame(rows)

@@ -1,14 +1,29 @@
 """Conformance tests every forecaster plugin must pass (S sample paths per task).
 
-Fixture contract: override ``forecaster`` to return an instance of your
-:class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``
-(the base request the checks vary; ``request`` is a name pytest reserves).
+Fixture contract (class-scoped, as a slow forecaster -- a pretrained time-series model, an LLM behind
+the model proxy -- is built once per test class and each forecast it is asked for is made once):
+override ``forecaster`` with ``@pytest.fixture(scope="class")`` to return an instance of your
+:class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``, also
+class-scoped (the base request the checks vary; ``request`` is a name pytest reserves).
+A function-scoped override is refused by pytest with a ``ScopeMismatch`` naming the fixture.
+
+The kit asks for eight forecasts per class: the base request (shared by the shape, history and
+context checks through the class-scoped ``base_forecast`` fixture), the same request again (same
+seed must reproduce), another seed, the base with a context text, a shorter and a longer horizon,
+a constant history and a tiny time limit.  Each varied request gets its own copy of the history,
+so a forecaster that mutates its input cannot hide it from the history check.
+
+Areas (subclass the ones you want, or :class:`ForecasterTests` for all): :class:`ForecasterContractTests`
+(type, shape, S and H), :class:`ForecasterSeedTests` (reproducible, seed-dependent),
+:class:`ForecasterInputTests` (history untouched, context ignored unless used, constant history) and
+:class:`ForecasterTimeLimitTests`.
+
 Class attributes tune the checks:
 
 - ``stochastic`` (True): different seeds must give different samples;
 - ``tiny_time_limit`` (0.01 s) and ``prompt_seconds`` (10 s): with the tiny
   limit the forecaster must, within ``prompt_seconds``, either raise
-  :class:`ForecastError` or return valid samples — with ``Forecast.fallback``
+  :class:`ForecastError` or return valid samples -- with ``Forecast.fallback``
   set unless it finished within ``tiny_time_limit + overrun_allowance``;
 - ``overrun_allowance`` (0.5 s).
 
@@ -18,7 +33,7 @@ Class attributes tune the checks:
     from harness.testing.forecaster import ForecasterTests
 
     class TestMyForecaster(ForecasterTests):
-        @pytest.fixture
+        @pytest.fixture(scope="class")
         def forecaster(self):
             return MyForecaster()
 """
@@ -46,25 +61,42 @@ def synthetic_request(n: int = 96, horizon: int = 24, period: int = 24, seed: in
                            n_samples=25, seed=0, time_limit=120.0, seasonal_period=period)
 
 
-class ForecasterTests:
-    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`."""
+@dataclasses.dataclass
+class BaseForecast:
+    """The forecast of the base request, made once per test class: ``forecast`` and the request's
+    ``history`` as it was before the call."""
+
+    forecast: Forecast
+    history_before: pd.Series
+
+
+class _Base:
+    """The fixtures and helpers every area shares."""
 
     stochastic = True
     tiny_time_limit = 0.01
     prompt_seconds = 10.0
     overrun_allowance = 0.5
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecaster(self) -> Forecaster:
-        pytest.fail("override the `forecaster` fixture to return your Forecaster instance")
+        pytest.fail("override the `forecaster` fixture (scope=\"class\") to return your Forecaster instance")
 
-    @pytest.fixture
+    @pytest.fixture(scope="class")
     def forecast_request(self) -> ForecastRequest:
         return synthetic_request()
+
+    @pytest.fixture(scope="class")
+    def base_forecast(self, forecaster, forecast_request) -> BaseForecast:
+        """The forecast of ``forecast_request`` itself (made once per class)."""
+        before = forecast_request.history.copy()
+        return BaseForecast(forecaster.forecast(forecast_request), before)
 
     # utilities ----------------------------------------------------------------
     @staticmethod
     def vary(request: ForecastRequest, **changes) -> ForecastRequest:
+        """``request`` with ``changes``, on its own copy of the history (unless a history is given)."""
+        changes.setdefault("history", request.history.copy())
         return dataclasses.replace(request, **changes)
 
     @staticmethod
@@ -78,15 +110,17 @@ class ForecasterTests:
         assert forecast.fallback is None or (isinstance(forecast.fallback, str) and forecast.fallback)
         assert isinstance(forecast.info, dict)
 
-    # checks -------------------------------------------------------------------
+
+class ForecasterContractTests(_Base):
+    """A :class:`harness.contracts.Forecaster` returning valid (S, H) samples for the S and H asked."""
+
     def test_is_a_forecaster(self, forecaster):
         assert isinstance(forecaster, Forecaster)
         assert isinstance(forecaster.name, str) and forecaster.name
         assert isinstance(forecaster.uses_context, bool)
 
-    def test_shape_and_finite(self, forecaster, forecast_request):
-        result = forecaster.forecast(forecast_request)
-        self.assert_valid(result, forecast_request.n_samples, len(forecast_request.future_index))
+    def test_shape_and_finite(self, base_forecast, forecast_request):
+        self.assert_valid(base_forecast.forecast, forecast_request.n_samples, len(forecast_request.future_index))
 
     def test_n_samples_and_horizon_respected(self, forecaster, forecast_request):
         short = self.vary(forecast_request, future_index=forecast_request.future_index[:1], n_samples=7)
@@ -97,29 +131,34 @@ class ForecasterTests:
         longer = self.vary(forecast_request, future_index=longer_index, n_samples=3)
         self.assert_valid(forecaster.forecast(longer), 3, 37)
 
-    def test_seed_reproduces(self, forecaster, forecast_request):
-        a = forecaster.forecast(self.vary(forecast_request, seed=11))
-        b = forecaster.forecast(self.vary(forecast_request, seed=11))
-        np.testing.assert_array_equal(np.asarray(a.samples), np.asarray(b.samples))
 
-    def test_different_seeds_differ(self, forecaster, forecast_request):
+class ForecasterSeedTests(_Base):
+    """The same seed gives the same samples; another seed others (unless ``stochastic = False``)."""
+
+    def test_seed_reproduces(self, forecaster, forecast_request, base_forecast):
+        again = forecaster.forecast(self.vary(forecast_request))
+        np.testing.assert_array_equal(np.asarray(again.samples), np.asarray(base_forecast.forecast.samples))
+
+    def test_different_seeds_differ(self, forecaster, forecast_request, base_forecast):
         if not self.stochastic:
             pytest.skip("deterministic forecaster (stochastic = False)")
-        a = forecaster.forecast(self.vary(forecast_request, seed=1))
-        b = forecaster.forecast(self.vary(forecast_request, seed=2))
-        assert not np.array_equal(np.asarray(a.samples), np.asarray(b.samples)), "seed has no effect"
+        other = forecaster.forecast(self.vary(forecast_request, seed=forecast_request.seed + 1))
+        assert not np.array_equal(np.asarray(other.samples), np.asarray(base_forecast.forecast.samples)), \
+            "seed has no effect"
 
-    def test_history_not_mutated(self, forecaster, forecast_request):
-        before = forecast_request.history.copy()
-        forecaster.forecast(forecast_request)
-        pd.testing.assert_series_equal(forecast_request.history, before)
 
-    def test_context_ignored_unless_used(self, forecaster, forecast_request):
+class ForecasterInputTests(_Base):
+    """The request's history is left as it was; the context changes nothing unless ``uses_context``;
+    a constant history gives valid samples or a :class:`ForecastError`."""
+
+    def test_history_not_mutated(self, forecast_request, base_forecast):
+        pd.testing.assert_series_equal(forecast_request.history, base_forecast.history_before)
+
+    def test_context_ignored_unless_used(self, forecaster, forecast_request, base_forecast):
         if forecaster.uses_context:
             pytest.skip("forecaster reads the context")
-        plain = forecaster.forecast(forecast_request)
         with_text = forecaster.forecast(self.vary(forecast_request, context="Sales double next week."))
-        np.testing.assert_array_equal(np.asarray(plain.samples), np.asarray(with_text.samples))
+        np.testing.assert_array_equal(np.asarray(base_forecast.forecast.samples), np.asarray(with_text.samples))
 
     def test_constant_history(self, forecaster, forecast_request):
         flat = pd.Series(np.full(len(forecast_request.history), 3.0), index=forecast_request.history.index)
@@ -129,7 +168,13 @@ class ForecasterTests:
             return
         self.assert_valid(result, forecast_request.n_samples, len(forecast_request.future_index))
 
-    def test_time_limit_honoured(self, forecaster, forecast_request):
+
+class ForecasterTimeLimitTests(_Base):
+    """A tiny ``time_limit`` is met promptly: a :class:`ForecastError`, or valid samples (with a fallback
+    named when the forecaster overran).  Timed after the base forecast, so one-off costs (imports, loading
+    weights) are not counted against the limit."""
+
+    def test_time_limit_honoured(self, forecaster, forecast_request, base_forecast):
         request = self.vary(forecast_request, time_limit=self.tiny_time_limit)
         start = time.monotonic()
         try:
@@ -144,3 +189,7 @@ class ForecasterTests:
         if result.fallback is None:
             assert elapsed <= self.tiny_time_limit + self.overrun_allowance, (
                 f"no fallback recorded but took {elapsed:.2f} s with a {self.tiny_time_limit} s limit")
+
+
+class ForecasterTests(ForecasterContractTests, ForecasterSeedTests, ForecasterInputTests, ForecasterTimeLimitTests):
+    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`."""

@@ -51,10 +51,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads when a forecast is parsed, not when the plugin registers
+    import pandas as pd
 
 from harness import AgentProfile, Budget
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
@@ -162,6 +164,8 @@ def parse_forecast(text: str | None, future_index: pd.DatetimeIndex) -> np.ndarr
         stamp = match.group("ts").strip()
         index = wanted.get(stamp)
         if index is None:
+            import pandas as pd  # imported on use: pandas is slow to load
+
             try:
                 index = by_time.get(pd.Timestamp(stamp))
             except (ValueError, TypeError):

@@ -66,8 +66,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable
 
-import bashlex
-
 WORKSPACE_PREFIXES = ("/workspace/",)
 PYTHON_RE = re.compile(r"^(?:python|ipython|pypy)(?:\d+(?:\.\d+)*[a-z]?)?$")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
@@ -231,6 +229,8 @@ class _Unparsable(Exception):
 
 
 def _bashlex_pipelines(text: str) -> list[Pipeline]:
+    import bashlex  # imported on use: its grammar tables are slow to build
+
     try:
         trees = bashlex.parse(text)
     except Exception as exc:  # noqa: BLE001 - bashlex raises several kinds

@@ -78,7 +78,6 @@ whose responses are answered in order; see :mod:`tsagent_plugins.models.replay`)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from collections.abc import AsyncIterator
@@ -174,6 +173,8 @@ class ScriptedUpstream(Upstream):
         if consume:
             state.next_turn += 1
         if turn.delay:
+            import asyncio  # imported on use: registering the backend starts no event loop machinery
+
             await asyncio.sleep(turn.delay)
         if turn.error is not None:
             return UpstreamResponse.json(turn.error.status, fmt.error(turn.error.status, turn.error.message))
@@ -269,6 +270,8 @@ def _usage(turn: Turn, request: UpstreamRequest, reply: Reply) -> Usage:
 async def _paced(frames: list[bytes], delay: float) -> AsyncIterator[bytes]:
     for index, frame in enumerate(frames):
         if index and delay:
+            import asyncio  # imported on use (see above)
+
             await asyncio.sleep(delay)
         yield frame
 

@@ -55,7 +55,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import fft as sfft
 
 #: Table 6, exact BallDrop observation-noise coefficients at kappa_ref.
 COEFFICIENTS = {
@@ -98,6 +97,8 @@ def _kernel_fft(nfft: int) -> np.ndarray:
     j = np.arange(-_HALF, _HALF + 1)
     ker = np.exp(-0.5 * (j * _DT / DRIFT_TAU) ** 2)
     ker /= np.sqrt(np.sum(ker * ker))
+    from scipy import fft as sfft  # imported on use: scipy is slow to load
+
     return sfft.rfft(ker, nfft)
 
 
@@ -120,6 +121,8 @@ def fields(seeds, n: int) -> dict[str, np.ndarray]:
         raw["d0"][i] = rng.standard_normal(width)
         out["z1"][i] = rng.standard_normal(n)
         raw["d1"][i] = rng.standard_normal(width)
+    from scipy import fft as sfft  # imported on use: scipy is slow to load
+
     nfft = sfft.next_fast_len(width + 2 * _HALF, real=True)
     kf = _kernel_fft(nfft)
     for key, block in raw.items():

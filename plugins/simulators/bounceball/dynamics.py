@@ -43,7 +43,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 #: Wall positions (m).  The paper gives none; Table 10's initial positions (3 to 9.3 m) and the
 #: older generator's range [3, 10] lie between walls at 0 and 10 m.
@@ -162,6 +161,8 @@ def _first_hit(x0: float, v0: float, k: float, a: float, span: float, leaving: s
             return lo, wall
         if f_lo * f(hi) > 0:
             continue
+        from scipy.optimize import brentq  # imported on use: scipy is slow to load
+
         return brentq(f, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=200), wall
     return None, None
 

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import fft as sfft
 
 _COMPONENTS = ("base", "drift", "event", "post_event", "hetero", "bias")
 
@@ -175,6 +174,8 @@ class FieldNoise:
                 z[c, i] = rng.standard_normal(n)
                 raw[c, i] = rng.standard_normal(width)
                 b[c, i] = rng.standard_normal()
+        from scipy import fft as sfft  # imported on use: scipy is slow to load
+
         nfft = sfft.next_fast_len(width + 2 * H, real=True)
         kf = self._kernel_fft(nfft)
         d = sfft.irfft(sfft.rfft(raw, nfft, axis=2) * kf, nfft, axis=2)[:, :, 2 * H: 2 * H + n]
@@ -188,6 +189,8 @@ class FieldNoise:
         j = np.arange(-self._half, self._half + 1)
         ker = np.exp(-0.5 * (j * self.dt / self.drift_tau) ** 2)
         ker /= np.sqrt(np.sum(ker * ker))
+        from scipy import fft as sfft  # imported on use: scipy is slow to load
+
         return sfft.rfft(ker, nfft)
 
     # ------------------------------------------------------------------ amplitudes

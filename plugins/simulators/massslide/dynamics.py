@@ -37,7 +37,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 _MAX_STEPS = 100_000
 _XTOL = 1e-12
@@ -116,6 +115,8 @@ def _first_root(f, t0: float, t1: float, step: float) -> float | None:
     fa = float(f(a))
     if fa <= 0.0:  # only possible at t0 itself (vals[0] was clamped)
         return float(a) if a > t0 else float(b)
+    from scipy.optimize import brentq  # imported on use: scipy is slow to load
+
     return float(brentq(lambda x: float(f(x)), a, b, xtol=_XTOL))
 
 

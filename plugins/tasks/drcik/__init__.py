@@ -23,9 +23,17 @@ the offline lexical judge runs at the end of every research run), :mod:`.dr_cli`
 """
 
 from harness import hookimpl
-from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, Document, DrcikTask, EvidenceItem, load_task_file, load_tasks
 
 __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_file", "load_tasks"]
+
+
+def __getattr__(name: str):
+    """The loader's names, imported on first use (registering the plugin loads no task reader)."""
+    if name in __all__:
+        from tsagent_plugins.tasks.drcik import loader
+
+        return getattr(loader, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @hookimpl

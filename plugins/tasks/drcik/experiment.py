@@ -26,10 +26,12 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads when an experiment runs, not when the plugin registers
+    import pandas as pd
 
 from harness import Forecaster, ForecastError, ForecastRequest
 from tsagent_plugins.forecasters._common import check_samples
@@ -98,6 +100,8 @@ def run_experiment(
                 done += 1
                 if progress:
                     progress(done, total, f"{fname} / {cond.name} / {task.benchmark_id}")
+    import pandas as pd  # imported on use: pandas is slow to load
+
     return ExperimentResult(pd.DataFrame(rows), samples)
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads when a frequency is parsed, not when the plugin registers
+    import pandas as pd
 
 # One table: alias (code or word) -> current pandas unit code.  Codes are matched
 # case-sensitively first ("MS" is month start, "ms" millisecond), then words
@@ -51,7 +53,6 @@ UNIT_ALIASES.update(_WORDS)
 _PATTERN = re.compile(r"^\s*(\d+)?\s*([A-Za-z][A-Za-z ]*?)(-[A-Za-z]{3})?\s*$")
 
 _CALENDAR_PERIODS = {"B": 5, "W": 52, "ME": 12, "MS": 12, "QE": 4, "QS": 4, "YE": 1, "YS": 1}
-_DAY = pd.Timedelta(days=1)
 
 
 class FrequencyError(ValueError):
@@ -90,6 +91,8 @@ def parse_frequency(text: str) -> ParsedFrequency:
     n = int(count) if count else 1
     if n < 1:
         raise FrequencyError(f"frequency {text!r} must have a positive multiple")
+    import pandas as pd  # imported on use: pandas is slow to load
+
     full = f"{n if n != 1 else ''}{code}{anchor.upper() if anchor else ''}"
     try:
         offset = pd.tseries.frequencies.to_offset(full)
@@ -102,7 +105,8 @@ def parse_frequency(text: str) -> ParsedFrequency:
     return ParsedFrequency(raw=text, code=full, offset=offset, rewritten=not accepted)
 
 
-_ANCHOR = pd.Timestamp("2000-01-03")
+#: a fixed naive instant (a Monday) to measure one step of an offset from
+_ANCHOR = "2000-01-03"
 
 
 def period_for(freq: ParsedFrequency) -> tuple[int, str]:
@@ -110,6 +114,8 @@ def period_for(freq: ParsedFrequency) -> tuple[int, str]:
 
     See the module docstring for the rule.  Always returns m >= 1.
     """
+    import pandas as pd  # imported on use: pandas is slow to load
+
     offset = freq.offset
     base = offset.rule_code  # e.g. "min", "h", "D", "ME", "W-SUN"
     root = base.split("-")[0]
@@ -118,13 +124,14 @@ def period_for(freq: ParsedFrequency) -> tuple[int, str]:
         return m, f"calendar frequency {freq.code}: m = {_CALENDAR_PERIODS[root]} / {offset.n}"
     # One step from a fixed naive instant: works whether Day is a Tick (pandas < 3.0 and >= 3.1) or a
     # calendar offset (pandas 3.0, which aeon's pin can select).
-    step = (_ANCHOR + offset) - _ANCHOR
-    if step < _DAY:
-        exact = _DAY / step
+    anchor, day = pd.Timestamp(_ANCHOR), pd.Timedelta(days=1)
+    step = (anchor + offset) - anchor
+    if step < day:
+        exact = day / step
         m = max(1, round(exact))
         note = "" if exact == m else f" (rounded from {exact:.2f})"
         return m, f"sub-daily step {freq.code}: {m} steps per day{note}"
-    if step == _DAY:
+    if step == day:
         return 7, "daily step: weekly cycle, 7"
     exact = pd.Timedelta(days=365.25) / step
     m = max(1, round(exact))

@@ -34,10 +34,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads when a task is read, not when the plugin registers
+    import pandas as pd
 
 from harness import ConfigError
 from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
@@ -181,6 +183,8 @@ def _floats(rd: _Reader, values: list, path: str) -> np.ndarray:
 
 
 def _timestamps(rd: _Reader, values: list, path: str) -> pd.DatetimeIndex:
+    import pandas as pd  # imported on use: pandas is slow to load
+
     try:
         index = pd.DatetimeIndex(pd.to_datetime(list(values)))
     except (ValueError, TypeError) as exc:
@@ -199,6 +203,8 @@ def parse_task(raw: dict, source: str = "<memory>", documents_root: Path | None 
     ``documents_root``: folder that document ``path`` fields are relative to
     (used only when a document has no ``content``).
     """
+    import pandas as pd  # imported on use: pandas is slow to load
+
     rd = _Reader(source)
     if not isinstance(raw, dict):
         rd.fail("<root>", f"expected a task object, got {type(raw).__name__}")

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy.stats import rankdata
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the plugin registers
+    import pandas as pd
 
 CAP = 5.0
 METRICS = ("smae", "srmse", "scrps")
@@ -134,6 +136,8 @@ def _check(rows: pd.DataFrame, cells: list[str], task: str) -> None:
 def summary_table(rows: pd.DataFrame, cells: list[str], task: str = "benchmark_id") -> pd.DataFrame:
     """Per cell: ``n`` scored tasks, ``<metric>_mean``/``<metric>_se`` over them, and counts
     ``fail``, ``undefined`` (undefined_scale) and ``hidden`` (labels hidden)."""
+    import pandas as pd  # imported on use: pandas is slow to load
+
     _check(rows, cells, task)
     out = []
     for key, group in rows.groupby(cells, sort=False, dropna=False):
@@ -168,6 +172,9 @@ def common_subset_table(rows: pd.DataFrame, cells: list[str], task: str = "bench
 def average_ranks(rows: pd.DataFrame, cells: list[str], task: str = "benchmark_id") -> pd.DataFrame:
     """Average rank per cell over the common task subset: ``point_rank`` by sRMSE and
     ``dist_rank`` by sCRPS (rank 1 = best, ties share the mean rank), each with ``_se``."""
+    import pandas as pd  # imported on use: pandas and scipy are slow to load
+    from scipy.stats import rankdata
+
     keep = common_tasks(rows, cells, task)
     sub = rows[rows[task].isin(keep)].copy()
     sub["_cell"] = list(zip(*(sub[c] for c in cells))) if cells else []

@@ -51,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
 from harness import EpisodeScore, Materialized, TaskTemplate
@@ -287,6 +286,8 @@ class DrcikTemplate(TaskTemplate):
             return {}
         if params.episode_kind == RESEARCH:
             return self._finish_research(params, rows, Path(run_dir))
+        import pandas as pd  # imported on use: pandas is slow to load
+
         frame = pd.DataFrame(rows)
         if not {"forecaster", "context", "benchmark_id"} <= set(frame.columns):   # no episode got that far
             return {"messages": ["no forecast was made: no submission files written"]}

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from tsagent_plugins.tasks.tracebench.prompts import column_names
 
@@ -72,6 +70,9 @@ def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
     if time.size > 1 and not np.all(np.diff(time) > 0):
         raise ValueError(f"{path.name}: time must be strictly increasing")
     columns = [values[:, c] for c in range(values.shape[1])] + [time]
+    import pyarrow as pa  # imported on use: registering the template loads no parquet writer
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_arrays([pa.array(col, type=pa.float64()) for col in columns],
                                  names=column_names(values.shape[1]))
     pq.write_table(table.replace_schema_metadata(None), path, store_schema=False)

@@ -16,9 +16,12 @@ uniform stride (a display choice; scoring never reads these plots).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads when a page is rendered, not when the plugin registers
+    import pandas as pd
 
 from harness import hookimpl
 from harness import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
@@ -57,6 +60,8 @@ def render(episode: EpisodeView) -> list[Panel]:
     test = {d.get("file"): d for d in details if d.get("split") == "test"}
     names = sorted(p.name for p in (folder / "workspace" / "test_samples").glob("*.parquet")) if folder else []
     files = [p for p in (episode.file(f"workspace/test_samples/{n}") for n in names) if p is not None]
+    import pandas as pd  # imported on use: pandas is slow to load
+
     cards = []
     for path in files[:MAX_SAMPLES]:
         detail = test.get(path.name, {})
