@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.errors import HarnessError
+from harness.report.load import read_run
 from harness.trajectory import content_images, content_text, steps as trajectory_steps
 
 #: Image files the agent may have made (as the plot-count metric counts them).
@@ -90,17 +90,10 @@ class Run:
 
 
 def load_run(root: Path | str, run_id: str | None = None) -> Run:
-    """Read a run directory; :class:`HarnessError` naming the folder when it is not one."""
+    """Read a run directory with the report's row reader (``results.parquet``, or the episodes' rows of a
+    run still in progress); :class:`HarnessError` naming the folder or file when it is not one."""
     root = Path(root)
-    results = root / "results.parquet"
-    if not root.is_dir():
-        raise HarnessError(f"{root}: not a directory")
-    if not results.is_file():
-        raise HarnessError(f"{root}: no results.parquet (not a run directory, or the run has not finished an episode)")
-    try:
-        rows = pd.read_parquet(results)
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
-        raise HarnessError(f"{results}: unreadable: {exc}") from exc
+    rows = read_run(root).drop(columns=["run_dir"])  # ReportError is a HarnessError
     try:
         meta = json.loads((root / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
