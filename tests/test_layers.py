@@ -87,3 +87,16 @@ def test_core_names_no_benchmark_and_no_plugin():
             for lineno, line in enumerate(path.read_text().splitlines(), 1)
             for match in pattern.finditer(line)]
     assert not hits, "a benchmark or plugin is named in harness/:\n" + "\n".join(hits)
+
+
+def test_at_most_three_modules_over_500_lines_each_saying_why():
+    """Small focused modules: at most three modules of harness/ and plugins/ exceed 500 lines, and each
+    begins with a one-line ``# Over 500 lines: <reason>`` comment."""
+    long = {}
+    for path in sorted([*ROOT.glob("harness/**/*.py"), *ROOT.glob("plugins/**/*.py")]):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > 500:
+            long[str(path.relative_to(ROOT))] = lines[0]
+    assert len(long) <= 3, f"more than three modules over 500 lines: {sorted(long)}"
+    unexplained = [p for p, first in long.items() if not re.match(r"# Over 500 lines: \S.{10,}", first)]
+    assert not unexplained, f"modules over 500 lines without a '# Over 500 lines: <reason>' first line: {unexplained}"

@@ -13,6 +13,7 @@ import pandas as pd
 from harness import Section, report_options
 from tsagent_plugins.tasks.tracebench.report import figures as figs
 from tsagent_plugins.tasks.tracebench.report import tables as tabs
+from tsagent_plugins.tasks.tracebench.report.table23 import table23
 
 
 def build_section(rows: pd.DataFrame) -> Section:
@@ -32,7 +33,7 @@ def build_section(rows: pd.DataFrame) -> Section:
             out.tables.append(table)
     out.tables += tabs.table2(frame, agents)
     out.tables += tabs.per_simulator_tables(frame, agents)
-    t23 = tabs.table23(frame, agents, options.excluded_profiles, options.alpha)
+    t23 = table23(frame, agents, options.excluded_profiles, options.alpha)
     if t23 is not None:
         out.tables.append(t23)
     if options.with_figures:
