@@ -107,7 +107,7 @@ def test_every_builtin_sandbox_backend_runs_a_kit_class():
 
 class TestBuiltinAgents(AgentTests):
     """Identity, command (no host key leaks, pointed at the proxy) and empty-home logs of every agent; the
-    non-LLM agent also runs on a small episode in ``test_classical_agent.py``."""
+    non-LLM agent also runs on a small episode in ``tests/plugins/agents/test_classical.py``."""
 
     @pytest.fixture(params=registered("agent"))
     def agent(self, request):
