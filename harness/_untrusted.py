@@ -11,7 +11,7 @@ structure, or Python object).
 Bounds (:class:`Bounds`): file size in bytes, nesting depth, total number of
 JSON values (every list item and object member counts), string length.
 
-Leniency (every row is a test in ``tests/test_untrusted.py``):
+Leniency (every row is a test in ``tests/harness/test__untrusted.py``):
 
 =============================  ===============================================
 input                          result

@@ -1,4 +1,16 @@
-"""Shared fixtures: throwaway plugin distributions and an isolated plugin set."""
+"""Shared fixtures: throwaway plugin distributions and an isolated plugin set.
+
+Layout of the tests (checked by ``tests/architecture/test_tests_layout.py``): the tests of a module
+are found by its path.  ``harness/<package>/<module>.py`` is tested in
+``tests/harness/<package>/test_<module>.py`` and ``plugins/<package>/<module>.py`` in
+``tests/plugins/<package>/test_<module>.py``; a module with several test files adds an aspect
+(``test_<module>_<aspect>.py``), and a test of a whole package sits beside it, named after it
+(``tests/plugins/agents/test_terminal.py``).  Tests of the whole pipeline (real runs end to end,
+experiments, scale runs) are in ``tests/e2e/``, rules about the code base as a whole (layers, core
+names, start-up, this layout) in ``tests/architecture/``.  Shared helpers are the package
+``tests.support`` (``from tests.support.paths import REPO, TESTS``); data stays in ``tests/fixtures/``
+and ``tests/golden/``.  Every test folder is a package, so same-named modules do not collide.
+"""
 
 from __future__ import annotations
 

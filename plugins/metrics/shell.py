@@ -30,7 +30,7 @@ Showing Python source (``cat x.py``, ``echo "python -c 1"``, ``grep python``)
 is not a call, and here-document bodies are data, never shell.
 
 Which commands count as a Python call (each row is a test in
-``tests/test_metrics_shell.py::test_python_call_leniency``):
+``tests/plugins/metrics/test_shell.py::test_python_call_leniency``):
 
 =====================================  =====  ===========================================
 command                                calls  why

@@ -11,8 +11,8 @@ is missing, not a list of strings, empty, names a label outside the allowed
 set, or repeats a label.  A bare string is accepted as a one-item list (it
 names one label unambiguously); such samples carry a ``note``.
 
-What is accepted (each row is a test: ``tests/test_tracebench_scoring.py::test_leniency_table``,
-the ``predict()`` shapes in ``tests/test_rule_hostile_returns.py``):
+What is accepted (each row is a test: ``tests/plugins/tasks/tracebench/test_scoring.py::test_leniency_table``,
+the ``predict()`` shapes in ``tests/harness/test_submission_hostile_returns.py``):
 
 ==============================================  ================================================
 value for one sample                            result

@@ -1,0 +1,102 @@
+"""The core knows no benchmark and no plugin: import-linter layering, no import cycle, no plugin names in harness/."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import re
+from typing import get_args
+
+import grimp
+import pytest
+from importlinter import configuration
+from importlinter.application.use_cases import lint_imports
+
+from harness.config import AgentProfile
+from tests.support.paths import REPO
+
+ROOT = REPO
+BENCHMARK_NAMES = ("tracebench", "drcik", "dr-cik")
+
+
+def test_import_linter_contracts_pass(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)  # the contracts are in pyproject.toml
+    configuration.configure()  # what the lint-imports command does first
+    kept = lint_imports(config_filename=str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True)
+    report = capsys.readouterr().out
+    assert "KEPT" in report and "Contracts:" in report, report  # the contracts were read and checked
+    assert kept, report
+
+
+def test_no_import_cycle_between_engine_modules():
+    graph = grimp.build_graph("harness", cache_dir=None)
+    cycles = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back:
+                cycles.add(" -> ".join((importer, *back)))
+    assert not cycles, sorted(cycles)
+
+
+#: Registered objects the core itself implements, named as the core names them: the sandbox backends
+#: (``harness/sandbox/docker.py``, ``bubblewrap.py``, ``unshare.py``, ``none.py``; the plugins only register
+#: them) and the provider model backends, which are the values of the core's ``AgentProfile.provider``
+#: field: the API providers whose wire formats the core's model proxy speaks.  Other model backends (the
+#: script backend) are plugins like any other.
+PROVIDERS = frozenset(get_args(get_args(AgentProfile.model_fields["provider"].annotation)[0]))
+
+
+def core_implemented(kind: str, name: str) -> bool:
+    return kind == "sandbox_backend" or kind == "model_backend" and name in PROVIDERS
+
+
+#: Registered names that are ordinary words of the field, which the core uses in their ordinary sense
+#: (``np.random`` and ``/dev/random``; token usage, the proxy's ``usage.py``; plots and an agent's
+#: interaction history): a hit on them says nothing about a plugin.  Every other registered name,
+#: generic or not, must stay out of the core.
+ORDINARY_WORDS = frozenset({"random", "usage", "plots", "interaction"})
+
+
+def builtin_plugin_names() -> tuple[set[str], set[str]]:
+    """The built-in plugins' entry-point names, and the names of the objects they register."""
+    from harness.plugins import KINDS, plugins
+
+    entry_points = {ep.name for ep in md.entry_points(group="harness")
+                    if ep.dist and ep.dist.name == "tsagent-harness"}
+    assert entry_points, "no built-in plugin entry points: is the project installed?"
+    registered = {reg.name for kind in KINDS for reg in plugins().registry(kind).values()
+                  if reg.distribution == "tsagent-harness" and not core_implemented(kind, reg.name)}
+    assert {"euclidean-1nn", "claude-code", "balldrop", "naive", "scripted"} <= registered, registered
+    assert not registered & {"docker", "openai"}, registered
+    return entry_points, registered - ORDINARY_WORDS
+
+
+def test_core_names_no_benchmark_and_no_plugin():
+    entry_points, registered = builtin_plugin_names()
+    # benchmark and plugin names anywhere (also inside identifiers: ``TracebenchParams``, ``DRCIK_CORE``) ...
+    anywhere = "|".join(re.escape(n) for n in sorted(entry_points | set(BENCHMARK_NAMES), key=len, reverse=True))
+    # ... registered objects' names as whole words: ``ets`` in "sets" is no hit, ``euclidean-1nn`` is
+    words = "|".join(re.escape(n) for n in sorted(registered, key=len, reverse=True))
+    pattern = re.compile(rf"{anywhere}|(?<![A-Za-z0-9_-])(?:{words})(?![A-Za-z0-9_])", re.IGNORECASE)
+    caught = ["tasks/tracebench/x.yaml", "DRCIK_SCHEMA", 'AGENT = "euclidean-1nn"', "(Claude-Code)", "a BallDrop run",
+              "forecasters: [naive]", "--model-backend scripted"]
+    assert all(pattern.search(line) for line in caught), [line for line in caught if not pattern.search(line)]
+    assert not pattern.search("offsets, gets, np.random, sandbox docker, provider openai, naively")
+    hits = [f"{path.relative_to(ROOT).as_posix()}:{lineno}: {match.group(0)}"
+            for path in sorted((ROOT / "harness").rglob("*.py"))
+            for lineno, line in enumerate(path.read_text().splitlines(), 1)
+            for match in pattern.finditer(line)]
+    assert not hits, "a benchmark or plugin is named in harness/:\n" + "\n".join(hits)
+
+
+def test_at_most_three_modules_over_500_lines_each_saying_why():
+    """Small focused modules: at most three modules of harness/ and plugins/ exceed 500 lines, and each
+    begins with a one-line ``# Over 500 lines: <reason>`` comment."""
+    long = {}
+    for path in sorted([*ROOT.glob("harness/**/*.py"), *ROOT.glob("plugins/**/*.py")]):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > 500:
+            long[str(path.relative_to(ROOT))] = lines[0]
+    assert len(long) <= 3, f"more than three modules over 500 lines: {sorted(long)}"
+    unexplained = [p for p, first in long.items() if not re.match(r"# Over 500 lines: \S.{10,}", first)]
+    assert not unexplained, f"modules over 500 lines without a '# Over 500 lines: <reason>' first line: {unexplained}"

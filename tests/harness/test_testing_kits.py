@@ -1,0 +1,114 @@
+"""Every built-in metric extractor, model backend and task template passes its kind's conformance class."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.support.tracebench_fakes import FakePool, StandInBallDrop, registry_with
+
+import harness.plugins
+from harness.testing import (AgentTests, MetricExtractorTests, ModelBackendTests, SandboxBackendTests,
+                             TaskTemplateTests)
+from harness.testing.sandbox import SandboxTimeoutTests
+from harness.testing.model import chat_request
+
+
+
+def registered(kind: str) -> list[str]:
+    names = sorted(harness.plugins.plugins().registry(kind))
+    assert names, f"no built-in {kind}"
+    return names
+
+
+class TestBuiltinMetricExtractors(MetricExtractorTests):
+    @pytest.fixture(params=registered("metric_extractor"))
+    def extractor(self, request):
+        return harness.plugins.get("metric_extractor", request.param)
+
+
+class TestBuiltinModelBackends(ModelBackendTests):
+    @pytest.fixture(params=registered("model_backend"))
+    def backend(self, request):
+        return harness.plugins.get("model_backend", request.param)
+
+    @pytest.fixture
+    def options(self, backend):
+        # Only the scripted backend answers offline; the provider backends need the network.
+        return {"script": {"turns": [{"text": "Hello."}]}} if backend.name == "scripted" else None
+
+    @pytest.fixture
+    def model_request(self):
+        return chat_request("Say hello.")
+
+
+class TestTracebenchTemplate(TaskTemplateTests):
+    @pytest.fixture(autouse=True)
+    def simulators(self):
+        sims = {n: StandInBallDrop(n) for n in ("toyball",)}
+        old = harness.plugins.reset(registry_with(*sims.values()))
+        yield sims
+        harness.plugins.reset(old)
+
+    @pytest.fixture
+    def template(self, simulators):
+        from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
+
+        pools: dict = {}
+        return TracebenchTemplate(
+            pool_loader=lambda sim, seed, per_class, progress: pools.setdefault((sim.name, seed), FakePool(sim)),
+            simulator_lookup=simulators.__getitem__)
+
+    def _params(self, template, **changes):
+        base = dict(simulator="toyball", noise="high", context=True, examples_per_class=3, submission="programmatic",
+                    n_test=10, seed=0, pool_seed=0, heldout_per_class=2)
+        return template.params_model.model_validate(base | changes)
+
+    @pytest.fixture
+    def params(self, template):
+        return self._params(template)
+
+    @pytest.fixture
+    def matched_params(self, template):
+        return [self._params(template, submission="direct"), self._params(template, examples_per_class=0),
+                self._params(template, submission="direct", examples_per_class=0)]
+
+    def sample_identity(self, key_dir: Path):
+        key = json.loads((key_dir / "key.json").read_text())
+        return {name: entry["sample_id"] if isinstance(entry, dict) and "sample_id" in entry else entry
+                for name, entry in key["test"].items()}
+
+
+ISOLATING = ["bubblewrap", "unshare", "docker"]
+
+
+class TestIsolatingSandboxBackends(SandboxBackendTests):
+    """bubblewrap, unshare and docker isolate network, names, files, environment and processes."""
+
+    @pytest.fixture(params=ISOLATING)
+    def backend(self, request):
+        return harness.plugins.get("sandbox_backend", request.param)
+
+
+class TestNoneSandboxBackend(SandboxTimeoutTests):
+    """``none`` runs on the host (no isolation by design): only its timeouts are guaranteed."""
+
+    grandchild_leaves_session = False  # on the host a process that leaves the session escapes by design
+
+    @pytest.fixture
+    def backend(self):
+        return harness.plugins.get("sandbox_backend", "none")
+
+
+def test_every_builtin_sandbox_backend_runs_a_kit_class():
+    assert set(ISOLATING) | {"none"} == set(registered("sandbox_backend"))
+
+
+class TestBuiltinAgents(AgentTests):
+    """Identity, command (no host key leaks, pointed at the proxy) and empty-home logs of every agent; the
+    non-LLM agent also runs on a small episode in ``tests/plugins/agents/test_classical.py``."""
+
+    @pytest.fixture(params=registered("agent"))
+    def agent(self, request):
+        return harness.plugins.get("agent", request.param)

@@ -1,0 +1,205 @@
+"""Judging a research run (lexical judge) and the DR report: Table 3, Figures 7 and 16, Figure 4 statistics,
+Table 2 with DR columns."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from tests.support.drcik_research_runs import GHOST, write_episode
+from harness.cli.report import report as report_cmd
+from tsagent_plugins.judges.lexical import LexicalJudge
+from tsagent_plugins.tasks.drcik import dr_report
+from tsagent_plugins.tasks.drcik.dr_cli import dr_score
+from tsagent_plugins.tasks.drcik.dr_scoring import read_scores, score_run, write_scores
+from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tests.support.paths import REPO
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {t.benchmark_id: t for t in load_tasks()}
+
+
+@pytest.fixture
+def run(tmp_path, tasks):
+    run = tmp_path / "research"
+    all_tasks = list(tasks.values())
+    t42, t201, t163 = tasks["task_42"], tasks["task_201"], tasks["task_163"]
+    ev = {b: [e.text for e in t.evidence] for b, t in tasks.items()}
+    # agent "alpha": restates E1 (excluded) and E2 of task_42, cites 2 supporting + a timeseries distractor
+    ts42 = next(d.document_id for d in t42.documents if d.subtype == "timeseries")
+    write_episode(run, "alpha", all_tasks, "task_42", [(ev["task_42"][0], [t42.supporting_ids[0]]),
+                                                       (ev["task_42"][1], [t42.supporting_ids[1], ts42]),
+                                                       ("unrelated", [GHOST])])
+    write_episode(run, "alpha", all_tasks, "task_201", [(ev["task_201"][2], [t201.supporting_ids[0]]),
+                                                        ("cross", [t163.supporting_ids[0]])])
+    write_episode(run, "alpha", all_tasks, "task_163", [("nothing cited", [])])
+    # agent "beta": on task_42 the matching claim comes after K_t = 4 + 5 = 9 other claims
+    filler = [(f"filler {i}", []) for i in range(9)]
+    write_episode(run, "beta", all_tasks, "task_42", filler + [(ev["task_42"][1], [t42.supporting_ids[0]])])
+    return run
+
+
+def test_lexical_rows_values(run):
+    rows = {(r["agent"], r["benchmark_id"]): r for r in score_run(run, LexicalJudge())}
+    a42 = rows[("alpha", "task_42")]
+    assert (a42["n_evidence"], a42["matched"], a42["k_t"], a42["judged"]) == (4, 1, 9, 3)
+    assert a42["evidence_recall"] == pytest.approx(1 / 4)
+    assert a42["supporting_recall"] == pytest.approx(2 / 13)
+    assert a42["distractor_avoidance"] == pytest.approx(1 - 1 / 3)
+    assert (a42["in_task_timeseries"], a42["universe_timeseries"], a42["hallucinated"]) == (1, 5, 1)
+    assert a42["judge"] == "lexical" and a42["judge_version"] == "lexical-v1" and a42["judge_kind"] == "lexical"
+    assert [v["item"] for v in a42["verdicts"]] == ["E2", "E3", "E4", "E5"]
+    a201 = rows[("alpha", "task_201")]
+    assert (a201["matched"], a201["cross_task"], a201["distractor_avoidance"]) == (1, 1, 0.5)
+    a163 = rows[("alpha", "task_163")]
+    assert a163["distractor_avoidance"] is None and a163["matched"] == 0 and a163["n_evidence"] == 2
+    b42 = rows[("beta", "task_42")]
+    assert b42["matched"] == 0 and b42["judged"] == 9          # the restated item is the 10th claim
+
+
+def test_table3_figures_and_report(run, tmp_path):
+    rows = score_run(run, LexicalJudge())
+    write_scores(run, rows)
+    write_scores(run, rows)                                     # re-scoring replaces that judge's rows
+    assert len(read_scores(run)) == 4
+    t3 = dr_report.table3([r for r in rows])
+    alpha = next(d for d in t3.data if d["agent"] == "alpha")
+    assert alpha["evidence_recall_pooled"] == pytest.approx(2 / (4 + 4 + 2))
+    assert alpha["evidence_recall_mean"] == pytest.approx((1 / 4 + 1 / 4 + 0) / 3)
+    assert alpha["hallucinated"] == 1 and alpha["avoidance_tasks"] == 2
+    assert "lexical@lexical-v1 (lexical)" in t3.title
+    assert any("R_e" in n for n in t3.notes) and any("offline stand-in" in n for n in t3.notes)
+    f16 = {d["agent"]: d for d in dr_report.figure16_table(rows).data}
+    assert f16["alpha"]["in_task_timeseries"] == 1 and f16["alpha"]["cross_task"] == 1
+    assert f16["alpha"]["share_timeseries"] == pytest.approx(1 / 15)   # 1 of 3 tasks × 5 timeseries distractors
+    assert f16["beta"]["share_timeseries"] == 0.0
+    f7 = dr_report.figure7_table(rows)
+    assert {(d["agent"], d["reasoning_hops"]): d["evidence_recall"] for d in f7.data} == \
+        {("alpha", 4): pytest.approx(0.2), ("beta", 4): 0.0}
+    assert set(dr_report.dr_figures(rows)) == {"drcik-figure16", "drcik-figure7-lexical"}
+    result = CliRunner().invoke(report_cmd, [str(run), "--format", "markdown", "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    pngs = sorted((tmp_path / "rep" / "figures").glob("drcik-*.png"))
+    assert [p.name for p in pngs] == ["drcik-figure16.png", "drcik-figure7-lexical.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    text = (tmp_path / "rep" / "report.md").read_text() if (tmp_path / "rep" / "report.md").exists() else result.output
+    assert "Dr-CiK Table 3" in text and "Figure 16" in text
+
+
+def test_dr_score_cli_prints_table3(run):
+    result = CliRunner().invoke(dr_score, [str(run), "--judge", "lexical"])
+    assert result.exit_code == 0, result.output
+    assert "Table 3" in result.output and "alpha" in result.output
+    assert {r["judge_label"] for r in read_scores(run)} == {"lexical@lexical-v1 (lexical)"}
+
+
+def forecast_rows(n_tasks, rng):
+    rows = []
+    for f in ("llm-dp", "naive"):
+        for a in ("alpha", "beta"):
+            for t in range(n_tasks):
+                base = 1.0 + ((t * 7) % 5) / 10 + (f == "naive")
+                rows.append({"forecaster": f, "context": "no-context", "benchmark_id": f"t{t}", "status": "ok",
+                             "scrps": base, "smae": base, "evidence_agent": None})
+                raw = base - 0.1 * t / n_tasks
+                rows.append({"forecaster": f, "context": "dr-evidence", "benchmark_id": f"t{t}", "status": "ok",
+                             "scrps": raw, "smae": raw + 0.2, "evidence_agent": a})
+                rows.append({"forecaster": f, "context": "verified-dr", "benchmark_id": f"t{t}", "status": "ok",
+                             "scrps": raw, "smae": raw + 0.1 - 0.01 * t, "evidence_agent": a,
+                             "context_status": "verified_empty" if t == 0 else "ok"})
+    return pd.DataFrame(rows).drop_duplicates(["forecaster", "context", "benchmark_id", "evidence_agent"])
+
+
+def test_figure4_statistics_against_scipy():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    rows = forecast_rows(6, rng)
+    dr_rows = [{"agent": a, "benchmark_id": f"t{t}", "evidence_recall": t / 6, "judge_label": "lexical@v"}
+               for a in ("alpha", "beta") for t in range(6)]
+    table = dr_report.figure4_stats(rows, dr_rows)
+    wil = table.data[0]
+    raw = rows[rows["context"] == "dr-evidence"].sort_values(["forecaster", "evidence_agent", "benchmark_id"])["smae"]
+    ver = rows[rows["context"] == "verified-dr"].sort_values(["forecaster", "evidence_agent", "benchmark_id"])["smae"]
+    expected = stats.wilcoxon(raw.to_numpy(), ver.to_numpy(), alternative="greater")
+    assert wil["n"] == 24 and wil["p"] == pytest.approx(expected.pvalue)
+    sp = {d["forecaster"]: d for d in table.data[1:]}
+    assert sp["llm-dp"]["n"] == 12 and sp["llm-dp"]["rho"] == pytest.approx(1.0)   # gain grows with t, as recall
+    small = dr_report.figure4_stats(forecast_rows(2, rng), dr_rows)
+    assert small.rows[0][-1] == "n < 10" and all(r[-1] == "n < 10" for r in small.rows[1:])
+
+
+def test_table2_with_dr_columns_marks_the_best_and_counts_verified_empty():
+    rows = forecast_rows(3, np.random.default_rng(1))
+    table = dr_report.table2_dr(rows)
+    assert table.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
+    assert [r[:2] for r in table.rows] == [["llm-dp", "dr-evidence"], ["llm-dp", "verified-dr"],
+                                           ["naive", "dr-evidence"], ["naive", "verified-dr"]]
+    cells = {(d["forecaster"], d["context"], d["agent"]): d for d in table.data}
+    base = rows[(rows["forecaster"] == "naive") & (rows["context"] == "no-context")]["scrps"]
+    assert cells[("naive", "no-context", None)]["scrps_mean"] == pytest.approx(base.mean())
+    assert table.rows[2][2] == table.rows[3][2]                     # the no-context cell repeats per row
+    best = [d for d in table.data if d["best"]]
+    assert {d["forecaster"] for d in best} == {"llm-dp", "naive"}
+    assert all(d["context"] in ("dr-evidence", "verified-dr") and d["agent"] in ("alpha", "beta") for d in best)
+    assert sum(cell.endswith("*") for row in table.rows for cell in row[2:]) == len(best)
+    assert any("verified_empty: 2 (task, DR agent) pair(s)" in n for n in table.notes)
+
+
+def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
+    """Two DR agents in one research run -> forecasting episodes reading each agent's output
+    (`harness run --set evidence.run=RUN --set evidence.agent=AGENT`) -> the drcik report section."""
+    from harness.cli import cli
+    from harness.report import build_report
+
+    all_tasks = list(tasks.values())
+    run = tmp_path / "research"
+    for agent in ("alpha", "beta"):
+        for task in all_tasks:
+            sup = task.supporting_ids
+            items = [(task.evidence[1].text, [sup[0]])] if agent == "alpha" else [("off topic", [task.distractor_ids[0]])]
+            write_episode(run, agent, all_tasks, task.benchmark_id, items, report=f"# {agent} report\n")
+    write_scores(run, score_run(run, LexicalJudge()))
+    spec = tmp_path / "forecast.yaml"
+    spec.write_text("name: f\ntemplate: drcik\nparams: {tasks: sample, forecasters: [naive], samples: 4, "
+                    "contexts: [no-context, dr-evidence, verified-dr]}\n")
+    for agent in ("alpha", "beta"):
+        result = CliRunner().invoke(cli, ["run", "--task", str(spec), "--set", f"evidence.run={run}",
+                                          "--set", f"evidence.agent={agent}", "--out", str(tmp_path / agent)])
+        assert result.exit_code == 0, result.output
+        frame = pd.read_parquet(tmp_path / agent / "results.parquet")
+        dr = frame[frame["context"] != "no-context"]
+        assert set(dr["evidence_agent"]) == {agent} and set(dr["evidence_run"]) == {str(run)}
+    report = build_report([run, tmp_path / "alpha", tmp_path / "beta"], with_figures=True)
+    tables = {t.key: t for t in report.tables}
+    t2 = tables["drcik-table2-dr"]
+    assert t2.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
+    # beta cites only distractors: verified-dr is empty on every task, and the report says so
+    note = next(n for n in t2.notes if n.startswith("verified_empty"))
+    assert "3 (task, DR agent) pair(s)" in note and "(beta)" in note and "(alpha)" not in note
+    assert "drcik-table2-origin" in tables and "drcik-table3-lexical" in tables
+    t3 = {r[0]: r for r in tables["drcik-table3-lexical"].rows}
+    assert t3["alpha"][2] == "30.0%"    # alpha restates E2 on each task: 3 of |E_t| = 4 + 4 + 2 items
+    assert t3["beta"][2] == "0.0%"
+    fig4 = tables["drcik-figure4-lexical"]
+    assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks
+    assert set(report.figures) == {"drcik-figure16", "drcik-figure7-lexical"}
+
+
+def test_shipped_dr_forecast_spec_needs_the_research_run(tmp_path):
+
+    from harness.cli import cli
+    from harness.run import load_task
+
+    spec_file = REPO / "tasks" / "drcik" / "sample-dr-forecast.yaml"
+    task = load_task(spec_file, {})
+    assert list(task.params.contexts) == ["no-context", "supporting-evidence", "dr-evidence", "dr-report",
+                                          "verified-dr"]
+    result = CliRunner().invoke(cli, ["run", "--task", str(spec_file), "--out", str(tmp_path / "x")])
+    assert result.exit_code != 0 and "dr_evidence" in str(result.exception or result.output)
