@@ -53,6 +53,20 @@ def run_probe(sandbox, source: str, timeout: float = 60, env: dict[str, str] | N
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+#: Probe printing the sandbox's own environment and every visible process's ``/proc/<pid>/environ``.
+ENVIRON_PROBE = """
+import json, os
+environs = {}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            environs[pid] = open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
+        except OSError as e:
+            environs[pid] = type(e).__name__
+print(json.dumps({"env": dict(os.environ), "environs": environs}))
+"""
+
+
 def processes_with(token: str) -> list[str]:
     """Host PIDs whose command line contains ``token``."""
     found = []
@@ -290,17 +304,7 @@ class SandboxEnvironmentTests(_Base):
         assert canary in host
         spec = SandboxSpec(workspace=workspace, env={"SPEC_VAR": "from-spec"})
         with available.create(spec) as sandbox:
-            inside = run_probe(sandbox, """
-                import json, os
-                environs = {}
-                for pid in os.listdir("/proc"):
-                    if pid.isdigit():
-                        try:
-                            environs[pid] = open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
-                        except OSError as e:
-                            environs[pid] = type(e).__name__
-                print(json.dumps({"env": dict(os.environ), "environs": environs}))
-            """, env={"EXEC_VAR": "from-exec"})
+            inside = run_probe(sandbox, ENVIRON_PROBE, env={"EXEC_VAR": "from-exec"})
         # positive control: the variables the harness passes do reach the sandbox
         assert inside["env"]["SPEC_VAR"] == "from-spec" and inside["env"]["EXEC_VAR"] == "from-exec"
         assert canary not in json.dumps(inside["env"]) and "HARNESS_TEST_CANARY_KEY" not in inside["env"]

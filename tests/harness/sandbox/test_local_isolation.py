@@ -24,6 +24,7 @@ import pytest
 from tests.support.sandbox import ISOLATING, get_backend, run_probe
 
 from harness.contracts.sandbox import SandboxSpec
+from harness.testing.sandbox import ENVIRON_PROBE, processes_with
 from harness.sandbox.mounts import repository_root
 from tests.support.paths import REPO
 
@@ -40,24 +41,11 @@ def workspace(tmp_path):
     return ws
 
 
-def _processes_with(token: str) -> list[str]:
-    """Host PIDs whose command line contains ``token``."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    found.append(pid)
-            except OSError:
-                pass
-    return found
-
-
 def _wait_gone(token: str, seconds: float = 5.0) -> list[str]:
     deadline = time.monotonic() + seconds
-    while _processes_with(token) and time.monotonic() < deadline:
+    while processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _processes_with(token)
+    return processes_with(token)
 
 
 def test_repository_shows_only_the_code_the_sandbox_needs(backend, workspace):
@@ -112,17 +100,7 @@ def test_environment_is_exactly_what_the_harness_passes(backend, workspace, tmp_
     proxy = socket.socket(socket.AF_UNIX)
     proxy.bind(str(tmp_path / "p.sock"))
     proxy.listen()
-    probe = """
-        import json, os
-        environs = {}
-        for pid in os.listdir("/proc"):
-            if pid.isdigit():
-                try:
-                    environs[pid] = open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
-                except OSError as e:
-                    environs[pid] = type(e).__name__
-        print(json.dumps({"env": dict(os.environ), "environs": environs}))
-    """
+    probe = ENVIRON_PROBE
     try:
         for spec in (SandboxSpec(workspace=workspace, env={"SPEC_VAR": "1"}),
                      SandboxSpec(workspace=workspace, env={"SPEC_VAR": "1"}, proxy_socket=tmp_path / "p.sock")):
