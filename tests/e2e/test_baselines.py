@@ -97,3 +97,20 @@ def test_programmatic_task_refused_before_the_run(tmp_path, cache_dir, agent):
     out, proc = run_cli(tmp_path, cache_dir, agent, {"submission": "programmatic"})
     assert proc.returncode != 0 and "refuses this task" in proc.stderr and "Traceback" not in proc.stderr
     assert not (out / "episodes").exists()
+
+
+@pytest.mark.slow
+def test_aeon_episodes_pay_no_jit_with_the_cache_built_by_the_harness(tmp_path, cache_dir):
+    """numba's cache, built once by the harness (here into a fresh cache folder), covers every function a
+    MiniRocket and a DTW episode call: the solvers' ``timings`` report 0 s of compilation."""
+    pytest.importorskip("aeon")
+    for agent in ("minirocket-ridge", "dtw-1nn"):
+        out, proc = run_cli(tmp_path, cache_dir, agent)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        row = pd.read_parquet(out / "results.parquet").iloc[0]
+        assert row["status"] == "ok", row["error"]
+        lines = [x for x in (episode(out) / "agent.stderr").read_text().splitlines() if x.startswith("timings ")]
+        timings = json.loads(lines[0][len("timings "):])
+        assert timings["jit"] == 0.0, f"{agent} compiled for {timings['jit']} s: the numba cache missed"
+        assert timings["fit"] + timings["predict"] > 0
+    assert len(list((cache_dir / "numba").glob("*/build.json"))) == 1  # built once, shared by both agents

@@ -8,9 +8,12 @@ and returns its directory; each sandbox gets it read-only
 (``HARNESS_NUMBA_CACHE``; :func:`tsagent_plugins.agents.classical.solve.use_numba_cache`).
 The directory is ``$HARNESS_CACHE_DIR/numba/<versions>`` or
 ``~/.cache/harness/numba/<versions>``, where ``<versions>`` names Python, numba,
-aeon and a hash of the warm-up code (this module and :mod:`.learned`): a cache
-warmed by other code may miss a signature the episodes call, and each episode
-would then pay the JIT again (the solver reports it as ``jit``).  The build time (the JIT an episode
+aeon and a hash of the warm-up code (this module and :mod:`.learned`) and of
+where aeon is installed.  Either would otherwise make every episode pay the JIT
+again (the solver reports it as ``jit``): a cache warmed by other code may miss
+a signature the episodes call, and numba files each function's cache under the
+absolute path of its source, so a cache built by another environment (another
+virtual environment or checkout sharing ``~/.cache``) is never hit.  The build time (the JIT an episode
 would otherwise pay) is written to ``build.json`` beside the cache.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -38,6 +42,8 @@ def cache_dir() -> Path:
         raise RuntimeError(f"dtw-1nn and minirocket-ridge need aeon: pip install -e '.[baselines]' ({exc})") from None
     here = Path(__file__).resolve().parent
     code = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("numba_cache.py", "learned.py")))
+    spec = importlib.util.find_spec("aeon")  # locates the package without importing it
+    code.update(str(Path(spec.submodule_search_locations[0]).resolve() if spec else "").encode())
     return root / "numba" / f"{versions}-{code.hexdigest()[:10]}"
 
 

@@ -331,3 +331,22 @@ def test_aeon_stays_an_optional_extra_out_of_the_agent_image():
                           env={**__import__("os").environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "dtw-1nn" in done.stdout and "minirocket-ridge" in done.stdout
+
+
+def test_numba_cache_key_names_versions_warm_up_code_and_aeon_location(monkeypatch, tmp_path):
+    """numba files a function's cache under its source's absolute path: an aeon installed elsewhere (another
+    venv sharing ~/.cache) must get its own cache, or every episode would compile again."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from tsagent_plugins.agents.classical import numba_cache
+
+    pytest.importorskip("aeon")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    here = numba_cache.cache_dir()
+    assert here.parent == tmp_path / "numba" and here.name.startswith("py3")
+    assert numba_cache.cache_dir() == here  # stable
+    real = importlib.util.find_spec
+    elsewhere = SimpleNamespace(submodule_search_locations=[str(tmp_path / "other-venv" / "aeon")])
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: elsewhere if name == "aeon" else real(name, *a))
+    assert numba_cache.cache_dir() != here
