@@ -6,6 +6,8 @@ the field path and what was expected.
 
 from __future__ import annotations
 
+import glob
+
 from pathlib import Path
 from typing import Any, Literal
 
@@ -343,3 +345,17 @@ class ExperimentSpec(Strict):
 def load_experiment(path: Path | str) -> ExperimentSpec:
     """Load an experiment spec YAML (task files are resolved by :mod:`harness.experiment`)."""
     return parse(ExperimentSpec, read_yaml(path), path)
+
+
+def task_files(patterns: list[str], base: Path, file: Path | str, field: str = "tasks") -> list[Path]:
+    """Task spec files of ``patterns`` (paths or globs relative to ``base``), in order, each once."""
+    out: list[Path] = []
+    for i, pattern in enumerate(patterns):
+        full = Path(pattern).expanduser()
+        full = full if full.is_absolute() else base / full
+        hits = sorted(Path(p) for p in glob.glob(str(full), recursive=True)) if glob.has_magic(str(full)) else \
+            ([full] if full.is_file() else [])
+        if not hits:
+            raise ConfigError(file, [f"{field}[{i}]: no task spec matches {pattern!r} (relative to {base})"])
+        out += [p for p in hits if p not in out]
+    return out

@@ -10,7 +10,6 @@ on :class:`harness.config.ExperimentSpec`.
 from __future__ import annotations
 
 import copy
-import glob
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from harness.config import AgentProfile, ConfigError, ExperimentSpec, StageSpec
+from harness.config import AgentProfile, ConfigError, ExperimentSpec, StageSpec, task_files
 from harness.contracts import TaskTemplate
 
 #: Hex digits of an episode id (48 bits: no collision expected below ~10^6 episodes per run directory).
@@ -90,20 +89,6 @@ def episode_id(task_name: str, template: TaskTemplate, params: BaseModel, episod
                "episode": template.episode_identity(params, episode),
                "profile": profile.model_dump(mode="json") if profile is not None else None}
     return hashlib.sha256(canonical(content).encode()).hexdigest()[:ID_LENGTH]
-
-
-def task_files(patterns: list[str], base: Path, file: Path | str, field: str = "tasks") -> list[Path]:
-    """Task spec files of ``patterns`` (paths or globs relative to ``base``), in order, each once."""
-    out: list[Path] = []
-    for i, pattern in enumerate(patterns):
-        full = Path(pattern).expanduser()
-        full = full if full.is_absolute() else base / full
-        hits = sorted(Path(p) for p in glob.glob(str(full), recursive=True)) if glob.has_magic(str(full)) else \
-            ([full] if full.is_file() else [])
-        if not hits:
-            raise ConfigError(file, [f"{field}[{i}]: no task spec matches {pattern!r} (relative to {base})"])
-        out += [p for p in hits if p not in out]
-    return out
 
 
 def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from harness.cli._console import console
 from harness.config import REPO_ROOT, ConfigError, load_experiment, load_task_spec, read_yaml
+from harness.config import task_files as stage_task_files
 
 
 def task_files(root: Path) -> list[Path]:
@@ -30,6 +31,16 @@ def _points(grid: dict) -> int:
     for values in grid.values():
         n *= len(values)
     return n
+
+
+def _stage_text(stage, path: Path) -> str:
+    """``name: S spec(s) × A agent(s)/forecaster(s) × G grid point(s) × N seed(s) = E episode(s)``."""
+    counts = (len(stage_task_files(stage.tasks, path.resolve().parent, path)),
+              len(stage.agents) or len(stage.forecasters) or 1, _points(stage.grid), len(stage.seeds) or 1)
+    total = counts[0] * counts[1] * counts[2] * counts[3]
+    return (f"{stage.name}: {counts[0]} spec(s) × {counts[1]} agent(s)/forecaster(s) × {counts[2]} grid point(s) × "
+            f"{counts[3]} seed(s) = {total} episode(s)"
+            + (f" per evidence source (evidence from {stage.evidence_from})" if stage.evidence_from else ""))
 
 
 @click.group("tasks")
@@ -54,9 +65,7 @@ def list_tasks(root: Path | None, long_: bool) -> None:
             if is_experiment(path):
                 spec = load_experiment(path)
                 stages = spec.stage_list()
-                text = "; ".join(f"{s.name}: {len(s.tasks)} spec(s) × {len(s.agents) or len(s.forecasters) or 1} "
-                                 f"agent(s)/forecaster(s) × {_points(s.grid)} grid point(s) × {len(s.seeds) or 1} seed(s)"
-                                 + (f" (evidence from {s.evidence_from})" if s.evidence_from else "") for s in stages)
+                text = "; ".join(_stage_text(s, path) for s in stages)
                 table.add_row(name, "(experiment)", "--experiment", text, *((spec.description,) if long_ else ()))
                 continue
             spec = load_task_spec(path)
