@@ -64,6 +64,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
             total_cost += p.cost_usd
         con.print(summary)
         for p in profiles.values():
-            con.print(f"  {p.profile or '–'}: estimate from {'; '.join(sorted(p.sources))}", highlight=False)
+            if p.sources != {"no model"}:  # a profile that calls no model costs nothing: nothing to explain
+                con.print(f"  {p.profile or '–'}: estimate from {'; '.join(sorted(p.sources))}", highlight=False)
     con.print(f"total: {total_eps} episode(s), {total_done} done, {total_eps - total_done} to run, "
               f"expected ${total_cost:,.2f}", highlight=False)

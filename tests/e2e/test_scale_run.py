@@ -95,6 +95,18 @@ def test_plan_ablations_has_120_episodes(tmp_path):
     assert {e.tokens for e in nocontext} == {2_219_000}
 
 
+def test_plan_of_the_baselines_costs_nothing_and_says_no_model(tmp_path):
+    """Agents that call no model (needs_model = False) are planned at $0, not as unknown estimates."""
+    file = REPO / "tasks" / "experiments" / "baselines.yaml"
+    (stage,) = plan_experiment(load_experiment(file), file, tmp_path, resolve_profile, load_task)
+    episodes, profiles = plan_costs(stage.units, stage.root)
+    assert len(episodes) == 210 and {p: profiles[p].episodes for p in profiles} == {
+        name: 30 for name in ("euclidean-1nn", "euclidean-1nn-privileged", "dtw-1nn", "dtw-1nn-privileged",
+                              "minirocket-ridge", "minirocket-ridge-privileged", "random")}
+    assert {e.source for e in episodes} == {"no model"} and {e.cost_usd for e in episodes} == {0.0}
+    assert all(p.unknown == 0 and p.cost_usd == 0.0 for p in profiles.values())
+
+
 def test_plan_uses_earlier_runs_and_counts_done_episodes(tmp_path):
     (stage,) = main_units(tmp_path / "run")
     episodes, _ = plan_costs(stage.units, stage.root)
