@@ -211,6 +211,10 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
             why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
             cells.append(why or "")
         table.add_row(*cells)
+    short = [f"{headers[c]} = {c.replace('_', ' ')}" for c in shown
+             if headers[c] != c and headers[c].replace(" ", "_") != c and c not in ALWAYS]
+    if short:  # the abbreviated headers, spelled out with the results column each shows
+        table.caption = "; ".join(short) + " (results.parquet columns)"
     return table
 
 

@@ -43,4 +43,5 @@ def test_the_summary_table_shows_the_templates_columns():
     console.print(table)
     text = console.export_text()
     assert "0.000" in text and "0.250" in text and "agent_timeout" in text
+    assert table.caption == "acc = accuracy; cost ($) = cost usd (results.parquet columns)"  # abbreviations spelled out
     assert [c.header for c in summary_table(rows, "t").columns] == ["episode", "status", "cost ($)", "why"]
