@@ -7,7 +7,6 @@ the field path and what was expected.
 from __future__ import annotations
 
 import glob
-
 from pathlib import Path
 from typing import Any, Literal
 

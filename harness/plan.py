@@ -64,18 +64,6 @@ def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, fl
     return {k: {name: v[i] / v[3] for i, name in enumerate(USAGE_FIELDS)} | {"n": v[3]} for k, v in sums.items()}
 
 
-def _needs_model(agent: str, known: dict[str, bool]) -> bool:
-    """Whether agent plugin ``agent`` calls a model (True when it cannot be found: its cost is then unknown)."""
-    if agent not in known:
-        from harness import plugins as plugin_registry
-
-        try:
-            known[agent] = bool(plugin_registry.get("agent", agent).needs_model)
-        except Exception:  # noqa: BLE001 - a missing or broken plugin: keep the estimate unknown
-            known[agent] = True
-    return known[agent]
-
-
 def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
                settings: RunSettings | None = None) -> tuple[list[PlannedEpisode], dict[str | None, ProfilePlan]]:
     """The episodes of ``units`` for run directory ``root`` (done or not) and the plan per profile."""
@@ -86,14 +74,13 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
     past = history_usage([*(history or []), root] if root.exists() else list(history or []))
     episodes: list[PlannedEpisode] = []
     profiles: dict[str | None, ProfilePlan] = {}
-    models: dict[str, bool] = {}
     for plan in plans:
         name = plan.profile.name if plan.profile else None
         row_path = store.episode(plan.key).row
         done = row_path.exists() and read_row(row_path).get("status") != "infra_failed"
         usage, source = past.get((name, plan.task_name)), "earlier runs"
         reported = None
-        no_model = plan.profile is None or plan.in_harness or not _needs_model(plan.profile.agent, models)
+        no_model = plan.profile is None or plan.in_harness or (plan.agent is not None and not plan.agent.needs_model)
         if usage is None and not no_model:
             estimate = plan.template.usage_estimate(plan.params, plan.profile)
             if estimate is not None:

@@ -142,7 +142,7 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
 
 def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandboxes: bool = True) -> list[EpisodePlan]:
     """Every episode of ``units`` in order, each id once (a unit repeating another's content adds nothing).
-    ``sandboxes=False``: no agent or sandbox backend is looked up (``harness plan``)."""
+    ``sandboxes=False``: no sandbox backend is chosen and a unit without a profile is allowed (``harness plan``)."""
     extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
     agents: dict[str, tuple[Any, SandboxBackend]] = {}
     plans: dict[str, EpisodePlan] = {}
@@ -151,13 +151,13 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
         params = with_seed(task, unit.seed)
         in_harness = task.template.runs_in_harness(params)
         agent = backend = None
-        if not in_harness and sandboxes:
-            if unit.profile is None:
-                raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
-                                   "profile (--agent, or agents: in the experiment)")
+        if not in_harness and sandboxes and unit.profile is None:
+            raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
+                               "profile (--agent, or agents: in the experiment)")
+        if not in_harness and unit.profile is not None:
             if unit.profile.agent not in agents:
                 found = plugin_registry.get("agent", unit.profile.agent)
-                agents[unit.profile.agent] = (found, choose_backend(settings.sandbox, found))
+                agents[unit.profile.agent] = (found, choose_backend(settings.sandbox, found) if sandboxes else None)
             agent, backend = agents[unit.profile.agent]
         try:
             episodes = task.template.episodes(params)

@@ -31,7 +31,6 @@ processes at ``limits.pids`` where the backend can (control groups).
 from __future__ import annotations
 
 import collections
-import json
 import dataclasses
 import os
 import secrets

@@ -8,11 +8,10 @@ import click
 from rich.table import Table
 
 from harness.cli._console import console
-from harness.config import REPO_ROOT, ConfigError, load_experiment, load_task_spec, read_yaml
-from harness.config import task_files as stage_task_files
+from harness.config import REPO_ROOT, ConfigError, load_experiment, load_task_spec, read_yaml, task_files
 
 
-def task_files(root: Path) -> list[Path]:
+def spec_files(root: Path) -> list[Path]:
     """Task and experiment spec files under ``root`` (told apart by :func:`is_experiment`)."""
     return sorted(p for p in root.rglob("*.y*ml") if p.is_file())
 
@@ -35,11 +34,11 @@ def _points(grid: dict) -> int:
 
 def _stage_text(stage, path: Path) -> str:
     """``name: S spec(s) × A agent(s)/forecaster(s) × G grid point(s) × N seed(s) = E episode(s)``."""
-    counts = (len(stage_task_files(stage.tasks, path.resolve().parent, path)),
-              len(stage.agents) or len(stage.forecasters) or 1, _points(stage.grid), len(stage.seeds) or 1)
-    total = counts[0] * counts[1] * counts[2] * counts[3]
-    return (f"{stage.name}: {counts[0]} spec(s) × {counts[1]} agent(s)/forecaster(s) × {counts[2]} grid point(s) × "
-            f"{counts[3]} seed(s) = {total} episode(s)"
+    specs = len(task_files(stage.tasks, path.resolve().parent, path))
+    runners = len(stage.agents) or len(stage.forecasters) or 1
+    points, seeds = _points(stage.grid), len(stage.seeds) or 1
+    return (f"{stage.name}: {specs} spec(s) × {runners} agent(s)/forecaster(s) × {points} grid point(s) × "
+            f"{seeds} seed(s) = {specs * runners * points * seeds} episode(s)"
             + (f" per evidence source (evidence from {stage.evidence_from})" if stage.evidence_from else ""))
 
 
@@ -59,7 +58,7 @@ def list_tasks(root: Path | None, long_: bool) -> None:
     table = Table(title=f"Task specs in {root}")
     for col in ("file", "template", "run with", "params") + (("description",) if long_ else ()):
         table.add_column(col, overflow="fold")
-    for path in task_files(root):
+    for path in spec_files(root):
         name = str(path.relative_to(root))
         try:
             if is_experiment(path):

@@ -21,7 +21,6 @@ import traceback
 from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any, Iterator
 
 import jinja2

@@ -8,7 +8,7 @@ import pytest
 
 from harness.config import AgentProfile, load_profile
 from harness.plugins import Plugins
-from harness.testing.judge import MATCH_CANDIDATES, MATCH_ITEM, MISS_ITEM, JudgeTests
+from harness.testing.judge import MATCH_ITEM, MISS_ITEM, JudgeTests
 from tsagent_plugins.forecasters.llm import ProxyModel
 from tsagent_plugins.judges import lexical
 from tsagent_plugins.judges.lexical import LexicalJudge

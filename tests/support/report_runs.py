@@ -143,9 +143,9 @@ def make_baseline_run(root: Path, agents: tuple[str, ...] = ("euclidean-1nn",)) 
                 continue
             for (sim, seed), acc in zip(PAIRS, values, strict=True):
                 heldout = HELDOUT[("alpha", noise)][PAIRS.index((sim, seed))] if submission == "programmatic" else None
-                row = episode(store, agent=agent, sim=sim, seed=seed, noise=noise, submission=submission,
-                              accuracy=acc, heldout=heldout, extra={"agent": "classical", "model": None,
-                                                                     "sandbox": "bubblewrap"})
+                episode(store, agent=agent, sim=sim, seed=seed, noise=noise, submission=submission,
+                        accuracy=acc, heldout=heldout, extra={"agent": "classical", "model": None,
+                                                               "sandbox": "bubblewrap"})
     store.write_results()
     return store.root
 

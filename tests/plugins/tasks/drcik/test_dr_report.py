@@ -3,7 +3,6 @@ Table 2 with DR columns."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd

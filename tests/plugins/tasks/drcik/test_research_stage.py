@@ -18,7 +18,7 @@ from harness.experiment import episode_id
 from harness.run import load_task
 from harness.sandbox import choose_backend
 from tsagent_plugins.tasks.drcik import research_outputs as out
-from tsagent_plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research import KEY_FILE
 from tsagent_plugins.tasks.drcik.template import DrcikTemplate, research_claims
 from tests.support.paths import REPO
 
