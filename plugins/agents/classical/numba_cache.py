@@ -13,8 +13,9 @@ where aeon is installed.  Either would otherwise make every episode pay the JIT
 again (the solver reports it as ``jit``): a cache warmed by other code may miss
 a signature the episodes call, and numba files each function's cache under the
 absolute path of its source, so a cache built by another environment (another
-virtual environment or checkout sharing ``~/.cache``) is never hit.  The build time (the JIT an episode
-would otherwise pay) is written to ``build.json`` beside the cache.
+virtual environment or checkout sharing ``~/.cache``) is never hit.  The build
+time (the JIT an episode would otherwise pay) is written to ``build.json``
+beside the cache.
 """
 
 from __future__ import annotations
