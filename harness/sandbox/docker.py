@@ -46,8 +46,8 @@ from pathlib import Path
 
 from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxSpec
 
-from harness.sandbox.docker_engine import (LABEL_EPISODE, LABEL_MANAGED, LABEL_OWNER, LABEL_RUN, DockerSandboxError,
-                                           connect, engine_address, no_engine_reason, owner_alive, owner_label)
+from harness.sandbox.docker_engine import (LABEL_EPISODE, LABEL_MANAGED, LABEL_RUN, DockerSandboxError, connect,
+                                           engine_address, owner_alive, owner_label)
 #: uid:gid commands run as when the harness itself runs as root.
 AGENT_UID = 1000
 AGENT_GID = 1000

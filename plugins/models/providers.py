@@ -21,9 +21,12 @@ name override), ``auth`` (``custom`` only: ``bearer`` (default with a key),
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import ModelBackend, UpstreamConfigError, hookimpl
+
+if TYPE_CHECKING:
+    from harness import HttpUpstream
 
 
 class ProviderBackend(ModelBackend):

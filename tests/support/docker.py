@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.contracts.sandbox import SandboxSpec
-from harness.sandbox.docker import LABEL_EPISODE, LABEL_RUN, DockerBackend, DockerSandboxError, connect, no_engine_reason
+from harness.sandbox.docker import DockerBackend
+from harness.sandbox.docker_engine import LABEL_EPISODE, LABEL_RUN, DockerSandboxError, connect, no_engine_reason
 
 
 def engine_client():

@@ -26,7 +26,7 @@ import yaml
 
 from harness import plugins as registry
 from harness.config import RunSettings
-from harness.sandbox.docker import DockerSandboxError, connect, no_engine_reason
+from harness.sandbox.docker_engine import DockerSandboxError, connect, no_engine_reason
 from harness.trajectory import load_trajectory, to_dict
 from tsagent_plugins.models.script_format import Script, load_script
 from tests.support.paths import REPO

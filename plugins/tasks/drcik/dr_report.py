@@ -21,6 +21,7 @@ instead of a p-value.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ import pandas as pd
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from tsagent_plugins.tasks.drcik.dr_scoring import task_scores
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MIN_N = 10
 BEST = "*"
