@@ -15,7 +15,9 @@ a signature the episodes call, and numba files each function's cache under the
 absolute path of its source, so a cache built by another environment (another
 virtual environment or checkout sharing ``~/.cache``) is never hit.  The build
 time (the JIT an episode would otherwise pay) is written to ``build.json``
-beside the cache.
+beside the cache.  Building a cache removes the caches of the same
+environment (same versions and aeon location) built from older warm-up code:
+no episode can hit them again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -44,8 +47,15 @@ def cache_dir() -> Path:
     here = Path(__file__).resolve().parent
     code = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("numba_cache.py", "learned.py")))
     spec = importlib.util.find_spec("aeon")  # locates the package without importing it
-    code.update(str(Path(spec.submodule_search_locations[0]).resolve() if spec else "").encode())
-    return root / "numba" / f"{versions}-{code.hexdigest()[:10]}"
+    where = hashlib.sha256(str(Path(spec.submodule_search_locations[0]).resolve() if spec else "").encode())
+    return root / "numba" / f"{versions}-{where.hexdigest()[:8]}-{code.hexdigest()[:10]}"
+
+
+def superseded(target: Path) -> list[Path]:
+    """Caches of ``target``'s environment (its name up to the code hash) built from other warm-up code."""
+    prefix = target.name.rsplit("-", 1)[0] + "-"
+    return sorted(p for p in target.parent.glob(f"{prefix}*")
+                  if p.is_dir() and p.name != target.name and p.name.count("-") == target.name.count("-"))
 
 
 def ensure_cache() -> Path:
@@ -64,6 +74,9 @@ def ensure_cache() -> Path:
             if done.returncode != 0:
                 raise RuntimeError(f"building the numba cache in {target} failed: {done.stderr[-2000:]}")
             (target / STAMP).write_text(json.dumps({"seconds": round(time.perf_counter() - started, 2)}))
+            for old in superseded(target):
+                shutil.rmtree(old, ignore_errors=True)
+                (old.parent / f"{old.name}.lock").unlink(missing_ok=True)
     return target
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -352,3 +353,21 @@ def test_numba_cache_key_names_versions_warm_up_code_and_aeon_location(monkeypat
     elsewhere = SimpleNamespace(submodule_search_locations=[str(tmp_path / "other-venv" / "aeon")])
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: elsewhere if name == "aeon" else real(name, *a))
     assert numba_cache.cache_dir() != here
+
+
+def test_building_a_cache_removes_the_same_environments_caches_of_older_warm_up_code(monkeypatch, tmp_path):
+    from tsagent_plugins.agents.classical import numba_cache
+
+    pytest.importorskip("aeon")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    target = numba_cache.cache_dir()
+    versions, where, code = target.name.rsplit("-", 2)
+    older = target.parent / f"{versions}-{where}-{'0' * 10}"          # this environment, older code
+    other_env = target.parent / f"{versions}-{'f' * 8}-{code}"       # another venv sharing the cache root
+    other_versions = target.parent / f"py39-numba0.1-aeon0.1-{where}-{code}"
+    for folder in (older, other_env, other_versions):
+        (folder / "sub").mkdir(parents=True)
+    assert numba_cache.superseded(target) == [older]
+    monkeypatch.setattr(numba_cache.subprocess, "run", lambda *a, **k: SimpleNamespace(returncode=0, stderr=""))
+    assert numba_cache.ensure_cache() == target and (target / numba_cache.STAMP).exists()
+    assert not older.exists() and other_env.exists() and other_versions.exists()
