@@ -11,17 +11,16 @@ distribution it uses per variable, and why, next to the variable.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
 from harness import Parameter
+from tsagent_plugins.simulators.common import sampling as common
+from tsagent_plugins.simulators.common.sampling import SRD_EPS, T_INT_RANGE, latin_hypercube_units, srd
 
-#: eps in the symmetric relative difference.
-SRD_EPS = 1e-12
-#: Intervention time range as fractions of the horizon.
-T_INT_RANGE = (0.2, 0.8)
+__all__ = ["DISTRIBUTIONS", "SRD_EPS", "T_INT_RANGE", "Distribution", "Mixture", "admissible_sides",
+           "latin_hypercube_units", "new_value", "srd"]
 
 
 @dataclass(frozen=True)
@@ -117,39 +116,6 @@ class Mixture:
         return out
 
 
-def sample_unit_latin_hypercube(d: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` Latin-hypercube points in the unit cube ``[0, 1)^d``, shape (n, d).
-
-    The sampler is seeded from ``rng`` (one 63-bit draw), so results are reproducible from the
-    generator state."""
-    if n < 0:
-        raise ValueError(f"number of configurations must be >= 0, got {n}")
-    if n == 0:
-        return np.zeros((0, d))
-    seed = int(rng.integers(2**63 - 1))
-    from scipy.stats import qmc  # imported on use: scipy.stats is slow to load
-
-    key = "rng" if "rng" in inspect.signature(qmc.LatinHypercube).parameters else "seed"
-    return qmc.LatinHypercube(d=d, **{key: np.random.default_rng(seed)}).random(n)
-
-
-def srd(a: float, b: float) -> float:
-    """Symmetric relative difference ``2|a-b| / (|a| + |b| + eps)``."""
-    return 2.0 * abs(a - b) / (abs(a) + abs(b) + SRD_EPS)
-
-
-def latin_hypercube(ranges: list[tuple[float, float]], n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` Latin-hypercube points scaled to ``ranges``; shape (n, len(ranges)).
-
-    The sampler is seeded from ``rng`` (one 63-bit draw), so results are reproducible from the
-    generator state.
-    """
-    unit = sample_unit_latin_hypercube(len(ranges), n, rng)
-    lo = np.array([r[0] for r in ranges])
-    hi = np.array([r[1] for r in ranges])
-    return lo + unit * (hi - lo)
-
-
 def admissible_sides(p: Parameter, old: float) -> list[tuple[float, float]]:
     """Closed intervals ``[lo, hi]`` of admissible new values above and below ``old``.
 
@@ -177,18 +143,9 @@ def admissible_sides(p: Parameter, old: float) -> list[tuple[float, float]]:
 
 
 def new_value(p: Parameter, old: float, rng: np.random.Generator) -> float:
-    """Draw a new value for ``p``: a side with room chosen uniformly, then uniform on that side.
-
-    Raises ValueError naming the parameter when neither side has room.
-    """
-    sides = admissible_sides(p, old)
-    if not sides:
-        raise ValueError(
-            f"parameter {p.name!r}: no admissible new value in [{p.low}, {p.high}] for old value {old} "
-            f"(min_abs {p.min_abs}, min_srd {p.min_srd})"
-        )
-    lo, hi = sides[int(rng.integers(len(sides)))]
-    return float(rng.uniform(lo, hi)) if hi > lo else float(lo)
+    """Draw a new value for ``p`` (:func:`.common.sampling.new_value`) on the closed-form sides
+    of :func:`admissible_sides`.  Raises ValueError naming the parameter when neither side has room."""
+    return common.new_value(p, old, rng, admissible_sides(p, old))
 
 
 # ------------------------------------------------------------------ BallDrop's choices

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from harness import (
@@ -13,11 +11,10 @@ from harness import (
     Parameter,
     ReferenceTables,
     RuleOutcome,
-    Simulator,
     SimulatedTrajectory as Trajectory,
 )
 from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
-from tsagent_plugins.simulators.common.base import validated_values
+from tsagent_plugins.simulators.common.base import SampledSimulator
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "
@@ -30,7 +27,7 @@ DESCRIPTION = (
 )
 
 
-class BallDrop(Simulator):
+class BallDrop(SampledSimulator):
     """A point-mass ball dropped onto the ground: gravity, quadratic drag, restitution hard stop.
 
     Output: T = 3,999 samples at ``t_k = k / 400`` s (k = 1..3999, Table 3), channels
@@ -71,44 +68,20 @@ class BallDrop(Simulator):
         source="TraceBench Tables 5 and 7",
     )
 
-    # ------------------------------------------------------------------ grid
-    @property
-    def n_samples(self) -> int:
-        """Number of rows T: samples strictly inside (0, horizon) (3,999)."""
-        return int(round(self.horizon / self.dt)) - 1
+    # Baselines: a Latin hypercube over the 2 state + 4 parameter coordinates (in that order), each
+    # mapped through the variable's distribution in :data:`.sampling.DISTRIBUTIONS`.
+    marginals = sampling.DISTRIBUTIONS
+    checks = {
+        "restitution": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+        "mass": (lambda v: v > 0.0, "> 0"),
+        "drag_coeff": (lambda v: v >= 0.0, ">= 0"),
+        "gravity": (lambda v: v > 0.0, "> 0"),
+        "initial_height": (lambda v: v >= 0.0, ">= 0"),
+    }
 
-    @property
-    def time(self) -> np.ndarray:
-        """Sample times ``t_k = k dt``, k = 1..T, shape (T,), seconds."""
-        return np.arange(1, self.n_samples + 1) * self.dt
-
-    # ------------------------------------------------------------------ sampling
-    def sample_configurations(self, n: int, rng: np.random.Generator) -> list[Configuration]:
-        """``n`` baselines: a Latin hypercube over the 2 state + 4 parameter coordinates (in that
-        order), each mapped through the variable's distribution in :data:`.sampling.DISTRIBUTIONS`."""
-        specs = self.state_variables + self.parameters
-        unit = sampling.sample_unit_latin_hypercube(len(specs), n, rng)
-        pts = np.column_stack([sampling.DISTRIBUTIONS[p.name].ppf(unit[:, i]) for i, p in enumerate(specs)]) \
-            if n else unit
-        ns = len(self.state_variables)
-        return [
-            Configuration(
-                initial_state={p.name: float(r[i]) for i, p in enumerate(self.state_variables)},
-                parameters={p.name: float(r[ns + i]) for i, p in enumerate(self.parameters)},
-            )
-            for r in pts
-        ]
-
-    def sample_intervention(self, config: Configuration, parameter: str, rng: np.random.Generator) -> Intervention:
-        """``t_int ~ U[0.2, 0.8] * horizon``; new value per :func:`.sampling.new_value`.
-
-        Raises ValueError for an unknown parameter or when no admissible value exists.
-        """
-        spec = self._parameter(parameter)
-        old = self._values(config)[1][parameter]
-        lo, hi = sampling.T_INT_RANGE
-        t_int = float(rng.uniform(lo, hi)) * self.horizon
-        return Intervention(parameter, t_int, sampling.new_value(spec, old, rng))
+    def admissible_sides(self, p: Parameter, old: float) -> list[tuple[float, float]]:
+        """BallDrop's ranges are non-negative: the closed-form sides of :func:`.sampling.admissible_sides`."""
+        return sampling.admissible_sides(p, old)
 
     # ------------------------------------------------------------------ physics
     def simulate(self, config: Configuration, intervention: Intervention | None = None) -> Trajectory:
@@ -120,13 +93,7 @@ class BallDrop(Simulator):
         field for a missing/unknown/non-physical configuration value or a bad intervention.
         """
         state, params = self._values(config)
-        change = None
-        if intervention is not None:
-            self._parameter(intervention.parameter)
-            self._check_value(intervention.parameter, intervention.new_value, "intervention.new_value")
-            if not math.isfinite(intervention.time) or intervention.time < 0:
-                raise ValueError(f"intervention.time must be a finite time >= 0 s, got {intervention.time}")
-            change = (intervention.parameter, float(intervention.time), float(intervention.new_value))
+        change = self._change(intervention)
         time = self.time
         path = dynamics.solve(state["initial_height"], state["initial_velocity"],
                               dynamics.Params(**params), float(time[-1]), change)
@@ -217,30 +184,3 @@ class BallDrop(Simulator):
                                f"decided before simulation: every apex after t_int is <= {top:.4f} m "
                                f"(need > {rules.APEX_MIN} m in one)")
         return None
-
-    # ------------------------------------------------------------------ validation
-    def _parameter(self, name: str) -> Parameter:
-        for p in self.parameters:
-            if p.name == name:
-                return p
-        known = ", ".join(p.name for p in self.parameters)
-        raise ValueError(f"BallDrop has no parameter {name!r} (known: {known})")
-
-    @staticmethod
-    def _check_value(name: str, value: float, where: str) -> None:
-        ok = math.isfinite(value) and {
-            "restitution": 0.0 <= value <= 1.0,
-            "mass": value > 0.0,
-            "drag_coeff": value >= 0.0,
-            "gravity": value > 0.0,
-            "initial_height": value >= 0.0,
-            "initial_velocity": True,
-        }[name]
-        if not ok:
-            need = {"restitution": "in [0, 1]", "mass": "> 0", "drag_coeff": ">= 0", "gravity": "> 0",
-                    "initial_height": ">= 0", "initial_velocity": "finite"}[name]
-            raise ValueError(f"{where}: {name} must be {need}, got {value!r}")
-
-    def _values(self, config: Configuration) -> tuple[dict[str, float], dict[str, float]]:
-        """Validated ``(initial_state, parameters)`` as float dicts; errors name the field."""
-        return validated_values(config, self.state_variables, self.parameters, self._check_value)

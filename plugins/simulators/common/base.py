@@ -1,9 +1,14 @@
-"""Simulator plumbing shared by BounceBall and MassSlide: time grid, validation, sampling, noise."""
+"""Simulator plumbing shared by the simulators: time grid, validation, sampling, and field noise.
+
+:class:`SampledSimulator` (all three) holds the uniform time grid, Latin-hypercube baselines mapped
+through per-variable marginals, intervention draws (Section 3.3) and field validation;
+:class:`TableSimulator` (BounceBall, MassSlide) adds an observation model given as a :class:`FieldNoise`.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -12,17 +17,23 @@ from tsagent_plugins.simulators.common import sampling
 from tsagent_plugins.simulators.common.noise import FieldNoise
 
 
-class TableSimulator(Simulator):
-    """A simulator whose baselines follow a ranges table and whose noise is a :class:`FieldNoise`.
+class Quantiles(Protocol):
+    """A sampling law given by its quantile function (``Marginal``, BallDrop's ``Distribution``, ...)."""
 
-    Subclasses set the :class:`Simulator` attributes plus ``marginals`` (name -> :class:`Marginal`,
-    for every state variable and parameter), ``checks`` (name -> (predicate, "must be ...")) for
-    physical validity, ``noise_model`` and implement :meth:`simulate` and :meth:`rejection_rules`.
+    def ppf(self, u: np.ndarray) -> np.ndarray: ...
+
+
+class SampledSimulator(Simulator):
+    """A simulator on a uniform grid whose baselines and interventions are drawn per Section 3.3.
+
+    Subclasses set the :class:`Simulator` attributes plus ``marginals`` (name -> a law with ``ppf``,
+    for every state variable and parameter) and ``checks`` (name -> (predicate, "must be ...")) for
+    physical validity, and may override :meth:`admissible_sides` (default: bisection on the SRD
+    bound, :func:`.sampling.admissible_sides`).
     """
 
-    marginals: Mapping[str, sampling.Marginal]
+    marginals: Mapping[str, Quantiles]
     checks: Mapping[str, tuple[Callable[[float], bool], str]] = {}
-    noise_model: FieldNoise
 
     # ------------------------------------------------------------------ grid
     @property
@@ -58,20 +69,11 @@ class TableSimulator(Simulator):
         spec = self._parameter(parameter)
         old = self._values(config)[1][parameter]
         t_int = sampling.intervention_time(self.horizon, rng)
-        return Intervention(parameter, t_int, sampling.new_value(spec, old, rng))
+        return Intervention(parameter, t_int, sampling.new_value(spec, old, rng, self.admissible_sides(spec, old)))
 
-    # ------------------------------------------------------------------ noise
-    def observe(self, clean: Trajectory, kappa: float, seed: int) -> np.ndarray:
-        """One draw of ``p_kappa(. | clean)`` (forms in :mod:`tsagent_plugins.simulators.common.noise`), shape (T, C).
-
-        Depends only on ``(clean, kappa, seed)``; ``kappa = 0`` returns a copy of the clean values.
-        Raises ValueError for ``kappa < 0`` or ``seed < 0``.
-        """
-        return self.noise_model.observe(clean.time, clean.values, clean.events, float(kappa), int(seed))
-
-    def noise_power(self, clean: Trajectory, kappa: float, n_seeds: int) -> np.ndarray:
-        """Exact per-sample mean squared corruption over seeds ``0..n_seeds-1``, shape (T, C)."""
-        return self.noise_model.noise_power(clean.time, clean.values, clean.events, float(kappa), int(n_seeds))
+    def admissible_sides(self, p: Parameter, old: float) -> list[tuple[float, float]]:
+        """Intervals of admissible new values of ``p`` above and below ``old`` (empty ones left out)."""
+        return sampling.admissible_sides(p, old)
 
     # ------------------------------------------------------------------ validation
     def _parameter(self, name: str) -> Parameter:
@@ -99,6 +101,26 @@ class TableSimulator(Simulator):
         if not math.isfinite(intervention.time) or intervention.time < 0:
             raise ValueError(f"intervention.time must be a finite time >= 0 s, got {intervention.time}")
         return intervention.parameter, float(intervention.time), float(intervention.new_value)
+
+
+class TableSimulator(SampledSimulator):
+    """A :class:`SampledSimulator` whose observation model is a :class:`FieldNoise` (``noise_model``);
+    subclasses implement :meth:`simulate` and :meth:`rejection_rules`."""
+
+    noise_model: FieldNoise
+
+    # ------------------------------------------------------------------ noise
+    def observe(self, clean: Trajectory, kappa: float, seed: int) -> np.ndarray:
+        """One draw of ``p_kappa(. | clean)`` (forms in :mod:`tsagent_plugins.simulators.common.noise`), shape (T, C).
+
+        Depends only on ``(clean, kappa, seed)``; ``kappa = 0`` returns a copy of the clean values.
+        Raises ValueError for ``kappa < 0`` or ``seed < 0``.
+        """
+        return self.noise_model.observe(clean.time, clean.values, clean.events, float(kappa), int(seed))
+
+    def noise_power(self, clean: Trajectory, kappa: float, n_seeds: int) -> np.ndarray:
+        """Exact per-sample mean squared corruption over seeds ``0..n_seeds-1``, shape (T, C)."""
+        return self.noise_model.noise_power(clean.time, clean.values, clean.events, float(kappa), int(n_seeds))
 
 
 def validated_values(config: Configuration, state_variables, parameters,

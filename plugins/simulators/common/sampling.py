@@ -125,12 +125,14 @@ def admissible_sides(p: Parameter, old: float) -> list[tuple[float, float]]:
     return sides
 
 
-def new_value(p: Parameter, old: float, rng: np.random.Generator) -> float:
+def new_value(p: Parameter, old: float, rng: np.random.Generator,
+              sides: list[tuple[float, float]] | None = None) -> float:
     """Draw a new value for ``p``: a side with room chosen uniformly, then uniform on that side.
 
-    Raises ValueError naming the parameter when neither side has room.
+    ``sides``: the admissible intervals (default :func:`admissible_sides`; a simulator with a
+    closed form passes its own).  Raises ValueError naming the parameter when neither side has room.
     """
-    sides = admissible_sides(p, old)
+    sides = admissible_sides(p, old) if sides is None else sides
     if not sides:
         raise ValueError(
             f"parameter {p.name!r}: no admissible new value in [{p.low}, {p.high}] for old value {old} "

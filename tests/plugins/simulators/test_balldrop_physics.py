@@ -231,7 +231,7 @@ def test_intervention_after_the_last_sample_has_no_effect():
 # ------------------------------------------------------------------ sampling
 def test_latin_hypercube_stratifies_every_dimension():
     n = 50
-    unit = sampling.sample_unit_latin_hypercube(6, n, np.random.default_rng(4))
+    unit = sampling.latin_hypercube_units(6, n, np.random.default_rng(4))
     for j in range(6):
         assert sorted(np.floor(unit[:, j] * n).astype(int)) == list(range(n))
     # configurations are those unit points through each variable's distribution, in order
