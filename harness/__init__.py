@@ -72,7 +72,7 @@ _export("harness.sandbox.docker", "DockerBackend")
 _export("harness._untrusted", untrusted="")
 # -- runs, results and reports -----------------------------------------------
 _export("harness.store", "RunStore", "versions")
-_export("harness.run", "resolve_profile")
+_export("harness.profiles", "resolve_profile")
 _export("harness.image.cache", "cache_root")
 _export("harness.cli._console", "console")
 _export("harness.report.load", "ReportError", "episode_dir", "read_json")

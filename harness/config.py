@@ -49,10 +49,13 @@ class Prices(Strict):
 
 
 class AgentProfile(Strict):
-    """An evaluated agent configuration: platform (agent plugin), model, settings, prices."""
+    """An evaluated agent configuration: platform (agent plugin), model, settings, prices.
+
+    In a file (:func:`load_profile`) ``name`` is the file's stem; ``agent`` is the one required field.
+    """
 
     name: str
-    agent: str = Field(description="agent plugin name, e.g. my-agent")
+    agent: str = Field(description="plugin the profile configures: an agent (or a forecaster or judge), e.g. my-agent")
     model: str | None = None
     provider: Literal["anthropic", "openai", "google", "openrouter", "custom"] | None = None
     base_url: str | None = None
@@ -172,8 +175,15 @@ def parse(model: type[BaseModel], data: dict, file: Path | str, prefix: str = ""
 
 
 def load_profile(path: Path | str) -> AgentProfile:
-    """Load an agent profile YAML."""
-    return parse(AgentProfile, read_yaml(path), path)
+    """Load an agent profile YAML.  Its name is the file's stem (``agent_profiles/NAME.yaml``), the name
+    ``--agent NAME`` finds it by and rows record; a ``name:`` field is optional and, if given, must equal
+    the stem (one name per profile: a differing ``name:`` is a ConfigError naming the file and field)."""
+    path = Path(path)
+    data = read_yaml(path)
+    if data.setdefault("name", path.stem) != path.stem:
+        raise ConfigError(path, [f"name: must be the file's name {path.stem!r} (got: {data['name']!r}); "
+                                 f"drop the field or rename the file to {data['name']}{path.suffix}"])
+    return parse(AgentProfile, data, path)
 
 
 def load_task_spec(path: Path | str) -> TaskSpec:

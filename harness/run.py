@@ -12,7 +12,6 @@ Infrastructure failures are retried with exponential backoff up to
 
 from __future__ import annotations
 
-import os
 import queue
 import re
 import shutil
@@ -24,42 +23,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
-from harness.config import (
-    REPO_ROOT,
-    AgentProfile,
-    ConfigError,
-    RunSettings,
-    TaskSpec,
-    load_profile,
-    load_task_spec,
-    task_params,
-)
+from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id
 from harness.errors import EpisodeError, HarnessError
+from harness.profiles import resolve_profile  # noqa: F401 - re-exported: `--agent` lookup lives in harness.profiles
 from harness.store import RunStore, read_row, versions, write_json
-
-
-def profile_dirs() -> list[Path]:
-    """Where ``--agent NAME`` is looked up: ``$HARNESS_PROFILES`` (os.pathsep-separated),
-    ``./agent_profiles``, then the profiles shipped beside the harness."""
-    dirs = [Path(p) for p in os.environ.get("HARNESS_PROFILES", "").split(os.pathsep) if p]
-    return dirs + [Path("agent_profiles"), REPO_ROOT / "agent_profiles"]
-
-
-def resolve_profile(name: str) -> AgentProfile:
-    """Load the profile named ``name`` (or at path ``name``)."""
-    candidate = Path(name)
-    if candidate.suffix in (".yaml", ".yml") and candidate.exists():
-        return load_profile(candidate)
-    for d in profile_dirs():
-        for suffix in (".yaml", ".yml"):
-            path = d / f"{name}{suffix}"
-            if path.exists():
-                return load_profile(path)
-    known = sorted({p.stem for d in profile_dirs() if d.is_dir() for p in d.glob("*.y*ml")})
-    raise HarnessError(f"no agent profile named {name!r} (known: {', '.join(known) or 'none'})")
 
 
 @dataclass

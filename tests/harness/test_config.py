@@ -69,3 +69,20 @@ def test_shipped_profiles_match_table_19_and_21(name, prices):
     assert profile.reasoning_effort == (None if name == "minimax-m2.7" else "high")
     assert profile.agent == {"claude-opus-4.6": "claude-code", "gemini-3.1-pro": "gemini-cli",
                              "gpt-5.5": "codex", "minimax-m2.7": "opencode"}[name]
+
+
+def test_a_profile_is_named_by_its_file(tmp_path):
+    """One name per profile: the file's stem; ``name:`` is optional and must equal it when given."""
+    assert load_profile(write(tmp_path, "mine.yaml", "agent: codex\n")).name == "mine"
+    assert load_profile(write(tmp_path, "same.yml", "name: same\nagent: codex\n")).name == "same"
+    path = write(tmp_path, "mine4.yaml", "name: other\nagent: codex\n")
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert str(err.value) == (f"{path}: name: must be the file's name 'mine4' (got: 'other'); "
+                              "drop the field or rename the file to other.yaml")
+
+
+def test_a_profile_requires_only_its_agent(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_profile(write(tmp_path, "p.yaml", "model: m\n"))
+    assert str(err.value) == f"{tmp_path / 'p.yaml'}: agent: Field required"

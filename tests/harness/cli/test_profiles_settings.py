@@ -26,9 +26,27 @@ def test_profiles_list_table(tmp_path, monkeypatch):
     (tmp_path / "mine.yaml").write_text("name: mine\nagent: euclidean-1nn\n")
     (tmp_path / "broken.yaml").write_text("name: broken\nagent: [1]\n")
     monkeypatch.setenv("HARNESS_PROFILES", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "400")
     result = CliRunner().invoke(list_profiles, [])
     assert result.exit_code == 0, result.output
     assert "mine" in result.output and "invalid" in result.output
+    assert "1 invalid profile: `--agent` refuses it until fixed" in result.output
+
+
+def test_profiles_list_flags_mismatched_names_and_unregistered_agents_by_file_and_field(tmp_path, monkeypatch):
+    (tmp_path / "mine4.yaml").write_text("name: other\nagent: euclidean-1nn\n")
+    (tmp_path / "typo.yaml").write_text("agent: euclidan-1nn\n")
+    (tmp_path / "plain.yaml").write_text("agent: euclidean-1nn\n")
+    monkeypatch.setenv("HARNESS_PROFILES", str(tmp_path))
+    result = CliRunner().invoke(list_profiles, ["--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["profile"]: r for r in map(json.loads, result.output.splitlines())}
+    assert "other" not in rows
+    assert rows["mine4"]["error"].startswith(f"{tmp_path / 'mine4.yaml'}: name: must be the file's name 'mine4'")
+    assert rows["typo"]["error"].startswith(f"{tmp_path / 'typo.yaml'}: agent: no agent, forecaster or judge "
+                                            "named 'euclidan-1nn'")
+    assert (rows["plain"]["agent"], rows["plain"]["file"], "error" in rows["plain"]) == (
+        "euclidean-1nn", str(tmp_path / "plain.yaml"), False)
 
 
 def test_settings_example_is_a_valid_settings_file_with_the_defaults():

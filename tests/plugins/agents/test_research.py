@@ -120,7 +120,7 @@ def run_episodes(tmp_path: Path, profile: dict, episodes: list[str] | None = Non
     if episodes:
         params["episodes"] = episodes
     spec.write_text(json.dumps({"name": "research", "template": "drcik", "params": params}))
-    profile_path = tmp_path / "profile.yaml"
+    profile_path = tmp_path / "p.yaml"
     profile_path.write_text(json.dumps({"name": "p", "agent": "retrieval", "provider": "openrouter",
                                         "model": "google/gemini-3-flash-preview",
                                         "prices": {"input": 0.5, "cached": 0.05, "output": 3}, **profile}))

@@ -74,7 +74,7 @@ def run(tmp_path: Path, agent: str, options: dict, script: Path | dict, episodes
     tmp_path.mkdir(parents=True, exist_ok=True)
     spec = tmp_path / "spec.yaml"
     spec.write_text(json.dumps({"name": "research", "template": "drcik", "params": params}))
-    profile = tmp_path / "profile.yaml"
+    profile = tmp_path / "p.yaml"
     profile.write_text(json.dumps({"name": "p", "agent": agent, "provider": "openrouter",
                                    "model": "google/gemini-3-flash-preview",
                                    "prices": {"input": 0.5, "cached": 0.05, "output": 3}, "options": options}))
