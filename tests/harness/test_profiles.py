@@ -106,3 +106,16 @@ def test_the_readme_profile_example_is_valid(profiles):
     (profiles / "my-codex.yaml").write_text(block)
     profile = resolve_profile("my-codex")
     assert (profile.name, profile.agent, profile.provider, profile.prices.output) == ("my-codex", "codex", "openai", 2)
+
+
+def test_harness_run_refuses_an_invalid_profile_with_its_file_and_field(profiles, capsys):
+    from harness.cli import main
+
+    (profiles / "typo.yaml").write_text("agent: euclidan-1nn\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--task", str(REPO / "tasks/tracebench/balldrop-low-direct.yaml"), "--agent", "typo",
+              "--out", str(profiles.parent / "run")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {profiles / 'typo.yaml'}: agent: no agent, forecaster or judge named 'euclidan-1nn'")
+    assert not (profiles.parent / "run").exists()
