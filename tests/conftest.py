@@ -9,7 +9,9 @@ are found by its path.  ``harness/<package>/<module>.py`` is tested in
 experiments, scale runs) are in ``tests/e2e/``, rules about the code base as a whole (layers, core
 names, start-up, this layout) in ``tests/architecture/``.  Shared helpers are the package
 ``tests.support`` (``from tests.support.paths import REPO, TESTS``); data stays in ``tests/fixtures/``
-and ``tests/golden/``.  Every test folder is a package, so same-named modules do not collide.
+and ``tests/golden/``.  Every test folder but ``tests/example_plugin/`` is a package, so same-named modules do not
+collide; the example plugin is shaped like a third party's plugin folder (flat modules), so that a copy
+works under any folder name.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ TOP = {"__init__.py", "conftest.py", "architecture", "e2e", "support", "fixtures
        "artifacts", "__pycache__"}
 #: folders of data, not of test modules
 DATA = {"fixtures", "golden", "artifacts", "__pycache__"}
+#: a third party's plugin folder, shaped like one: flat modules and no package, so that a copy works under
+#: any folder name (``from conveyor import Conveyor``); its modules' names are its own
+STANDALONE = {"example_plugin"}
 
 
 def _names(folder: Path) -> set[str]:
@@ -43,7 +46,7 @@ def misplaced(tests: Path = TESTS, mirrors: dict[str, Path] = MIRRORS) -> list[s
                             f"{sorted(mirrors)}, e2e/, architecture/ and support/; move it into one of them")
     for folder in sorted(p for p in tests.rglob("*") if p.is_dir()):
         parts = set(folder.relative_to(tests).parts)
-        if not parts & DATA and any(folder.glob("*.py")) and not (folder / "__init__.py").exists():
+        if not parts & (DATA | STANDALONE) and any(folder.glob("*.py")) and not (folder / "__init__.py").exists():
             problems.append(f"{folder.relative_to(tests.parent).as_posix()}/__init__.py is missing "
                             f"(same-named test modules in different folders would collide)")
     return problems
@@ -65,6 +68,9 @@ def test_a_misplaced_test_is_named_with_its_expected_place(tmp_path):
               "harness/test_proxy_budget.py", "harness/proxy/test_sse.py", "harness/proxy/test_sse_chunks.py",
               "harness/proxy/test_server.py", "harness/report/test_tables.py", "test_flat.py"):
         (tests / f).write_text("")
+    (tests / "example_plugin").mkdir()  # stand-alone: no __init__.py, and that is no problem
+    for f in ("conveyor.py", "test_conveyor.py"):
+        (tests / "example_plugin" / f).write_text("")
     assert misplaced(tests, {"harness": source}) == [
         "tests/harness/proxy/test_server.py: no module harness/proxy/server.py or package harness/proxy/server/ "
         "(name it test_<module>.py or test_<module>_<aspect>.py after a module in harness/proxy/)",
