@@ -70,6 +70,8 @@ _export("harness.sandbox.bubblewrap", "BubblewrapBackend")
 _export("harness.sandbox.docker", "DockerBackend")
 # -- bounded readers of agent-controlled output (results.json, rule.py returns, logs, evidence) -----
 _export("harness._untrusted", untrusted="")
+# -- who owns a leftover: pid + process start time (to remove what a killed process left) -----
+_export("harness.sandbox.owner", process_owner="")
 # -- runs, results and reports -----------------------------------------------
 _export("harness.store", "RunStore", "versions")
 _export("harness.profiles", "resolve_profile")

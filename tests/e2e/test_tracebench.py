@@ -19,7 +19,6 @@ import yaml
 from tests.support.paths import REPO
 
 BASE = yaml.safe_load((REPO / "tasks/tracebench/balldrop-low-direct.yaml").read_text())
-BASE["params"].pop("slug")  # the tests vary the condition; the slug would pin it
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +141,56 @@ def test_resume_refuses_a_run_of_another_task(tmp_path, cache_dir):
                            "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 2
     assert "holds a run of another task or agent profile" in proc.stderr and "Traceback" not in proc.stderr
+
+
+README = (REPO / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_readme_set_example_on_a_shipped_spec_runs_the_overridden_condition(tmp_path, cache_dir):
+    """README, Running: ``--set noise=high --set n_test=20`` on a shipped spec (they used to state a
+    slug that the override contradicted); the row and the folder name say what ran."""
+    assert "--set noise=high --set n_test=20" in README
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "--task", "tasks/tracebench/balldrop-low-direct.yaml",
+                           "--set", "noise=high", "--set", "n_test=20", "--out", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "HARNESS_CACHE_DIR": str(cache_dir)},
+                          timeout=600, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = pd.read_parquet(out / "results.parquet").iloc[0]
+    assert (row["task"], row["noise"], row["slug"], row["n_test"], row["status"]) == (
+        "balldrop-low-direct", "high", "gentle-pine", 20, "ok")
+    assert row["episode"] == f"balldrop-high-direct-n20-seed0-{row['episode_id']}"
+    key = json.loads((episode_dir(out) / "key" / "key.json").read_text())
+    assert key["noise"] == "high" and len(key["test"]) == 20
+
+
+def test_readme_grid_experiment_plans_every_condition(tmp_path):
+    """README, Experiments: the ``my-grid`` experiment (a noise axis over shipped specs) plans 7 specs
+    x 2 noise levels x 2 seeds, each with the slug of the settings it runs."""
+    import re
+
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+    from harness.config import load_experiment
+    from harness.experiment import plan_experiment
+    from harness.run import load_task, resolve_profile
+
+    block = re.search(r"```yaml\n(name: my-grid\n.*?)```", README, re.S)
+    assert block is not None
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "tracebench").symlink_to(REPO / "tasks" / "tracebench")
+    file = tmp_path / "experiments" / "my-grid.yaml"
+    file.write_text(block.group(1))
+    result = CliRunner().invoke(cli, ["plan", "--experiment", str(file), "--out", str(tmp_path / "run")],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "total: 28 episode(s), 0 done, 28 to run" in result.output
+    (stage,) = plan_experiment(load_experiment(file), file, tmp_path / "run", resolve_profile, load_task)
+    units = {(u.task.spec.name, u.task.params.noise, u.seed): u.task.params for u in stage.units}
+    assert len(units) == 28 and {p.n_test for p in units.values()} == {20}
+    assert units[("balldrop-low-direct", "high", 1)].slug == "gentle-pine"
+    assert units[("balldrop-high-programmatic", "low", 0)].slug == "gentle-flame"
+    assert units[("balldrop-high-direct-noexamples", "low", 0)].slug is None  # not a paper condition
+    assert "balldrop-high-direct-n20-seed1-" in result.output and "balldrop-low-direct-n20-seed1-" in result.output

@@ -16,14 +16,23 @@ A pool directory holds:
 * ``events.parquet``: ``row``, ``time`` (impact times).
 
 A pool is written into a temporary sibling directory and renamed into place,
-so a killed run never leaves a half-written pool under the final name.
+so a killed run never leaves a half-written pool under the final name.  The
+temporary directory is named after its writer (``.<key>.tmp-<host>-<pid>-<start>-<random>``,
+host a hash of the host name, start the process start time): the next publication
+into the same cache root removes the temporary directories of writers on this host
+that no longer run (a pid alone may have been reused; the start time tells them
+apart), of any key.  Directories of another host, or named otherwise (older
+versions: ``.<key>.tmp-<pid>-<random>``), are removed once a day old.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +51,10 @@ FILES = ("meta.json", "stats.json", "timings.json", "recipes.parquet", "configs.
 RUN_KEYS = ("workers", "timings", "wall_seconds")
 REQUIRED_RECIPE_COLUMNS = ("config_id", "label", "parameter", "t_int", "old_value", "new_value")
 STALE_TMP_SECONDS = 24 * 3600
+#: ``<host>-<pid>-<start>-`` in a temporary directory's name (:func:`writer_tag`)
+_WRITER = re.compile(r"\.(?:tmp|old)-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-(?P<start>\d+)-[^-]*$")
+#: the name of older versions, ``<pid>-`` only
+_LEGACY_WRITER = re.compile(r"\.(?:tmp|old)-(?P<pid>\d+)-[^-]*$")
 
 
 class PoolCacheError(ValueError):
@@ -86,9 +99,9 @@ def publish(root: Path, key: str, fill, is_current=lambda path: False) -> Path:
     then renamed.  An existing ``root/key`` is kept when ``is_current(path)`` (another process
     published the same pool meanwhile), else replaced (moved aside first).  Returns the final path."""
     root.mkdir(parents=True, exist_ok=True)
-    _clean_stale(root, key)
+    clean_stale(root)
     final = root / key
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp-{os.getpid()}-", dir=root))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp-{writer_tag()}-", dir=root))
     try:
         fill(tmp)
         umask = os.umask(0)
@@ -97,7 +110,7 @@ def publish(root: Path, key: str, fill, is_current=lambda path: False) -> Path:
         if final.exists() and is_current(final):
             shutil.rmtree(tmp, ignore_errors=True)
         elif final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{key}.old-{os.getpid()}-", dir=root))
+            old = Path(tempfile.mkdtemp(prefix=f".{key}.old-{writer_tag()}-", dir=root))
             os.rename(final, old / "pool")
             os.rename(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
@@ -109,15 +122,39 @@ def publish(root: Path, key: str, fill, is_current=lambda path: False) -> Path:
     return final
 
 
-def _clean_stale(root: Path, key: str) -> None:
-    """Remove leftovers of killed runs (temporary dirs older than a day)."""
-    now = time.time()
-    for p in root.glob(f".{key}.*"):
+def _host() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def writer_tag() -> str:
+    """``<host>-<pid>-<start>``: this process as the writer of a temporary pool directory."""
+    from harness import process_owner
+
+    return f"{_host()}-{process_owner.tag()}"
+
+
+def clean_stale(root: Path) -> list[Path]:
+    """Remove the temporary pool directories (``.*.tmp-*``, ``.*.old-*``) in ``root`` that killed or failed
+    writers left: those whose writer on this host no longer runs (an older version's ``<pid>-`` name: no
+    process has that pid), and any older than :data:`STALE_TMP_SECONDS`.  A writer whose start time was
+    unknown (no ``/proc``) is judged by age only.  Returns the directories removed."""
+    from harness import process_owner
+
+    now, host, removed = time.time(), _host(), []
+    for p in [*root.glob(".*.tmp-*"), *root.glob(".*.old-*")]:
+        m, legacy = _WRITER.search(p.name), _LEGACY_WRITER.search(p.name)
         try:
-            if now - p.stat().st_mtime > STALE_TMP_SECONDS:
+            if m is not None:
+                dead = (m["host"] == host and int(m["start"]) != 0
+                        and not process_owner.alive(int(m["pid"]), int(m["start"])))
+            else:
+                dead = legacy is not None and process_owner.start_time(int(legacy["pid"])) is None
+            if dead or now - p.stat().st_mtime > STALE_TMP_SECONDS:
                 shutil.rmtree(p, ignore_errors=True)
+                removed.append(p)
         except OSError:
             pass
+    return removed
 
 
 def read_json(path: Path) -> dict:

@@ -10,7 +10,7 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "n_test": ("int", "test batch size"),
     "seed": ("int", "repetition seed"),
     "pool_seed": ("int", "sample pool seed"),
-    "slug": ("str", "the paper's condition slug (e.g. gentle-cloud), when the spec names it"),
+    "slug": ("str", "the paper's condition slug of the episode's settings (e.g. gentle-cloud); null: not a paper condition"),
     "heldout_per_class": ("int", "held-out samples per class"),
     "pool_per_class": ("int", "generated pool size per class; null: the default"),
     "pool": ("str", "JSON of the released pool the episode ran on (path, condition, noise); null: a generated pool"),

@@ -48,6 +48,15 @@ from tsagent_plugins.tasks.tracebench.scoring import score_episode
 
 #: Pool size per class (Appendix C.1: 142 held-out per class plus test and support).
 DEFAULT_POOL_PER_CLASS = 160
+#: Upper bound on the pool size per class a task may need, directly (``pool_per_class``) or through
+#: its batch sizes (``heldout_per_class + examples_per_class + ceil(n_test / classes)``): four times
+#: the default pool, which holds the paper's batches (Section 4.5: 10 test samples and 3 labeled
+#: examples per class; Appendix C.1: 142 held-out per class).  The harness process generates and holds
+#: the whole pool in memory, about 1.9 MB per unit of ``per_class`` for BallDrop (five classes of
+#: 3999-step trajectories; peak RSS of one generating process measured 348 MB at 40, 572 MB at 160,
+#: 1.46 GB at 640; BounceBall 1.31 GB at 640), where an unbounded ``n_test`` asked for tens of gigabytes
+#: (``n_test: 100000``: 20145 per class, killed at 24 GB).  Larger pools: ``harness generate``.
+MAX_POOL_PER_CLASS = 4 * DEFAULT_POOL_PER_CLASS
 KEY_FILE = "key.json"
 RECIPES_FILE = "recipes.json"
 
@@ -103,12 +112,19 @@ class TracebenchParams(BaseModel):
     pool.  ``heldout_per_class``: held-out samples per class for programmatic
     submission (142 in the paper, Appendix C.1).  ``pool_per_class``: samples
     per class in the generated pool (default 160, raised when the batches
-    need more; a smaller pool makes quick demos and tests cheap).  ``slug``: the
-    paper's condition slug (:data:`PAPER_CONDITIONS`, e.g. ``gentle-cloud``); when
-    given it must name the condition the other fields set.
+    need more; a smaller pool makes quick demos and tests cheap).  The pool
+    these sizes need may not exceed :data:`MAX_POOL_PER_CLASS` (640) per class.
+    ``pool``: a released TraceBench directory to use instead (:class:`ReleasedPoolRef`).
 
-    need more; a smaller pool makes quick demos and tests cheap).  ``pool``:
-    a released TraceBench directory to use instead (:class:`ReleasedPoolRef`).
+    ``slug``: the paper's condition slug (:data:`PAPER_CONDITIONS`, Section 4.5),
+    derived from ``noise``, ``submission``, ``context`` and whether
+    ``examples_per_class > 0`` (None for a combination the paper does not run), so a
+    spec need not state it and an override of a setting (``--set noise=high``, an
+    experiment grid) re-derives it.  A slug stated in a spec (or set) is a check: it
+    must name the condition of the params after overrides, else a ValueError says
+    which; the shipped specs state none and name their condition in ``description``.
+
+    Raises ValueError (a pydantic ValidationError) naming the field on bad values.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -116,13 +132,13 @@ class TracebenchParams(BaseModel):
     simulator: str
     noise: Literal["low", "high"]
     context: bool = True
-    examples_per_class: int = Field(3, ge=0)
+    examples_per_class: int = Field(3, ge=0, le=MAX_POOL_PER_CLASS)
     submission: Literal["direct", "programmatic"]
     n_test: int = Field(10, ge=1)
     seed: int = Field(0, ge=0)
     pool_seed: int = Field(0, ge=0)
-    heldout_per_class: int = Field(142, ge=0)
-    pool_per_class: int | None = Field(None, ge=1)
+    heldout_per_class: int = Field(142, ge=0, le=MAX_POOL_PER_CLASS)
+    pool_per_class: int | None = Field(None, ge=1, le=MAX_POOL_PER_CLASS)
     slug: str | None = None
 
     pool: ReleasedPoolRef | None = None
@@ -145,18 +161,47 @@ class TracebenchParams(BaseModel):
                 "context: false with examples_per_class: 0 is not a TraceBench condition (the no-context "
                 "ablation keeps the labeled examples); set context: true or examples_per_class > 0"
             )
-        if self.slug is not None:
-            if self.slug not in PAPER_CONDITIONS:
-                raise ValueError(f"slug {self.slug!r} is not a paper condition (known: {sorted(PAPER_CONDITIONS)})")
-            setting = (self.noise, self.submission, self.context, self.examples_per_class > 0)
-            if PAPER_CONDITIONS[self.slug] != setting:
-                noise, submission, context, examples = PAPER_CONDITIONS[self.slug]
-                raise ValueError(
-                    f"slug {self.slug!r} is noise: {noise}, submission: {submission}, context: "
-                    f"{str(context).lower()}, {'with' if examples else 'without'} labeled examples; these params set "
-                    f"noise: {self.noise}, submission: {self.submission}, context: {str(self.context).lower()}, "
-                    f"examples_per_class: {self.examples_per_class}")
+        self._check_sizes()
+        derived = paper_slug(self.noise, self.submission, self.context, self.examples_per_class)
+        if self.slug is None:
+            object.__setattr__(self, "slug", derived)  # frozen model: set once, while validating
+        elif self.slug not in PAPER_CONDITIONS:
+            raise ValueError(f"slug {self.slug!r} is not a paper condition (known: {sorted(PAPER_CONDITIONS)})")
+        elif self.slug != derived:
+            noise, submission, context, examples = PAPER_CONDITIONS[self.slug]
+            raise ValueError(
+                f"slug {self.slug!r} is noise: {noise}, submission: {submission}, context: "
+                f"{str(context).lower()}, {'with' if examples else 'without'} labeled examples; these params set "
+                f"noise: {self.noise}, submission: {self.submission}, context: {str(self.context).lower()}, "
+                f"examples_per_class: {self.examples_per_class}. The slug is derived from these settings: "
+                "leave 'slug' out of the spec (or --set slug=null) to take the settings' condition")
         return self
+
+    def _check_sizes(self) -> None:
+        """The pool these batch sizes need fits :data:`MAX_POOL_PER_CLASS` (ValueError naming the fields)."""
+        from harness import get_plugin as get
+
+        n_classes = len(get("simulator", self.simulator).labels)
+        need = needed_per_class(self, n_classes)
+        if need > MAX_POOL_PER_CLASS:
+            raise ValueError(
+                f"n_test: {self.n_test}, examples_per_class: {self.examples_per_class} and heldout_per_class: "
+                f"{self.heldout_per_class} need a pool of {need} samples per class (heldout_per_class + "
+                f"examples_per_class + ceil(n_test / {n_classes} classes)); at most {MAX_POOL_PER_CLASS} per class "
+                f"(four times the default pool; the paper uses n_test 10, examples_per_class 3, heldout_per_class "
+                "142)")
+
+
+def paper_slug(noise: str, submission: str, context: bool, examples_per_class: int) -> str | None:
+    """The paper's condition slug of these settings (:data:`PAPER_CONDITIONS`); None when the paper
+    has no such condition (e.g. low noise without labeled examples)."""
+    setting = (noise, submission, context, examples_per_class > 0)
+    return next((slug for slug, cond in PAPER_CONDITIONS.items() if cond == setting), None)
+
+
+def needed_per_class(params: TracebenchParams, n_classes: int) -> int:
+    """Pool samples per class the batches of ``params`` need: held-out + support + the test batch's share."""
+    return params.heldout_per_class + params.examples_per_class + math.ceil(params.n_test / n_classes)
 
 
 _pool_cache: dict[tuple, Any] = {}
@@ -217,6 +262,27 @@ class TracebenchTemplate(TaskTemplate):
         """One episode per params (``"0"``); repetitions vary ``params.seed``."""
         return ["0"]
 
+    def episode_label(self, task_name: str, params: TracebenchParams, episode: str) -> str:
+        """The episode folder's name, from the settings the episode ran with rather than the spec's name, so
+        an override (``--set noise=high``) or an experiment grid point shows in it:
+        ``<simulator>-<noise>-<submission>[-noexamples|-k<examples_per_class>][-nocontext][-n<n_test>]
+        [-pool<pool_seed>][-released]-seed<seed>``; the paper's values (3 examples, 10 test samples, pool
+        seed 0, a generated pool) add nothing, so a shipped spec's episodes keep its name
+        (``balldrop-high-direct-noexamples-seed0``).  ``heldout_per_class`` and ``pool_per_class`` are
+        in the results row and the episode id only."""
+        parts = [params.simulator, params.noise, params.submission]
+        if params.examples_per_class != 3:
+            parts.append("noexamples" if params.examples_per_class == 0 else f"k{params.examples_per_class}")
+        if not params.context:
+            parts.append("nocontext")
+        if params.n_test != 10:
+            parts.append(f"n{params.n_test}")
+        if params.pool_seed != 0:
+            parts.append(f"pool{params.pool_seed}")
+        if params.pool is not None:
+            parts.append("released")
+        return "-".join(parts + [f"seed{params.seed}"])
+
     def default_agent(self, params: TracebenchParams) -> str:
         """``harness run --task`` without ``--agent`` runs the Euclidean 1-NN baseline (Appendix E): no
         model, no API key, so a first run of a shipped spec works offline."""
@@ -257,8 +323,7 @@ class TracebenchTemplate(TaskTemplate):
 
     def pool_per_class(self, params: TracebenchParams, n_classes: int) -> int:
         """Pool size per class: ``params.pool_per_class`` (default 160), or more when the batches need it."""
-        need = params.heldout_per_class + params.examples_per_class + math.ceil(params.n_test / n_classes)
-        return max(params.pool_per_class or DEFAULT_POOL_PER_CLASS, need)
+        return max(params.pool_per_class or DEFAULT_POOL_PER_CLASS, needed_per_class(params, n_classes))
 
     def materialize(self, params: TracebenchParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
         """Write the test (and support) batch to ``workspace`` and the answer key to ``key_dir``.

@@ -417,3 +417,47 @@ def test_concurrent_publication_keeps_the_first_complete_pool(sim, tmp_path, mon
     assert (first.path / "recipes.parquet").stat().st_ino == inode  # not replaced
     assert [d.name for d in tmp_path.iterdir()] == [first.path.name]
     pd.testing.assert_frame_equal(second.recipes, first.recipes)
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from tsagent_plugins.tasks.tracebench import _store
+
+def fill(tmp):
+    (tmp / "recipes.parquet").write_bytes(b"partial")
+    print("filling", flush=True)
+    time.sleep(120)
+
+_store.publish(Path(sys.argv[1]), "toyball-v1-seed9-n2", fill)
+"""
+
+
+def test_a_killed_writers_temporary_directory_goes_at_the_next_generation(sim, tmp_path):
+    """A generation killed while writing (SIGKILL, OOM) leaves its ``.tmp-*`` folder; the next publication
+    removes it at once (its writer no longer runs), of any key, and keeps a live writer's folder."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "filling"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    (left,) = tmp_path.glob(".toyball-v1-seed9-n2.tmp-*")
+    assert left.name.startswith(f".toyball-v1-seed9-n2.tmp-{_store.writer_tag().split('-')[0]}-{proc.pid}-")
+    live = tmp_path / f".toyball-v1-seed9-n2.tmp-{_store.writer_tag()}-abc"  # this process: still running
+    live.mkdir()
+    reused = tmp_path / f".toyball-v1-seed9-n2.tmp-{_store._host()}-{os.getpid()}-1-abc"  # our pid, other start
+    reused.mkdir()
+    remote = tmp_path / f".toyball-v1-seed9-n2.tmp-{'0' * 8}-{proc.pid}-1-abc"  # another host: cannot tell
+    remote.mkdir()
+    legacy = tmp_path / f".toyball-v1-seed9-n2.tmp-{proc.pid}-abc"  # older versions' name, pid only
+    legacy.mkdir()
+    p = load_pool(sim, pool_seed=3, per_class=2, cache_dir=tmp_path, workers=1)  # another key
+    assert not left.exists() and not reused.exists() and not legacy.exists()
+    assert sorted(d.name for d in tmp_path.iterdir()) == sorted([p.path.name, live.name, remote.name])
+    old = time.time() - 2 * _store.STALE_TMP_SECONDS
+    os.utime(remote, (old, old))
+    assert _store.clean_stale(tmp_path) == [remote]  # a day old: removed whatever its writer
+    assert live.exists()
