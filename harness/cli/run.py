@@ -77,8 +77,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
 
         pool = DaskExecutor(scheduler)
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
-    for _, units, _ in stages:
-        preflight(units, settings, model_backend, options)
+    preflight([u for _, units, _ in stages for u in units], settings, model_backend, options)
 
     templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
     err = console(stderr=True)
@@ -98,9 +97,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     stage = f" stage {identity['stage']}," if identity.get("stage", "main") != "main" else ""
                     err.print(f"run {store.run_id}:{stage} {data['episodes']} episode(s), sandbox "
                               f"[bold]{data['sandbox']}[/], {settings.jobs} at a time")
-                    if data.get("limits_not_enforced"):
-                        err.print(f"limits not enforced by this backend: {data['limits_not_enforced']}",
-                                  markup=False)
+                    for name, text in (data.get("limits_not_enforced") or {}).items():
+                        err.print(f"limits not enforced by the {name} sandbox: {text}", markup=False,
+                                  highlight=False, soft_wrap=True)
                     progress.update(bar, total=data["episodes"], description="running")
                 elif event in ("episode", "done", "skip"):
                     if event != "episode":

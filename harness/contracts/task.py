@@ -80,6 +80,19 @@ class TaskTemplate(ABC):
         """Expensive one-time work before the episodes (e.g. building a sample pool),
         reporting ``progress(done, total, description)``.  Default: nothing."""
 
+    def validate(self, params: BaseModel) -> None:
+        """Cheap checks of ``params`` beyond their model that need the plugin registry or the filesystem
+        (e.g. that every named forecaster exists), run before a run writes anything: ``harness run`` refuses
+        the run rather than leave a run directory behind.  Raises ValueError naming the field
+        (``params.forecasters[0].name: ...``).  Must not depend on earlier stages' outputs (their run
+        directories do not exist yet); :meth:`prepare` checks those.  Default: nothing."""
+
+    def unused_profile(self, params: BaseModel, profile: Any) -> str | None:
+        """For in-harness episodes (:meth:`runs_in_harness`) given an agent profile (``--agent``, an
+        experiment's ``agents``): None when some episode uses ``profile``, else one sentence saying why none
+        does; ``harness run`` then refuses the profile instead of ignoring it.  Default None (used)."""
+        return None
+
     def episodes(self, params: BaseModel) -> list[str]:
         """Episode ids for these params (default: one episode, ``"0"``)."""
         return ["0"]

@@ -138,7 +138,10 @@ class DrcikTemplate(TaskTemplate):
     def runs_in_harness(self, params: DrcikParams) -> bool:
         return params.episode_kind == FORECAST
 
-    def prepare(self, params: DrcikParams, progress) -> None:
+    def validate(self, params: DrcikParams) -> None:
+        """Forecasting params: every forecaster exists and takes its options, the DR conditions have an
+        evidence source, a ``dr_evidence`` folder exists (``evidence.run`` may be an earlier stage's run
+        directory, not written yet: :meth:`prepare` checks it)."""
         if params.episode_kind == RESEARCH:
             return
         needs_dr = [c for c in params.contexts if ctx.get(c).needs_dr]
@@ -149,6 +152,28 @@ class DrcikTemplate(TaskTemplate):
             self.forecaster(entry, f"params.forecasters[{i}]")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
+
+    def unused_profile(self, params: DrcikParams, profile) -> str | None:
+        """A forecasting run uses an agent profile whose ``agent`` is one of its forecasters (the profile's
+        options configure it) or, when ``params.agent`` names none, as the model of its model-backed
+        forecasters (llm-dp); research episodes always use it."""
+        if params.episode_kind == RESEARCH:
+            return None
+        names = [f.name for f in params.forecasters]
+        if profile.agent in names:
+            return None
+        model_backed = [f.name for f in params.forecasters if getattr(self.forecaster(f), "needs_model", False)]
+        if model_backed and not params.agent:
+            return None
+        why = (f"its model-backed forecasters ({', '.join(model_backed)}) use params.agent ({params.agent})"
+               if model_backed else "none of them calls a model")
+        return (f"its agent {profile.agent!r} is not one of this task's forecasters ({', '.join(names)}) "
+                f"and {why}")
+
+    def prepare(self, params: DrcikParams, progress) -> None:
+        if params.episode_kind == RESEARCH:
+            return
+        self.validate(params)
         if params.evidence and not Path(params.evidence.run).is_dir():
             raise ValueError(f"params.evidence.run: no such run directory {params.evidence.run}")
 

@@ -195,8 +195,27 @@ def test_unknown_forecaster_bad_options_and_research_without_agent_are_refused_b
                          "--agent", "retrieval-bm25-gemini-3-flash", "--model-backend", "scripted", "--script",
                          ROOT / "examples" / "scripts" / "retrieval-drcik.yaml", "--out", tmp_path / "d")
     assert "params.episodes: unknown benchmark ids ['nope']" in str(result.exception)
-    for name in "abcd":
-        assert not (tmp_path / name / "episodes").exists()
+    for name in "abcd":  # refused before the run directory is created: nothing left behind
+        assert not (tmp_path / name).exists()
+
+
+def test_a_profile_no_forecaster_uses_is_refused_not_ignored(tmp_path):
+    spec = spec_file(tmp_path, "p", forecasters=["naive", "arima"], contexts=["no-context"])
+    result = harness_run("--task", spec, "--agent", "euclidean-1nn", "--out", tmp_path / "p")
+    assert result.exit_code != 0 and not (tmp_path / "p").exists()
+    assert str(result.exception) == (f"{spec}: agent profile 'euclidean-1nn' would be ignored: its agent "
+                                     "'euclidean-1nn' is not one of this task's forecasters (naive, arima) and "
+                                     "none of them calls a model")
+    with_agent = spec_file(tmp_path, "q", forecasters=["llm-dp"], agent="euclidean-1nn")
+    result = harness_run("--task", with_agent, "--agent", "euclidean-1nn", "--out", tmp_path / "q")
+    assert "its model-backed forecasters (llm-dp) use params.agent (euclidean-1nn)" in str(result.exception)
+    template = load_task(spec).template
+    for forecasters, agent in ((["llm-dp"], None), (["naive", "chronos"], "chronos")):  # used: no objection
+        task = load_task(spec_file(tmp_path, "r", forecasters=forecasters))
+        profile = type("Profile", (), {"agent": agent or "euclidean-1nn"})()
+        assert template.unused_profile(task.params, profile) is None
+    research = load_task(spec_file(tmp_path, "s", episode_kind="research"))
+    assert template.unused_profile(research.params, profile) is None
 
 
 def write_evidence(folder: Path) -> dict:

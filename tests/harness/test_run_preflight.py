@@ -1,0 +1,74 @@
+"""What ``harness run`` checks before it writes anything: options the run cannot use are refused, naming
+the option and why; a refused run leaves no run directory.  And the start line's unenforced limits."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.run import limits_not_enforced
+from tests.support.paths import REPO
+
+BALLDROP = REPO / "tasks" / "tracebench" / "balldrop-low-direct.yaml"
+
+
+def harness_run(*args):
+    return CliRunner().invoke(cli, ["run", *map(str, args)])
+
+
+def test_an_unknown_model_backend_is_refused_listing_the_known_ones(tmp_path):
+    result = harness_run("--task", BALLDROP, "--model-backend", "fake", "--out", tmp_path / "run")
+    assert result.exit_code != 0 and not (tmp_path / "run").exists()
+    message = str(result.exception)
+    assert message.startswith("--model-backend: no model backend named 'fake' (known: ")
+    assert "scripted" in message.split("known: ")[1]
+
+
+def test_a_model_backend_or_script_no_agent_uses_is_refused(tmp_path):
+    """The default euclidean-1nn agent calls no model: --model-backend and --script would be ignored."""
+    result = harness_run("--task", BALLDROP, "--model-backend", "scripted", "--out", tmp_path / "run")
+    assert result.exit_code != 0 and not (tmp_path / "run").exists()
+    assert str(result.exception).startswith("--model-backend would be ignored: no episode of this run reaches a "
+                                            "model through the harness's proxy (its agents (euclidean-1nn) call "
+                                            "no model;")
+    script = REPO / "examples" / "scripts" / "claude-balldrop.yaml"
+    result = harness_run("--task", BALLDROP, "--script", script, "--out", tmp_path / "run")
+    assert str(result.exception).startswith("--script would be ignored:")
+
+
+def test_an_agent_task_without_a_profile_leaves_no_run_directory(tmp_path):
+    result = harness_run("--task", REPO / "tasks" / "drcik" / "research-sample.yaml", "--out", tmp_path / "run")
+    assert result.exit_code != 0 and not (tmp_path / "run").exists()
+    assert "template 'drcik' runs an agent: give an agent profile (--agent" in str(result.exception)
+
+
+class Backend:
+    def __init__(self, text):
+        self.text = text
+
+    def describe(self):
+        return {"limits_not_enforced": self.text}
+
+
+def test_limits_not_enforced_keeps_each_backends_sentence_whole():
+    """A reason holding ", " and parentheses is not split into pieces and re-sorted."""
+    docker = ("tmp_mb for /tmp (the container's writable layer, on disk; its memory is not at risk), "
+              "cpus (engine)")
+    backends = {"docker": Backend(docker), "none": Backend(""), "bubblewrap": Backend("cpus")}
+    assert limits_not_enforced(backends) == {"bubblewrap": "cpus", "docker": docker}
+
+
+def test_the_start_line_prints_each_backends_limits_whole(tmp_path, monkeypatch):
+    import harness.cli.run as run_cli
+
+    docker = "tmp_mb for /tmp (the container's writable layer, on disk; its memory is not at risk)"
+
+    def fake_execute(units, store, settings, on_event, **kwargs):
+        on_event("start", {"episodes": 1, "sandbox": "docker", "limits_not_enforced": {"docker": docker}})
+        return []
+
+    monkeypatch.setattr(run_cli, "execute", fake_execute)
+    result = CliRunner().invoke(cli, ["run", "--task", str(BALLDROP), "--out", str(tmp_path / "run")],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert f"limits not enforced by the docker sandbox: {docker}\n" in result.output
