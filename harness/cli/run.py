@@ -77,7 +77,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
 
         pool = DaskExecutor(scheduler)
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
-    preflight([u for _, units, _ in stages for u in units], settings, model_backend, options)
+    every = [u for _, units, _ in stages for u in units]
+    refuse_unused_sandbox_options(every, sandbox=sandbox, timeout=timeout)
+    preflight(every, settings, model_backend, options)
 
     templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
     err = console(stderr=True)
@@ -128,6 +130,17 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                             identity=identity, executor=pool)
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title, list(templates.values())))
+
+
+def refuse_unused_sandbox_options(units, **given) -> None:
+    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a usage error naming the option when
+    every episode of ``units`` runs in the harness process (the option would be ignored)."""
+    if any(not u.task.template.runs_in_harness(u.task.params) for u in units):
+        return
+    for name, value in given.items():
+        if value is not None:
+            raise click.UsageError(f"--{name} would be ignored: every episode of this run runs in the harness "
+                                   "process, without a sandbox (its limits are the task's params)")
 
 
 def default_profile(task):

@@ -72,3 +72,12 @@ def test_the_start_line_prints_each_backends_limits_whole(tmp_path, monkeypatch)
                                 env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
     assert f"limits not enforced by the docker sandbox: {docker}\n" in result.output
+
+
+def test_sandbox_options_of_a_run_without_sandboxed_episodes_are_refused(tmp_path):
+    statistical = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
+    for option, value in (("--sandbox", "bubblewrap"), ("--timeout", "60")):
+        result = harness_run("--task", statistical, option, value, "--out", tmp_path / "run")
+        assert result.exit_code == 2 and not (tmp_path / "run").exists()
+        assert (f"{option} would be ignored: every episode of this run runs in the harness process, without a "
+                "sandbox") in result.output
