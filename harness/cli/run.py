@@ -201,7 +201,9 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     (``TaskTemplate.summary_columns``; the first of each whenever a row has it, the others when a row
     fills them with a value other than 0), then :data:`TRAILING` when filled; the agent profile after the
     row key when the rows come from several profiles.
-    Text columns are left-aligned, numbers right-aligned."""
+    Text columns are left-aligned, numbers right-aligned.  The caption spells out each abbreviated header
+    (its results column and the template's meaning of it, ``TaskTemplate.result_columns``) and adds the
+    templates' :meth:`~harness.contracts.TaskTemplate.summary_notes`."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
     several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
     headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
@@ -223,10 +225,14 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
             why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
             cells.append(why or "")
         table.add_row(*cells)
-    short = [f"{headers[c]} = {c.replace('_', ' ')}" for c in shown
+    meanings = {c: meaning for t in templates for c, (_, meaning) in t.result_columns.items()}
+    short = [f"{headers[c]} = {c.replace('_', ' ')}" + (f" ({meanings[c]})" if c in meanings else "") for c in shown
              if headers[c] != c and headers[c].replace(" ", "_") != c and c not in ALWAYS]
-    if short:  # the abbreviated headers, spelled out with the results column each shows
-        table.caption = "; ".join(short) + " (results.parquet columns)"
+    notes = [note for t in templates
+             for note in t.summary_notes([r for r in rows if r.get("template") in (t.name, None)])]
+    lines = (["; ".join(short) + " (results.parquet columns)"] if short else []) + notes
+    if lines:  # the abbreviated headers spelled out with the results column each shows and its meaning; notes
+        table.caption = "\n".join(lines)
     return table
 
 

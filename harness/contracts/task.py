@@ -127,6 +127,11 @@ class TaskTemplate(ABC):
         seed = getattr(params, "seed", None)
         return task_name + (f"-seed{seed}" if seed is not None else "") + (f"-{episode}" if episode != "0" else "")
 
+    def summary_notes(self, rows: list[dict[str, Any]]) -> list[str]:
+        """Short lines ``harness run`` prints under its summary table of this template's ``rows`` (results
+        rows), e.g. the chance level of the headline score.  Cheap: no files read.  Default: none."""
+        return []
+
     def needs_agent_profile(self, params: BaseModel) -> bool:
         """True when these episodes need an agent profile named by the user (``--agent`` or an
         experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""
