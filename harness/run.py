@@ -247,6 +247,13 @@ def execute(
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
         on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
+    distinct = {id(p.params): p for p in plans}
+    for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
+        try:
+            plan.template.prepare(plan.params, lambda done, total, text: on_event(
+                "message", {"text": f"{text} {done}/{total}"}))
+        except ValueError as exc:
+            raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
     episodes = {e["key"]: e for e in (previous or {}).get("episodes", []) if isinstance(e, dict) and "key" in e}
     for p in plans:
         episodes[p.key] = {"key": p.key, "id": p.episode_id, "task": p.task_name, "task_file": p.task_file,
@@ -273,13 +280,6 @@ def execute(
     })
     on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)",
                        "limits_not_enforced": limits_not_enforced(backends)})
-    distinct = {id(p.params): p for p in plans}
-    for plan in distinct.values():
-        try:
-            plan.template.prepare(plan.params, lambda done, total, text: on_event(
-                "message", {"text": f"{text} {done}/{total}"}))
-        except ValueError as exc:
-            raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
 
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
     rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,

@@ -85,6 +85,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
+        fresh = where is None or not Path(where).exists()
         store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(), console=err,
@@ -126,10 +127,24 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 elif event == "message":
                     progress.update(bar, description=data["text"])
 
-            rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
-                            identity=identity, executor=pool)
+            try:
+                rows += execute(units, store, settings, on_event, model_backend=model_backend,
+                                model_options=options, identity=identity, executor=pool)
+            except BaseException:
+                if fresh:
+                    remove_if_empty(store.root)
+                raise
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title, list(templates.values())))
+
+
+def remove_if_empty(folder: Path) -> None:
+    """Remove a run directory this command created when a run refused before writing into it (a task
+    that cannot be prepared): a rejected run leaves nothing behind."""
+    try:
+        folder.rmdir()
+    except OSError:  # not empty: the run started
+        pass
 
 
 def refuse_unused_sandbox_options(units, **given) -> None:

@@ -81,3 +81,17 @@ def test_sandbox_options_of_a_run_without_sandboxed_episodes_are_refused(tmp_pat
         assert result.exit_code == 2 and not (tmp_path / "run").exists()
         assert (f"{option} would be ignored: every episode of this run runs in the harness process, without a "
                 "sandbox") in result.output
+
+
+def test_a_task_that_cannot_be_prepared_leaves_no_new_run_directory(tmp_path):
+    """The evidence run is read when the task is prepared (it may be an earlier stage's, written later)."""
+    spec = REPO / "tasks" / "drcik" / "sample-dr-forecast.yaml"
+    args = ("--task", spec, "--set", f"evidence.run={tmp_path / 'missing'}", "--set", "evidence.agent=x",
+            "--set", "forecasters=[naive]")
+    result = harness_run(*args, "--out", tmp_path / "run")
+    assert result.exit_code != 0 and not (tmp_path / "run").exists()
+    assert f"cannot prepare the task: params.evidence.run: no such run directory {tmp_path / 'missing'}" in str(
+        result.exception)
+    (tmp_path / "kept").mkdir()  # a folder that existed before the command is left as it was
+    result = harness_run(*args, "--out", tmp_path / "kept")
+    assert result.exit_code != 0 and (tmp_path / "kept").is_dir()
