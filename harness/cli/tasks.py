@@ -53,7 +53,8 @@ def stage_runs(stage, stages: dict, path: Path) -> tuple[str, int]:
     specs = len(task_files(stage.tasks, path.resolve().parent, path))
     (runners, kind), points, seeds = _runners(stage), _points(stage.grid), len(stage.seeds) or 1
     sources = _runners(stages[stage.evidence_from])[0] if stage.evidence_from else 1
-    text = (f"{specs} spec(s)" + (f" × {runners} {kind}" if kind else "") + f" × {points} grid point(s) × {seeds} seed(s)"
+    text = (f"{specs} spec(s)" + (f" × {runners} {kind}" if kind else "")
+            + f" × {points} grid point(s) × {seeds} seed(s)"
             + (f" × {sources} evidence source(s) (from {stage.evidence_from})" if stage.evidence_from else ""))
     return text, specs * runners * points * seeds * sources
 
