@@ -117,8 +117,8 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
               model_options: dict | None = None) -> None:
     """Check everything a run needs before anything is written (no run directory is created for a run
     this refuses): each unit's params (the seed, :meth:`~harness.contracts.TaskTemplate.validate`, the
-    episode list), that sandboxed episodes have an agent profile and in-harness ones use the one given
-    (:meth:`~harness.contracts.TaskTemplate.unused_profile`), each agent, its sandbox backend and, for LLM
+    episode list), that sandboxed episodes have an agent profile and in-harness ones can run with the one given
+    (:meth:`~harness.contracts.TaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
     agents, the model backend's options (script, key).  ``model_backend`` must be a registered model backend
     and, like a ``model_options`` script, is refused when no agent of ``units`` calls a model (it would be
     ignored).  ``units``: every stage's, so a backend that one stage uses is accepted.  Raises a user-facing
@@ -141,9 +141,9 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             except ValueError as exc:
                 raise HarnessError(f"{task.path}: {exc}") from None
         if in_harness:
-            reason = task.template.unused_profile(params, profile) if profile is not None else None
+            reason = task.template.profile_problem(params, profile)
             if reason:
-                raise HarnessError(f"{task.path}: agent profile {profile.name!r} would be ignored: {reason}")
+                raise HarnessError(f"{task.path}: {reason}")
             continue
         if profile is None:
             raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "

@@ -87,10 +87,11 @@ class TaskTemplate(ABC):
         (``params.forecasters[0].name: ...``).  Must not depend on earlier stages' outputs (their run
         directories do not exist yet); :meth:`prepare` checks those.  Default: nothing."""
 
-    def unused_profile(self, params: BaseModel, profile: Any) -> str | None:
-        """For in-harness episodes (:meth:`runs_in_harness`) given an agent profile (``--agent``, an
-        experiment's ``agents``): None when some episode uses ``profile``, else one sentence saying why none
-        does; ``harness run`` then refuses the profile instead of ignoring it.  Default None (used)."""
+    def profile_problem(self, params: BaseModel, profile: Any) -> str | None:
+        """For in-harness episodes (:meth:`runs_in_harness`): why they cannot run with agent profile
+        ``profile`` (``--agent``, an experiment's ``agents``; None: none given), as one sentence naming the
+        profile or field: a profile given that no episode would use, or none given where one is needed.
+        ``harness run`` refuses the run before writing anything.  Default None (no problem)."""
         return None
 
     def episodes(self, params: BaseModel) -> list[str]:

@@ -212,10 +212,11 @@ def test_a_profile_no_forecaster_uses_is_refused_not_ignored(tmp_path):
     template = load_task(spec).template
     for forecasters, agent in ((["llm-dp"], None), (["naive", "chronos"], "chronos")):  # used: no objection
         task = load_task(spec_file(tmp_path, "r", forecasters=forecasters))
-        profile = type("Profile", (), {"agent": agent or "euclidean-1nn"})()
-        assert template.unused_profile(task.params, profile) is None
+        profile = type("Profile", (), {"agent": agent or "euclidean-1nn", "name": "p"})()
+        assert template.profile_problem(task.params, profile) is None
     research = load_task(spec_file(tmp_path, "s", episode_kind="research"))
-    assert template.unused_profile(research.params, profile) is None
+    assert template.profile_problem(research.params, profile) is None
+    assert template.profile_problem(research.params, None) is None  # sandboxed: the core asks for --agent
 
 
 def write_evidence(folder: Path) -> dict:
@@ -356,11 +357,21 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
 
 
 def test_model_backed_forecaster_needs_a_profile(tmp_path):
-    result = harness_run("--task", spec_file(tmp_path, "x", forecasters=["llm-dp"]), "--out", tmp_path / "x")
-    rows = pd.read_parquet(tmp_path / "x" / "results.parquet")      # every episode failed, saying why
-    assert set(rows["status"]) == {"failed"} and len(rows) == 3
-    assert rows["error"].str.contains("a model-backed forecaster \\(llm-dp\\) needs an agent profile").all()
-    assert "no forecast was made" in result.output
+    """Refused before the run: no profile given, none in params.agent, no scripted backend."""
+    spec = spec_file(tmp_path, "x", forecasters=["naive", "llm-dp"])
+    result = harness_run("--task", spec, "--out", tmp_path / "x")
+    assert result.exit_code != 0 and not (tmp_path / "x").exists()
+    assert str(result.exception) == (f"{spec}: params.agent: the model-backed forecaster(s) llm-dp need an agent "
+                                     "profile (params.agent or --agent), or model_backend: scripted with a script")
+    result = harness_run("--task", spec_file(tmp_path, "y", forecasters=["llm-dp"], agent="no-such-profile"),
+                         "--out", tmp_path / "y")
+    assert "params.agent: no agent profile named 'no-such-profile'" in str(result.exception)
+    assert not (tmp_path / "y").exists()
+    template = load_task(spec).template  # a profile given, or the scripted backend: nothing to object to
+    profile = type("Profile", (), {"agent": "euclidean-1nn", "name": "euclidean-1nn"})()
+    assert template.profile_problem(load_task(spec).params, profile) is None
+    scripted = load_task(spec_file(tmp_path, "z", forecasters=["llm-dp"], model_backend="scripted"))
+    assert template.profile_problem(scripted.params, None) is None
 
 
 def test_tasks_list_shows_each_specs_template_and_command():
