@@ -85,7 +85,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
-        fresh = where is None or not Path(where).exists()
+        target = Path(where) if where else Path("runs") / "new"  # a new run's id folder goes under runs/
+        existing = next((p for p in (target, *target.parents) if p.exists()), Path("."))
         store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(), console=err,
@@ -131,20 +132,24 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 rows += execute(units, store, settings, on_event, model_backend=model_backend,
                                 model_options=options, identity=identity, executor=pool)
             except BaseException:
-                if fresh:
-                    remove_if_empty(store.root)
+                remove_if_empty(store.root, existing)
                 raise
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title, list(templates.values())))
 
 
-def remove_if_empty(folder: Path) -> None:
-    """Remove a run directory this command created when a run refused before writing into it (a task
-    that cannot be prepared): a rejected run leaves nothing behind."""
-    try:
-        folder.rmdir()
-    except OSError:  # not empty: the run started
-        pass
+def remove_if_empty(folder: Path, existing: Path) -> None:
+    """Remove the run directory this command created, and the parents it created with it (a stage's
+    ``runs/<experiment>/``, a first ``runs/``), while they are empty: a run refused before writing anything
+    (a task that cannot be prepared) leaves nothing behind.  ``existing``: the directory or nearest parent
+    that existed before the command; it and what is above it are kept."""
+    folder, stop = folder.absolute(), existing.absolute()
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: the run started, or another run lives there
+            return
+        folder = folder.parent
 
 
 def refuse_unused_sandbox_options(units, **given) -> None:

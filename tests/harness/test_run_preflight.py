@@ -95,3 +95,24 @@ def test_a_task_that_cannot_be_prepared_leaves_no_new_run_directory(tmp_path):
     (tmp_path / "kept").mkdir()  # a folder that existed before the command is left as it was
     result = harness_run(*args, "--out", tmp_path / "kept")
     assert result.exit_code != 0 and (tmp_path / "kept").is_dir()
+
+
+def test_removing_a_refused_runs_folders_stops_at_what_existed_or_is_not_empty(tmp_path):
+    from harness.cli.run import remove_if_empty
+
+    stage = tmp_path / "runs" / "experiment" / "research"
+    stage.mkdir(parents=True)
+    remove_if_empty(stage, tmp_path)  # created runs/experiment/research: all three go
+    assert not (tmp_path / "runs").exists() and tmp_path.is_dir()
+    stage.mkdir(parents=True)
+    (tmp_path / "runs" / "other").mkdir()
+    remove_if_empty(stage, tmp_path)  # runs/ holds another run: kept
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["other"]
+    stage.mkdir(parents=True)
+    (stage / "run.json").write_text("{}")
+    remove_if_empty(stage, tmp_path)  # the run started: nothing removed
+    assert (stage / "run.json").is_file()
+    new = tmp_path / "runs" / "20260101-000000-abcdef"
+    new.mkdir()
+    remove_if_empty(new, tmp_path / "runs")  # a new run id under an existing runs/: the id folder only
+    assert not new.exists() and (tmp_path / "runs").is_dir()
