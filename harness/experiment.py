@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from harness.config import AgentProfile, ConfigError, ExperimentSpec, StageSpec, task_files
 from harness.contracts import TaskTemplate
+from harness.errors import HarnessError
 
 #: Hex digits of an episode id (48 bits: no collision expected below ~10^6 episodes per run directory).
 ID_LENGTH = 12
@@ -114,7 +115,11 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
         profiles = []
         for i, name in enumerate(stage.agents):
             path = base / name
-            profiles.append(resolve_profile(str(path) if path.suffix in (".yaml", ".yml") and path.exists() else name))
+            try:
+                profiles.append(resolve_profile(str(path) if path.suffix in (".yaml", ".yml") and path.exists()
+                                                else name))
+            except (HarnessError, ConfigError) as exc:
+                raise ConfigError(file, [f"{prefix}agents[{i}]: {exc}"]) from None
     scripts = {}
     for name, script in stage.scripts.items():
         if name not in stage.agents:
@@ -130,13 +135,19 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
     for path in files:
         for point in grid_points(stage.grid):
             for source in sources:
-                for forecaster in forecasters:
+                for j, forecaster in enumerate(forecasters):
                     overrides = {**stage.set, **point}
                     if forecaster is not None:
                         overrides["forecasters"] = [forecaster]
                     if source is not None:
                         overrides["evidence"] = source
-                    task = load_task(path, overrides)
+                    field = f"{prefix}forecasters[{j}]" if forecaster is not None else f"{prefix}tasks"
+                    try:
+                        task = load_task(path, overrides)
+                        task.template.validate(task.params)
+                    except (ConfigError, ValueError, HarnessError) as exc:
+                        where = "" if isinstance(exc, ConfigError) else f"{path}: "
+                        raise ConfigError(file, [f"{field}: {where}{exc}"]) from None
                     for name, profile in zip(stage.agents or [None], profiles):
                         for seed in stage.seeds or [None]:
                             units.append(Unit(task, profile, seed, scripts.get(name, {})))

@@ -85,12 +85,40 @@ def choose_backend(name: str, agent) -> SandboxBackend:
 
 def preflight(units: list[Unit], settings: RunSettings, model_backend: str | None = None,
               model_options: dict | None = None) -> None:
-    """Check everything a run needs before anything is written: each agent, its sandbox backend and,
-    for LLM agents, the model backend's options (script, key).  Raises a user-facing error."""
-    checked = set()
+    """Check everything a run needs before anything is written (no run directory is created for a run
+    this refuses): each unit's params (the seed, :meth:`~harness.contracts.TaskTemplate.validate`, the
+    episode list), that sandboxed episodes have an agent profile and in-harness ones can run with the one given
+    (:meth:`~harness.contracts.TaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
+    agents, the model backend's options (script, key).  ``model_backend`` must be a registered model backend
+    and, like a ``model_options`` script, is refused when no agent of ``units`` calls a model (it would be
+    ignored).  ``units``: every stage's, so a backend that one stage uses is accepted.  Raises a user-facing
+    error naming the task file."""
+    if model_backend is not None:
+        try:
+            plugin_registry.get("model_backend", model_backend)
+        except plugin_registry.UnknownPlugin as exc:
+            raise HarnessError(f"--model-backend: {exc}") from None
+    checked, validated, model_agents = set(), set(), []
     for unit in units:
         profile, task = unit.profile, unit.task
-        if profile is None or (profile.name, task.path) in checked or task.template.runs_in_harness(task.params):
+        params = with_seed(task, unit.seed)
+        in_harness = task.template.runs_in_harness(params)
+        if (id(task), unit.seed) not in validated:
+            validated.add((id(task), unit.seed))
+            try:
+                task.template.validate(params)
+                task.template.episodes(params)
+            except ValueError as exc:
+                raise HarnessError(f"{task.path}: {exc}") from None
+        if in_harness:
+            reason = task.template.profile_problem(params, profile)
+            if reason:
+                raise HarnessError(f"{task.path}: {reason}")
+            continue
+        if profile is None:
+            raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
+                               "profile (--agent, or agents: in the experiment)")
+        if (profile.name, task.path) in checked:
             continue
         checked.add((profile.name, task.path))
         agent = plugin_registry.get("agent", profile.agent)
@@ -102,12 +130,29 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             raise HarnessError(f"{task.path}: agent {agent.name!r} needs privileged inputs, which template "
                                f"{task.template.name!r} does not provide")
         if agent.needs_model:
+            model_agents.append(agent.name)
             name = model_backend or profile.provider
             if not name:
                 raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
             opts = {"base_url": profile.base_url, "model": profile.model, **(model_options or {}),
                     **unit.model_options}
             plugin_registry.get("model_backend", name).upstream(opts)
+    unused = [o for o, given in (("--model-backend", model_backend), ("--script", (model_options or {}).get("script")))
+              if given]
+    if unused and not model_agents:
+        agents = sorted({u.profile.agent for u in units if u.profile is not None and not
+                         u.task.template.runs_in_harness(with_seed(u.task, u.seed))})
+        who = f"its agents ({', '.join(agents)}) call no model" if agents else "its episodes run in the harness"
+        raise HarnessError(f"{' and '.join(unused)} would be ignored: no episode of this run reaches a model "
+                           f"through the harness's proxy ({who}; in-harness episodes take their model settings "
+                           "from the task's params)")
+
+
+def limits_not_enforced(backends: dict[str, SandboxBackend]) -> dict[str, str]:
+    """Backend name -> what it says it does not enforce (``describe()["limits_not_enforced"]``, whole: the
+    text is a sentence that may hold commas and parentheses), for the backends that say anything."""
+    out = {name: str(backends[name].describe().get("limits_not_enforced") or "") for name in sorted(backends)}
+    return {name: text for name, text in out.items() if text}
 
 
 def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandboxes: bool = True) -> list[EpisodePlan]:
@@ -172,6 +217,13 @@ def execute(
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
         on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
+    distinct = {id(p.params): p for p in plans}
+    for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
+        try:
+            plan.template.prepare(plan.params, lambda done, total, text: on_event(
+                "message", {"text": f"{text} {done}/{total}"}))
+        except ValueError as exc:
+            raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
     episodes = {e["key"]: e for e in (previous or {}).get("episodes", []) if isinstance(e, dict) and "key" in e}
     for p in plans:
         episodes[p.key] = {"key": p.key, "id": p.episode_id, "task": p.task_name, "task_file": p.task_file,
@@ -196,17 +248,8 @@ def execute(
         "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
     })
-    not_enforced = sorted({item for b in backends.values()
-                           for item in str(b.describe().get("limits_not_enforced") or "").split(", ") if item})
     on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)",
-                       "limits_not_enforced": ", ".join(not_enforced)})
-    distinct = {id(p.params): p for p in plans}
-    for plan in distinct.values():
-        try:
-            plan.template.prepare(plan.params, lambda done, total, text: on_event(
-                "message", {"text": f"{text} {done}/{total}"}))
-        except ValueError as exc:
-            raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
+                       "limits_not_enforced": limits_not_enforced(backends)})
 
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
     rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,

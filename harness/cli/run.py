@@ -77,13 +77,16 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
 
         pool = DaskExecutor(scheduler)
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
-    for _, units, _ in stages:
-        preflight(units, settings, model_backend, options)
+    every = [u for _, units, _ in stages for u in units]
+    refuse_unused_sandbox_options(every, sandbox=sandbox, timeout=timeout)
+    preflight(every, settings, model_backend, options)
 
     templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
+        target = Path(where) if where else Path("runs") / "new"  # a new run's id folder goes under runs/
+        existing = next((p for p in (target, *target.parents) if p.exists()), Path("."))
         store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(), console=err,
@@ -98,9 +101,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     stage = f" stage {identity['stage']}," if identity.get("stage", "main") != "main" else ""
                     err.print(f"run {store.run_id}:{stage} {data['episodes']} episode(s), sandbox "
                               f"[bold]{data['sandbox']}[/], {settings.jobs} at a time")
-                    if data.get("limits_not_enforced"):
-                        err.print(f"limits not enforced by this backend: {data['limits_not_enforced']}",
-                                  markup=False)
+                    for name, text in (data.get("limits_not_enforced") or {}).items():
+                        err.print(f"limits not enforced by the {name} sandbox: {text}", markup=False,
+                                  highlight=False, soft_wrap=True)
                     progress.update(bar, total=data["episodes"], description="running")
                 elif event in ("episode", "done", "skip"):
                     if event != "episode":
@@ -125,10 +128,39 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 elif event == "message":
                     progress.update(bar, description=data["text"])
 
-            rows += execute(units, store, settings, on_event, model_backend=model_backend, model_options=options,
-                            identity=identity, executor=pool)
+            try:
+                rows += execute(units, store, settings, on_event, model_backend=model_backend,
+                                model_options=options, identity=identity, executor=pool)
+            except BaseException:
+                remove_if_empty(store.root, existing)
+                raise
         click.echo(f"results: {store.root / 'results.parquet'}")
     console().print(summary_table(rows, title, list(templates.values())))
+
+
+def remove_if_empty(folder: Path, existing: Path) -> None:
+    """Remove the run directory this command created, and the parents it created with it (a stage's
+    ``runs/<experiment>/``, a first ``runs/``), while they are empty: a run refused before writing anything
+    (a task that cannot be prepared) leaves nothing behind.  ``existing``: the directory or nearest parent
+    that existed before the command; it and what is above it are kept."""
+    folder, stop = folder.absolute(), existing.absolute()
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: the run started, or another run lives there
+            return
+        folder = folder.parent
+
+
+def refuse_unused_sandbox_options(units, **given) -> None:
+    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a usage error naming the option when
+    every episode of ``units`` runs in the harness process (the option would be ignored)."""
+    if any(not u.task.template.runs_in_harness(u.task.params) for u in units):
+        return
+    for name, value in given.items():
+        if value is not None:
+            raise click.UsageError(f"--{name} would be ignored: every episode of this run runs in the harness "
+                                   "process, without a sandbox (its limits are the task's params)")
 
 
 def default_profile(task):
@@ -189,7 +221,9 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     (``TaskTemplate.summary_columns``; the first of each whenever a row has it, the others when a row
     fills them with a value other than 0), then :data:`TRAILING` when filled; the agent profile after the
     row key when the rows come from several profiles.
-    Text columns are left-aligned, numbers right-aligned."""
+    Text columns are left-aligned, numbers right-aligned.  The caption spells out each abbreviated header
+    (its results column and the template's meaning of it, ``TaskTemplate.result_columns``) and adds the
+    templates' :meth:`~harness.contracts.TaskTemplate.summary_notes`."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
     several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
     headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
@@ -211,10 +245,14 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
             why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
             cells.append(why or "")
         table.add_row(*cells)
-    short = [f"{headers[c]} = {c.replace('_', ' ')}" for c in shown
+    meanings = {c: meaning for t in templates for c, (_, meaning) in t.result_columns.items()}
+    short = [f"{headers[c]} = {c.replace('_', ' ')}" + (f" ({meanings[c]})" if c in meanings else "") for c in shown
              if headers[c] != c and headers[c].replace(" ", "_") != c and c not in ALWAYS]
-    if short:  # the abbreviated headers, spelled out with the results column each shows
-        table.caption = "; ".join(short) + " (results.parquet columns)"
+    notes = [note for t in templates
+             for note in t.summary_notes([r for r in rows if r.get("template") in (t.name, None)])]
+    lines = (["; ".join(short) + " (results.parquet columns)"] if short else []) + notes
+    if lines:  # the abbreviated headers spelled out with the results column each shows and its meaning; notes
+        table.caption = "\n".join(lines)
     return table
 
 

@@ -32,14 +32,43 @@ def _points(grid: dict) -> int:
     return n
 
 
-def _stage_text(stage, path: Path) -> str:
-    """``name: S spec(s) × A agent(s)/forecaster(s) × G grid point(s) × N seed(s) = E episode(s)``."""
+def _runners(stage) -> tuple[int, str]:
+    """How many agent profiles or forecasters a stage lists, and which (``(1, "")`` for neither: the specs'
+    own)."""
+    if stage.agents:
+        return len(dict.fromkeys(stage.agents)), "agent(s)"
+    if stage.forecasters:
+        return len(stage.forecasters), "forecaster(s)"
+    return 1, ""
+
+
+def stage_runs(stage, stages: dict, path: Path) -> tuple[str, int]:
+    """``(product, runs)``: the task runs a stage expands to (a task spec after overrides × agent profile or
+    forecaster × grid point × seed × evidence source: the units of :func:`harness.experiment.expand_stage`)
+    and the product that gives their number.
+
+    A task run is one or more episodes, as its template expands it; counting them needs the template's
+    plugin, which ``tasks list`` does not load (start-up), so it counts task runs and ``harness plan``
+    counts episodes."""
     specs = len(task_files(stage.tasks, path.resolve().parent, path))
-    runners = len(stage.agents) or len(stage.forecasters) or 1
-    points, seeds = _points(stage.grid), len(stage.seeds) or 1
-    return (f"{stage.name}: {specs} spec(s) × {runners} agent(s)/forecaster(s) × {points} grid point(s) × "
-            f"{seeds} seed(s) = {specs * runners * points * seeds} episode(s)"
-            + (f" per evidence source (evidence from {stage.evidence_from})" if stage.evidence_from else ""))
+    (runners, kind), points, seeds = _runners(stage), _points(stage.grid), len(stage.seeds) or 1
+    sources = _runners(stages[stage.evidence_from])[0] if stage.evidence_from else 1
+    text = (f"{specs} spec(s)" + (f" × {runners} {kind}" if kind else "")
+            + f" × {points} grid point(s) × {seeds} seed(s)"
+            + (f" × {sources} evidence source(s) (from {stage.evidence_from})" if stage.evidence_from else ""))
+    return text, specs * runners * points * seeds * sources
+
+
+def _stage_text(stage, stages: dict, path: Path) -> str:
+    """``name: S spec(s) × A agent(s) × G grid point(s) × N seed(s) = R task run(s)``."""
+    text, runs = stage_runs(stage, stages, path)
+    return f"{stage.name}: {text} = {runs} task run(s)"
+
+
+#: what the experiment rows count, said once under the table
+RUNS_CAPTION = ("Experiments count task runs: spec × agent or forecaster × grid point × seed (× evidence source); "
+                "a task template expands each run into one or more episodes — `harness plan --experiment FILE` "
+                "counts the episodes.")
 
 
 @click.group("tasks")
@@ -55,7 +84,7 @@ def list_tasks(root: Path | None, long_: bool) -> None:
     """List task specs (run with `harness run --task FILE`) and experiment specs (`harness run --experiment
     FILE`): file, template, parameters."""
     root = root or (Path("tasks") if Path("tasks").is_dir() else REPO_ROOT / "tasks")
-    table = Table(title=f"Task specs in {root}")
+    table = Table(title=f"Task specs in {root}", caption=RUNS_CAPTION)
     for col in ("file", "template", "run with", "params") + (("description",) if long_ else ()):
         table.add_column(col, overflow="fold")
     for path in spec_files(root):
@@ -63,8 +92,8 @@ def list_tasks(root: Path | None, long_: bool) -> None:
         try:
             if is_experiment(path):
                 spec = load_experiment(path)
-                stages = spec.stage_list()
-                text = "; ".join(_stage_text(s, path) for s in stages)
+                stages = {s.name: s for s in spec.stage_list()}
+                text = "; ".join(_stage_text(s, stages, path) for s in stages.values())
                 table.add_row(name, "(experiment)", "--experiment", text, *((spec.description,) if long_ else ()))
                 continue
             spec = load_task_spec(path)

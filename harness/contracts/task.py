@@ -80,6 +80,20 @@ class TaskTemplate(ABC):
         """Expensive one-time work before the episodes (e.g. building a sample pool),
         reporting ``progress(done, total, description)``.  Default: nothing."""
 
+    def validate(self, params: BaseModel) -> None:
+        """Cheap checks of ``params`` beyond their model that need the plugin registry or the filesystem
+        (e.g. that every named forecaster exists), run before a run writes anything: ``harness run`` refuses
+        the run rather than leave a run directory behind.  Raises ValueError naming the field
+        (``params.forecasters[0].name: ...``).  Must not depend on earlier stages' outputs (their run
+        directories do not exist yet); :meth:`prepare` checks those.  Default: nothing."""
+
+    def profile_problem(self, params: BaseModel, profile: Any) -> str | None:
+        """For in-harness episodes (:meth:`runs_in_harness`): why they cannot run with agent profile
+        ``profile`` (``--agent``, an experiment's ``agents``; None: none given), as one sentence naming the
+        profile or field: a profile given that no episode would use, or none given where one is needed.
+        ``harness run`` refuses the run before writing anything.  Default None (no problem)."""
+        return None
+
     def episodes(self, params: BaseModel) -> list[str]:
         """Episode ids for these params (default: one episode, ``"0"``)."""
         return ["0"]
@@ -113,6 +127,11 @@ class TaskTemplate(ABC):
         """A readable name for the episode folder (its id is appended).  Default: task name, seed, episode."""
         seed = getattr(params, "seed", None)
         return task_name + (f"-seed{seed}" if seed is not None else "") + (f"-{episode}" if episode != "0" else "")
+
+    def summary_notes(self, rows: list[dict[str, Any]]) -> list[str]:
+        """Short lines ``harness run`` prints under its summary table of this template's ``rows`` (results
+        rows), e.g. the chance level of the headline score.  Cheap: no files read.  Default: none."""
+        return []
 
     def needs_agent_profile(self, params: BaseModel) -> bool:
         """True when these episodes need an agent profile named by the user (``--agent`` or an

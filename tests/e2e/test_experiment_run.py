@@ -157,6 +157,24 @@ def test_experiment_spec_errors_name_the_file_and_field(tmp_path):
         plan_experiment(spec, bad, tmp_path / "run", resolve_profile, load_task)
 
 
+def test_resolving_agents_and_forecasters_errors_name_the_experiment_file_and_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"name: x\ntasks: [{REPO / 'tasks/tracebench/balldrop-low-direct.yaml'}]\n"
+                   "agents: [euclidean-1nn, euclidan-1nn]\n")
+    with pytest.raises(ConfigError) as caught:
+        plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)
+    assert str(caught.value).startswith(f"{bad}: agents[1]: no agent profile named 'euclidan-1nn' (known: ")
+    bad.write_text(f"name: x\nstages:\n  - name: f\n    tasks: [{SPEC}]\n    forecasters: [naive, arimma]\n")
+    with pytest.raises(ConfigError) as caught:
+        plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)
+    assert str(caught.value).startswith(f"{bad}: stages.f.forecasters[1]: {SPEC}: params.forecasters[0].name: "
+                                        "no forecaster named 'arimma' (known: ")
+    bad.write_text(f"name: x\ntasks: [{SPEC}]\nforecasters: [naive]\nset: {{samples: -1}}\n")
+    with pytest.raises(ConfigError) as caught:
+        plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)
+    assert str(caught.value).startswith(f"{bad}: forecasters[0]: {SPEC}: params.samples")
+
+
 def test_stages_carry_the_evidence_source_into_the_forecasting_rows(tmp_path):
     """evidence_from: each agent of the earlier stage becomes an evidence source {run, agent} of the later
     stage's tasks: part of the episode id and of the row.  The research stage here is a TraceBench grid

@@ -138,7 +138,10 @@ class DrcikTemplate(TaskTemplate):
     def runs_in_harness(self, params: DrcikParams) -> bool:
         return params.episode_kind == FORECAST
 
-    def prepare(self, params: DrcikParams, progress) -> None:
+    def validate(self, params: DrcikParams) -> None:
+        """Forecasting params: every forecaster exists and takes its options, the DR conditions have an
+        evidence source, a ``dr_evidence`` folder exists (``evidence.run`` may be an earlier stage's run
+        directory, not written yet: :meth:`prepare` checks it)."""
         if params.episode_kind == RESEARCH:
             return
         needs_dr = [c for c in params.contexts if ctx.get(c).needs_dr]
@@ -149,6 +152,39 @@ class DrcikTemplate(TaskTemplate):
             self.forecaster(entry, f"params.forecasters[{i}]")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
+        if params.agent:
+            from harness import HarnessError, resolve_profile
+
+            try:
+                resolve_profile(params.agent)
+            except (HarnessError, ConfigError) as exc:  # a missing or invalid profile (an invalid one names its file)
+                raise ValueError(f"params.agent: {exc}") from None
+
+    def profile_problem(self, params: DrcikParams, profile) -> str | None:
+        """A forecasting run uses an agent profile whose ``agent`` is one of its forecasters (the profile's
+        options configure it) or, when ``params.agent`` names none, as the model of its model-backed
+        forecasters (llm-dp), which need one of ``params.agent``, the given profile, or the scripted backend
+        (as :meth:`_profile` picks them); research episodes are sandboxed (the core checks their profile)."""
+        if params.episode_kind == RESEARCH:
+            return None
+        names = [f.name for f in params.forecasters]
+        model_backed = [f.name for f in params.forecasters if getattr(self.forecaster(f), "needs_model", False)]
+        if profile is None:
+            if model_backed and not params.agent and params.model_backend != "scripted":
+                return (f"params.agent: the model-backed forecaster(s) {', '.join(model_backed)} need an agent "
+                        "profile (params.agent or --agent), or model_backend: scripted with a script")
+            return None
+        if profile.agent in names or (model_backed and not params.agent):
+            return None
+        why = (f"its model-backed forecasters ({', '.join(model_backed)}) use params.agent ({params.agent})"
+               if model_backed else "none of them calls a model")
+        return (f"agent profile {profile.name!r} would be ignored: its agent {profile.agent!r} is not one of "
+                f"this task's forecasters ({', '.join(names)}) and {why}")
+
+    def prepare(self, params: DrcikParams, progress) -> None:
+        if params.episode_kind == RESEARCH:
+            return
+        self.validate(params)
         if params.evidence and not Path(params.evidence.run).is_dir():
             raise ValueError(f"params.evidence.run: no such run directory {params.evidence.run}")
 

@@ -288,6 +288,18 @@ class TracebenchTemplate(TaskTemplate):
         model, no API key, so a first run of a shipped spec works offline."""
         return "euclidean-1nn"
 
+    def summary_notes(self, rows: list[dict[str, Any]]) -> list[str]:
+        """The chance level of top-1 accuracy for each simulator of ``rows``: 1 / its number of classes
+        (its parameter labels and no change)."""
+        sims = sorted({str(r["simulator"]) for r in rows if r.get("simulator")})
+        if not sims:
+            return []
+        counts = {sim: len(self._simulator(sim).labels) for sim in sims}
+        mean = sum(1 / n for n in counts.values()) / len(counts)  # Table 1's "random-chance accuracy is 0.189"
+        return ["chance accuracy (1 / classes): " + ", ".join(f"{sim} {1 / n:.3f} ({n} classes)"
+                                                               for sim, n in counts.items())
+                + (f"; mean over simulators {mean:.3f}" if len(counts) > 1 else "")]
+
     def prepare(self, params: TracebenchParams, progress: Callable[[int, int, str], None]) -> None:
         """Build (or load) the sample pool and check it can serve this episode's batches.
 

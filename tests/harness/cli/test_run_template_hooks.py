@@ -43,5 +43,27 @@ def test_the_summary_table_shows_the_templates_columns():
     console.print(table)
     text = console.export_text()
     assert "0.000" in text and "0.250" in text and "agent_timeout" in text
-    assert table.caption == "acc = accuracy; cost ($) = cost usd (results.parquet columns)"  # abbreviations spelled out
+    assert table.caption == ("acc = accuracy (top-1 accuracy on the episode batch); cost ($) = cost usd "
+                             "(results.parquet columns)")  # abbreviations spelled out with their meaning
     assert [c.header for c in summary_table(rows, "t").columns] == ["episode", "status", "cost ($)", "why"]
+
+
+def test_the_summary_caption_explains_short_and_gives_the_templates_chance_level():
+    from harness.cli.run import summary_table
+
+    task = load_task(REPO / "tasks" / "tracebench" / "balldrop-low-direct.yaml", {})
+    rows = [{"episode": "e0", "template": "tracebench", "status": "ok", "simulator": "balldrop", "accuracy": 0.1,
+             "shortlist": 0.3},
+            {"episode": "e1", "template": "tracebench", "status": "ok", "simulator": "massslide", "accuracy": 0.2,
+             "shortlist": 0.2},
+            {"episode": "e2", "template": "tracebench", "status": "ok", "simulator": "bounceball", "accuracy": 0.0},
+            {"episode": "e3", "template": "other", "status": "ok", "simulator": "elsewhere"}]
+    table = summary_table(rows, "t", [task.template])
+    assert [c.header for c in table.columns] == ["episode", "status", "acc", "short"]
+    abbreviations, chance = table.caption.split("\n")
+    assert "short = shortlist (mean shortlist score on the episode batch)" in abbreviations
+    # 4 or 5 parameter labels + no change; the mean is Table 1's "random-chance accuracy is 0.189"
+    assert chance == ("chance accuracy (1 / classes): balldrop 0.200 (5 classes), bounceball 0.167 (6 classes), "
+                      "massslide 0.200 (5 classes); mean over simulators 0.189")
+    assert task.template.summary_notes(rows[:1]) == ["chance accuracy (1 / classes): balldrop 0.200 (5 classes)"]
+    assert TaskTemplate.summary_notes(None, rows) == []  # the contract's default: no notes

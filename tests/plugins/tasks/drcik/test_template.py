@@ -195,8 +195,28 @@ def test_unknown_forecaster_bad_options_and_research_without_agent_are_refused_b
                          "--agent", "retrieval-bm25-gemini-3-flash", "--model-backend", "scripted", "--script",
                          ROOT / "examples" / "scripts" / "retrieval-drcik.yaml", "--out", tmp_path / "d")
     assert "params.episodes: unknown benchmark ids ['nope']" in str(result.exception)
-    for name in "abcd":
-        assert not (tmp_path / name / "episodes").exists()
+    for name in "abcd":  # refused before the run directory is created: nothing left behind
+        assert not (tmp_path / name).exists()
+
+
+def test_a_profile_no_forecaster_uses_is_refused_not_ignored(tmp_path):
+    spec = spec_file(tmp_path, "p", forecasters=["naive", "arima"], contexts=["no-context"])
+    result = harness_run("--task", spec, "--agent", "euclidean-1nn", "--out", tmp_path / "p")
+    assert result.exit_code != 0 and not (tmp_path / "p").exists()
+    assert str(result.exception) == (f"{spec}: agent profile 'euclidean-1nn' would be ignored: its agent "
+                                     "'euclidean-1nn' is not one of this task's forecasters (naive, arima) and "
+                                     "none of them calls a model")
+    with_agent = spec_file(tmp_path, "q", forecasters=["llm-dp"], agent="euclidean-1nn")
+    result = harness_run("--task", with_agent, "--agent", "euclidean-1nn", "--out", tmp_path / "q")
+    assert "its model-backed forecasters (llm-dp) use params.agent (euclidean-1nn)" in str(result.exception)
+    template = load_task(spec).template
+    for forecasters, agent in ((["llm-dp"], None), (["naive", "chronos"], "chronos")):  # used: no objection
+        task = load_task(spec_file(tmp_path, "r", forecasters=forecasters))
+        profile = type("Profile", (), {"agent": agent or "euclidean-1nn", "name": "p"})()
+        assert template.profile_problem(task.params, profile) is None
+    research = load_task(spec_file(tmp_path, "s", episode_kind="research"))
+    assert template.profile_problem(research.params, profile) is None
+    assert template.profile_problem(research.params, None) is None  # sandboxed: the core asks for --agent
 
 
 def write_evidence(folder: Path) -> dict:
@@ -337,11 +357,21 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
 
 
 def test_model_backed_forecaster_needs_a_profile(tmp_path):
-    result = harness_run("--task", spec_file(tmp_path, "x", forecasters=["llm-dp"]), "--out", tmp_path / "x")
-    rows = pd.read_parquet(tmp_path / "x" / "results.parquet")      # every episode failed, saying why
-    assert set(rows["status"]) == {"failed"} and len(rows) == 3
-    assert rows["error"].str.contains("a model-backed forecaster \\(llm-dp\\) needs an agent profile").all()
-    assert "no forecast was made" in result.output
+    """Refused before the run: no profile given, none in params.agent, no scripted backend."""
+    spec = spec_file(tmp_path, "x", forecasters=["naive", "llm-dp"])
+    result = harness_run("--task", spec, "--out", tmp_path / "x")
+    assert result.exit_code != 0 and not (tmp_path / "x").exists()
+    assert str(result.exception) == (f"{spec}: params.agent: the model-backed forecaster(s) llm-dp need an agent "
+                                     "profile (params.agent or --agent), or model_backend: scripted with a script")
+    result = harness_run("--task", spec_file(tmp_path, "y", forecasters=["llm-dp"], agent="no-such-profile"),
+                         "--out", tmp_path / "y")
+    assert "params.agent: no agent profile named 'no-such-profile'" in str(result.exception)
+    assert not (tmp_path / "y").exists()
+    template = load_task(spec).template  # a profile given, or the scripted backend: nothing to object to
+    profile = type("Profile", (), {"agent": "euclidean-1nn", "name": "euclidean-1nn"})()
+    assert template.profile_problem(load_task(spec).params, profile) is None
+    scripted = load_task(spec_file(tmp_path, "z", forecasters=["llm-dp"], model_backend="scripted"))
+    assert template.profile_problem(scripted.params, None) is None
 
 
 def test_tasks_list_shows_each_specs_template_and_command():
