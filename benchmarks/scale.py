@@ -27,7 +27,8 @@ from rich.table import Table
 
 from harness.config import RunSettings
 from harness.experiment import Unit
-from harness.run import execute, load_task, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import execute, load_task
 from harness.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent

@@ -28,7 +28,6 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id
 from harness.errors import EpisodeError, HarnessError
-from harness.profiles import resolve_profile  # noqa: F401 - re-exported: `--agent` lookup lives in harness.profiles
 from harness.store import RunStore, read_row, versions, write_json
 
 

@@ -12,7 +12,8 @@ from rich.table import Table
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
 from harness.experiment import Unit, parse_set, plan_experiment
-from harness.run import execute, load_task, preflight, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import execute, load_task, preflight
 from harness.store import RunStore
 
 #: results column -> summary table header: the row key first, then the templates' own

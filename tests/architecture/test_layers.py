@@ -7,7 +7,6 @@ import re
 from typing import get_args
 
 import grimp
-import pytest
 from importlinter import configuration
 from importlinter.application.use_cases import lint_imports
 

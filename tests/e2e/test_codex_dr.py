@@ -23,7 +23,8 @@ pytestmark = e2e_marks
 
 def test_codex_dr_research_episode(tmp_path):
     from harness.experiment import Unit
-    from harness.run import execute, load_task, resolve_profile
+    from harness.profiles import resolve_profile
+    from harness.run import execute, load_task
     from harness.store import RunStore
 
     spec = tmp_path / "research.yaml"

@@ -23,7 +23,8 @@ from click.testing import CliRunner
 from harness.cli import cli
 from harness.config import ConfigError, ExperimentSpec, load_experiment
 from harness.experiment import episode_id, parse_set, plan_experiment
-from harness.run import load_task, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import load_task
 from tests.support.paths import REPO
 
 SPEC = REPO / "tasks" / "drcik" / "sample-statistical.yaml"

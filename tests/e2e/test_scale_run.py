@@ -27,7 +27,8 @@ from harness.errors import EpisodeError, ErrorKind
 from harness.experiment import Unit, plan_experiment
 from harness.limits import RateLimiter
 from harness.plan import plan_costs
-from harness.run import execute, load_task, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import execute, load_task
 from harness.store import RowError, RunStore, episode_rows
 from tests.support.paths import REPO
 

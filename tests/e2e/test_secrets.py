@@ -23,7 +23,8 @@ from aiohttp import web
 from harness.config import RunSettings
 from harness.proxy import UpstreamRequest, detect_wire
 from harness.experiment import Unit
-from harness.run import execute, load_task, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import execute, load_task
 from harness.store import RunStore
 from tsagent_plugins.models.scripted import ScriptedUpstream
 from tests.support.paths import TESTS

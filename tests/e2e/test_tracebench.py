@@ -175,7 +175,8 @@ def test_readme_grid_experiment_plans_every_condition(tmp_path):
     from harness.cli import cli
     from harness.config import load_experiment
     from harness.experiment import plan_experiment
-    from harness.run import load_task, resolve_profile
+    from harness.profiles import resolve_profile
+    from harness.run import load_task
 
     block = re.search(r"```yaml\n(name: my-grid\n.*?)```", README, re.S)
     assert block is not None

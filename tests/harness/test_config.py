@@ -60,7 +60,7 @@ def test_cost_is_equation_1():
     ("gpt-5.5", (5, 0.5, 30)), ("minimax-m2.7", (0.3, 0.059, 1.20)),
 ])
 def test_shipped_profiles_match_table_19_and_21(name, prices):
-    from harness.run import resolve_profile
+    from harness.profiles import resolve_profile
 
     profile = resolve_profile(name)
     assert isinstance(profile, AgentProfile)

@@ -28,7 +28,7 @@ import pytest
 
 from harness import plugins as registry
 from harness.contracts import EpisodeArtifacts
-from harness.run import resolve_profile
+from harness.profiles import resolve_profile
 from harness.trajectory import parse_timestamp
 from tsagent_plugins.metrics import ConsoleShareMetrics, InteractionMetrics, clear_caches
 from tsagent_plugins.metrics.numbers import find_numbers

@@ -114,7 +114,8 @@ def run_episode(profile_name: str, script: Path, tmp: Path, submission: str = "d
                 case: str | None = None, profile_options: dict | None = None, **task_kw) -> Episode:
     """Run one episode of ``profile_name`` against ``script`` in Docker and load what it wrote."""
     from harness.experiment import Unit
-    from harness.run import execute, load_task, resolve_profile
+    from harness.profiles import resolve_profile
+    from harness.run import execute, load_task
     from harness.store import RunStore
 
     task = load_task(task_file(tmp, submission, **task_kw))

@@ -12,7 +12,8 @@ from harness.cli import cli
 from harness.cli.tasks import RUNS_CAPTION, stage_runs
 from harness.config import load_experiment
 from harness.experiment import plan_experiment
-from harness.run import load_task, resolve_profile
+from harness.profiles import resolve_profile
+from harness.run import load_task
 from tests.support.paths import REPO
 
 EXPERIMENTS = sorted((REPO / "tasks" / "experiments").glob("*.yaml"))

@@ -53,7 +53,8 @@ RUNNER = textwrap.dedent("""
     from pathlib import Path
     from harness.config import RunSettings
     from harness.experiment import Unit
-    from harness.run import execute, load_task, resolve_profile
+    from harness.profiles import resolve_profile
+    from harness.run import execute, load_task
     from harness.store import RunStore
     spec, profile_path, script, out = sys.argv[1:5]
     task = load_task(spec)

@@ -359,7 +359,7 @@ def test_fixture_outcomes_are_what_the_cases_say():
 
 
 def test_a_user_profile_needs_no_code(tmp_path):
-    from harness.run import resolve_profile
+    from harness.profiles import resolve_profile
 
     path = tmp_path / "my-codex.yaml"
     path.write_text("name: my-codex\nagent: codex\nprovider: openai\nmodel: gpt-5.4-mini\nreasoning_effort: low\n"
