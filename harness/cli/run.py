@@ -254,6 +254,7 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     lines = (["; ".join(short) + " (results.parquet columns)"] if short else []) + notes
     if lines:  # the abbreviated headers spelled out with the results column each shows and its meaning; notes
         table.caption = "\n".join(lines)
+        table.caption_justify = "left"
     return table
 
 

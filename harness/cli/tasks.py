@@ -84,7 +84,7 @@ def list_tasks(root: Path | None, long_: bool) -> None:
     """List task specs (run with `harness run --task FILE`) and experiment specs (`harness run --experiment
     FILE`): file, template, parameters."""
     root = root or (Path("tasks") if Path("tasks").is_dir() else REPO_ROOT / "tasks")
-    table = Table(title=f"Task specs in {root}", caption=RUNS_CAPTION)
+    table = Table(title=f"Task specs in {root}", caption=RUNS_CAPTION, caption_justify="left")
     for col in ("file", "template", "run with", "params") + (("description",) if long_ else ()):
         table.add_column(col, overflow="fold")
     for path in spec_files(root):
