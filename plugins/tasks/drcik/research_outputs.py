@@ -155,11 +155,17 @@ def read_evidence(path: Path) -> tuple[list[Item], list[str]]:
     return items, reasons
 
 
+def resolve_id(raw: str, ids: dict[str, str]) -> str | None:
+    """The release id of one cited id (``ids``: visible -> release, the key's ``ids``), or None when the
+    id is not in the corpus.  Accepts a ``.md`` suffix, a ``corpus/`` prefix and surrounding blanks."""
+    key = raw.strip().rsplit("/", 1)[-1]
+    return ids.get(key[:-3] if key.endswith(".md") else key)
+
+
 def resolve(items: list[Item], ids: dict[str, str], documents: dict[str, dict] | None = None,
             benchmark_id: str | None = None) -> Resolved:
-    """Map each item's cited sandbox ids to release ids with ``ids`` (visible -> release).
-
-    Accepts ids with a ``.md`` suffix, a ``corpus/`` prefix and surrounding blanks.  Unknown
+    """Map each item's cited sandbox ids to release ids with ``ids`` (visible -> release), each
+    through :func:`resolve_id`.  Unknown
     ids are dropped and counted as hallucinated.  With ``documents`` (release id ->
     ``{task, role}``) and ``benchmark_id``, resolved citations of another task's document and
     of distractor documents are counted (once per distinct document).
@@ -168,10 +174,7 @@ def resolve(items: list[Item], ids: dict[str, str], documents: dict[str, dict] |
     seen: set[str] = set()
     for item in items:
         for raw in item.cited:
-            key = raw.strip()
-            key = key.rsplit("/", 1)[-1]
-            key = key[:-3] if key.endswith(".md") else key
-            release = ids.get(key)
+            release = resolve_id(raw, ids)
             if release is None:
                 item.dropped.append(raw)
                 out.hallucinated += 1

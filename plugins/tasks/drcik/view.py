@@ -8,8 +8,8 @@ run: the history, the sample paths' 5–95 % and 25–75 % bands and median
 when the viewer may reveal answers and the task's labels are public -- the
 realised future; each fan carries its condition's sCRPS.  A research episode (an
 episode folder with ``workspace/report.md`` and/or ``workspace/evidence.json``)
-shows the report and the evidence items, every cited document id linked to
-the task's document.  Below, the task's documents
+shows the report and the evidence items, every cited id resolved through the
+episode's key as the scoring resolves it and linked to the task's document.  Below, the task's documents
 (sorted by id: file order leaks roles) and, revealed only, each document's
 role and distractor subtype and the ground-truth evidence items.
 
@@ -118,40 +118,61 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
         f'<div class="fans">{"".join(fans)}</div>'))
 
 
-def _research(episode: EpisodeView, task) -> Panel | None:
-    """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (format:
-    :mod:`tsagent_plugins.tasks.drcik.contexts`), each citation linked to the document list below."""
-    from harness import ConfigError
-    from tsagent_plugins.tasks.drcik.contexts import load_dr_evidence
+def _citations(episode: EpisodeView, task) -> tuple[dict[str, str], dict[str, str | None]]:
+    """(cited id -> release id, release id -> owning task) for a research episode: the salted ids of the
+    episode's ``key/research_key.json`` (the mapping its scoring used); without a key (a folder written
+    by hand), the task's release ids themselves."""
+    from tsagent_plugins.tasks.drcik.research import KEY_FILE
 
-    evidence = episode.file("workspace/evidence.json")
-    if evidence is None and episode.file("workspace/report.md") is None:
+    key = episode.read_json(f"key/{KEY_FILE}")
+    if isinstance(key, dict) and isinstance(key.get("ids"), dict):
+        owners = {rid: info.get("task") for rid, info in (key.get("documents") or {}).items()
+                  if isinstance(info, dict)}
+        return {str(k): str(v) for k, v in key["ids"].items()}, owners
+    return {d.document_id: d.document_id for d in task.documents}, {d.document_id: task.benchmark_id
+                                                                       for d in task.documents}
+
+
+def _research(episode: EpisodeView, task) -> Panel | None:
+    """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (read and resolved as
+    :func:`tsagent_plugins.tasks.drcik.research.score_research` does), each citation linked to the
+    cited document in the list below; an id outside the corpus is marked unknown (the scoring drops it
+    as hallucinated), a document of another task is marked cross-task (its task shown only revealed)."""
+    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE, REPORT_FILE
+    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence, resolve_id
+
+    evidence = episode.file(f"workspace/{EVIDENCE_FILE}")
+    if evidence is None and episode.file(f"workspace/{REPORT_FILE}") is None:
         return None
     docs = {d.document_id: d for d in task.documents}
+    ids, owners = _citations(episode, task)
 
-    def cite(doc_id: str) -> str:
-        if doc_id not in docs:
-            return f'<span class="cite unknown" title="not a document of this task">{escape(doc_id)}</span>'
-        return f'<a class="cite" href="#doc-{escape(doc_id)}">{escape(doc_id)}</a>{_role(docs[doc_id], episode.reveal)}'
+    def cite(raw: str, role: bool = True) -> str:
+        release = resolve_id(raw, ids)
+        shown = escape(raw) if release in (None, raw) else f"{escape(raw)} → {escape(release)}"
+        if release is None:
+            return f'<span class="cite unknown" title="not a document of the corpus">{shown}</span>'
+        if release not in docs:
+            owner = f" ({owners.get(release)})" if episode.reveal and owners.get(release) else ""
+            return f'<span class="cite cross-task" title="a document of another task{escape(owner)}">{shown}</span>'
+        return (f'<a class="cite" href="#doc-{escape(release)}">{shown}</a>'
+                + (_role(docs[release], episode.reveal) if role else ""))
 
     body = ""
-    report = episode.read_text("workspace/report.md")
+    report = episode.read_text(f"workspace/{REPORT_FILE}")
     if report is not None:
         text = str(escape(report))
-        if docs:
-            pattern = re.compile("|".join(re.escape(str(escape(i))) for i in sorted(docs, key=len, reverse=True)))
-            text = pattern.sub(lambda m: f'<a class="cite" href="#doc-{m.group()}">{m.group()}</a>', text)
-        body += f'<h3>report.md</h3><pre class="text report">{text}</pre>'
+        if ids:
+            pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(str(escape(i))) for i in
+                                                         sorted(ids, key=len, reverse=True)) + r")(?![\w-])")
+            text = pattern.sub(lambda m: cite(m.group(), role=False), text)
+        body += f'<h3>{REPORT_FILE}</h3><pre class="text report">{text}</pre>'
     if evidence is not None:
-        try:
-            claims = load_dr_evidence(evidence)
-        except ConfigError as exc:
-            body += f'<div class="error-box">{escape(exc)}</div>'
-            claims = []
-        items = "".join(f'<li class="claim">{escape(c.claim)}<div class="hint">cites: '
-                        f'{", ".join(cite(d) for d in c.cited_document_ids) or "nothing"}</div></li>'
-                        for c in claims)
-        body += f'<h3>Evidence items ({len(claims)})</h3><ol class="evidence-items">{items}</ol>'
+        items, reasons = read_evidence(evidence)
+        body += "".join(f'<div class="hint">{escape(r)}</div>' for r in reasons)
+        claims = "".join(f'<li class="claim">{escape(c.claim)}<div class="hint">cites: '
+                         f'{", ".join(cite(d) for d in c.cited) or "nothing"}</div></li>' for c in items)
+        body += f'<h3>Evidence items ({len(items)})</h3><ol class="evidence-items">{claims}</ol>'
     return Panel("Research output", Markup(body))
 
 

@@ -93,7 +93,7 @@ def test_research_output_links_citations_and_reveals_roles(run):
         assert "Research output" in html and "Forecast fans" not in html
         assert f'Sales rose after a bug (<a class="cite" href="#doc-{SUPPORTING}">{SUPPORTING}</a>).' in html
         assert html.count(f'href="#doc-{DISTRACTOR}"') == 1 and f'id="doc-{DISTRACTOR}"' in html
-        assert '<span class="cite unknown" title="not a document of this task">doc_nope</span>' in html
+        assert '<span class="cite unknown" title="not a document of the corpus">doc_nope</span>' in html
     assert (f'<a class="cite" href="#doc-{DISTRACTOR}">{DISTRACTOR}</a> <span class="answer doc-role">distractor · '
             f'{docs[DISTRACTOR].paper_subtype or docs[DISTRACTOR].subtype}</span>') in shown
     assert "doc-role" not in hidden and "distractor" not in hidden
