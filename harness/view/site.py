@@ -36,6 +36,8 @@ from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
 CHUNK = 25
 #: Characters of one tool output or argument shown; the rest is cut with a note.
 CLIP = 20_000
+#: Characters of the run index's Tasks cell before the list is cut (the full list is its title).
+NAMES_CELL = 200
 _STATIC = ("view.css", "view.js")
 
 
@@ -66,6 +68,19 @@ def _sortval(value: Any, negate: bool = False) -> str:
 def _clip(text: str | None) -> str:
     text = text or ""
     return text if len(text) <= CLIP else text[:CLIP] + f"\n… ({len(text) - CLIP:,} more characters not shown)"
+
+
+def _names_cell(names: list[str], limit: int = NAMES_CELL) -> tuple[str, str | None]:
+    """(text, title) of a cell listing ``names``: whole names, comma-separated, as many as fit in
+    ``limit`` characters, then "… and N more"; the title is the full list when some were cut, else None."""
+    shown: list[str] = []
+    for name in names:
+        if shown and len(", ".join(shown + [name])) > limit:
+            break
+        shown.append(name)
+    if len(shown) == len(names):
+        return ", ".join(names), None
+    return f"{', '.join(shown)}, … and {len(names) - len(shown)} more", ", ".join(names)
 
 
 @dataclass
@@ -153,9 +168,10 @@ class Site:
             rows = run.rows
             found = [t for t in pd.unique(rows["template"].dropna())] if "template" in rows.columns else []
             templates += [t for t in found if t not in templates]
+            tasks, tasks_title = _names_cell([str(t) for t in pd.unique(rows["task"].dropna())]
+                                             if "task" in rows.columns else [])
             runs.append({"id": run.id, "root": str(run.root), "n": len(rows), "templates": ", ".join(map(str, found)),
-                         "tasks": ", ".join(map(str, pd.unique(rows["task"].dropna())))[:200]
-                         if "task" in rows.columns else "",
+                         "tasks": tasks, "tasks_title": tasks_title,
                          "failures": int((rows["status"] != "ok").sum()) if "status" in rows.columns else 0})
         boards = []
         for template in templates:
@@ -242,8 +258,9 @@ class Site:
                 panels = [Panel(f"{row.get('template')} page", Markup(
                     f'<div class="error-box">the {escape(row.get("template"))} page failed: {escape(detail)}</div>'))]
         panels = [Panel(p.title, Markup(p.html) if not isinstance(p.html, Markup) else p.html) for p in panels]
+        agent = page.agent_column if page and row.get(page.agent_column) is not None else "profile"
         facts = [(label, _fmt(row.get(column))) for label, column in (
-            ("task", "task"), ("template", "template"), ("agent", page.agent_column if page else "profile"),
+            ("task", "task"), ("template", "template"), ("agent", agent),
             ("model", "model"), ("sandbox", "sandbox"), ("status", "status"))
             if row.get(column) is not None]
         if page is not None and page.metric and row.get(page.metric) is not None:

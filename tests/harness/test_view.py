@@ -228,3 +228,26 @@ def test_a_malformed_trajectory_still_renders(tmp_path):
     items = dict(json.loads(site.render("runs/bad/ep/steps-0.js")[0].decode()[len("harnessView.steps(0, "):-3]))
     assert "tool call · ?" in items[0] and "not json" in items[0]
     assert '<pre class="text message">ok 1.5</pre>' in items[1]  # model text: numbers highlighted only in output
+
+
+def test_index_tasks_cell_says_what_it_cut(tmp_path):
+    """A long task list is cut at whole names with "… and N more", the full list in the cell's title;
+    a short one is shown whole with no title."""
+    tasks = [f"balldrop-high-programmatic-{s}" for s in ("a", "b", "c", "d", "e", "f", "g", "h", "nocontext",
+                                                         "noexamples")]
+    store = RunStore.create(tmp_path / "long")
+    for i, task in enumerate(tasks):
+        paths = store.episode(f"ep-{i}").create()
+        write_json(paths.row, {"run_id": store.run_id, "episode": f"ep-{i}", "task": task, "template": "other",
+                               "status": "ok"})
+    store.write_results()
+    short = RunStore.create(tmp_path / "short")
+    write_json(short.episode("ep-0").create().row, {"run_id": short.run_id, "episode": "ep-0", "task": "only-one",
+                                                    "template": "other", "status": "ok"})
+    short.write_results()
+    html = Site(load_runs([store.root, short.root])).render("index.html")[0].decode()
+    full = ", ".join(tasks)
+    # 29-32 characters a name: six fit in 200 characters, four are left out and counted
+    cell = ", ".join(tasks[:6]) + ", … and 4 more"
+    assert f'<td title="{full}">{cell}</td>' in html
+    assert "<td>only-one</td>" in html
