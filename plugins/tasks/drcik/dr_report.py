@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 MIN_N = 10
 BEST = "*"
+#: Figure 7: points closer than this share of each axis span count as coinciding and are shifted by
+#: it; larger than the TraceBench figures' default because a hops axis has few, widely spaced values.
+FIGURE7_STEP = 0.03
 DR_CONDITIONS = ("dr-evidence", "dr-report", "verified-dr")
 SUBTYPE_ORDER = list(m.SUBTYPES)
 S_T_NOTE = ("Supporting-document recall uses the task's supporting documents S_t: the public release gives "
@@ -214,22 +217,38 @@ def figure16(rows: list[dict]):
 
 
 def figure7(rows: list[dict]):
-    """Figure 7 (matplotlib Figure): pooled evidence recall by reasoning hops, one line per agent."""
-    from matplotlib.figure import Figure
+    """Figure 7 (matplotlib Figure): pooled evidence recall (%) by reasoning hops, one line per agent.
+
+    Each agent has its own colour and open marker (:func:`harness.series_style`); points of several
+    agents that coincide (same hops, recall within :data:`FIGURE7_STEP` of the axis) are shifted right
+    by :func:`harness.spread_coinciding`, one step per agent already there, so none hides another (the
+    Figure 7 table holds the exact values); the legend is outside the axes.  An (agent, hops) group
+    with no evidence items has no recall and draws no point."""
+    from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
-    fig = Figure(figsize=(6, 4))
+    agents = _agents(rows)
+    hops = sorted({h for _, h in recall if h is not None})
+    points = [(agent, h, 100 * recall[(agent, h)]) for agent in agents for h in hops
+              if recall.get((agent, h)) is not None]
+    fig = new_figure(figsize=(7.5, 4))
     ax = fig.subplots()
-    for agent in _agents(rows):
-        hops = sorted(h for a, h in recall if a == agent and h is not None)
-        ax.plot(hops, [100 * (recall[(agent, h)] or 0.0) for h in hops], marker="o", label=agent)
-    ax.set_xticks(sorted({h for _, h in recall if h is not None}))
+    ax.set_title(f"Evidence recall by reasoning hops (coinciding points shifted right)\n"
+                 f"judge {rows[0]['judge_label']}", fontsize=9)
+    if not points:
+        no_data(ax, "no evidence items with a reasoning-hops label")
+        return fig
+    low, high = hops[0] - 0.5, hops[-1] + 0.5
+    offsets = spread_coinciding([(h, r) for _, h, r in points], high - low, 106.0, FIGURE7_STEP)
+    for i, agent in enumerate(agents):
+        mine = [(h + shift, r) for (a, h, r), shift in zip(points, offsets, strict=True) if a == agent]
+        ax.plot([x for x, _ in mine], [y for _, y in mine], label=agent, **series_style(i))
+    ax.set_xlim(low, high + max(offsets))
+    ax.set_xticks(hops)
     ax.set_xlabel("reasoning hops")
     ax.set_ylabel("evidence recall (%)")
     ax.set_ylim(-3, 103)
-    ax.set_title(f"Evidence recall by reasoning hops\njudge {rows[0]['judge_label']}", fontsize=9)
-    ax.legend()
-    fig.tight_layout()
+    outside_legend(fig, [ax])
     return fig
 
 

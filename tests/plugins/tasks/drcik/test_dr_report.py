@@ -202,3 +202,24 @@ def test_shipped_dr_forecast_spec_needs_the_research_run(tmp_path):
                                           "verified-dr"]
     result = CliRunner().invoke(cli, ["run", "--task", str(spec_file), "--out", str(tmp_path / "x")])
     assert result.exit_code != 0 and "dr_evidence" in str(result.exception or result.output)
+
+
+def test_figure7_coinciding_points_stay_visible(run):
+    """Agents at the same (hops, recall) are shifted apart with distinct markers; the others stay put."""
+    from harness import figure_problems
+
+    rows = score_run(run, LexicalJudge())
+    beta = [r for r in rows if r["agent"] == "beta"]
+    rows += [{**r, "agent": name} for name in ("gamma", "delta") for r in beta]  # three agents at (4 hops, 0 %)
+    fig = dr_report.figure7(rows)
+    drawn = {line.get_label(): (tuple(line.get_xdata()), tuple(line.get_ydata()), line.get_marker())
+             for line in fig.axes[0].get_lines()}
+    assert list(drawn) == ["alpha", "beta", "gamma", "delta"]
+    assert drawn["alpha"][:2] == ((4.0,), (pytest.approx(20.0),))  # 2 of 10 items; coincides with no one
+    assert [drawn[a][1] for a in ("beta", "gamma", "delta")] == [(0.0,)] * 3
+    # hops axis 3.5 to 4.5 (span 1): one step of FIGURE7_STEP per agent already at that point
+    assert [drawn[a][0][0] for a in ("beta", "gamma", "delta")] == pytest.approx([4.0, 4.03, 4.06])
+    assert dr_report.FIGURE7_STEP == 0.03
+    assert len({drawn[a][2] for a in drawn}) == 4
+    assert fig.legends and not fig.axes[0].get_legend()  # one legend, outside the axes
+    assert figure_problems(fig) == []
