@@ -113,8 +113,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     if event == "done" and not err.is_terminal:  # no live bar in a log: one line per episode
                         row = data.get("row") or {}
                         total = progress.tasks[0].total
-                        err.print(f"[{tally.done}/{total}] {data['key']} {row.get('status', '?')} · {tally.line()}",
-                                  markup=False, highlight=False, soft_wrap=True)
+                        whose = f" ({row['profile']})" if row.get("profile") else ""  # folder names need not say
+                        err.print(f"[{tally.done}/{total}] {data['key']}{whose} {row.get('status', '?')} · "
+                                  f"{tally.line()}", markup=False, highlight=False, soft_wrap=True)
                 elif event == "resume":
                     err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
                 elif event == "retry":

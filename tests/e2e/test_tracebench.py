@@ -75,7 +75,7 @@ def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir):
     assert row["status"] == "ok" and row["n_test"] == 10 and row["agent"] == "euclidean-1nn"
     assert "accuracy" in proc.stdout and "results.parquet" in proc.stdout
     # stderr is a pipe, not a terminal: no live bar, so each finished episode gets a line of its own
-    assert f"[1/1] {row['episode']} ok · done 1 · running 0 · failed 0" in proc.stderr
+    assert f"[1/1] {row['episode']} (euclidean-1nn) ok · done 1 · running 0 · failed 0" in proc.stderr
     ep = episode_dir(out)
     key = json.loads((ep / "key" / "key.json").read_text())
     truth = {name: item["label"] for name, item in key["test"].items()}

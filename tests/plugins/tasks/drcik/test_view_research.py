@@ -1,5 +1,6 @@
 """The Dr-CiK episode page of a real research episode (``harness run``, scripted model): citations resolved
-through the episode's key as the scoring resolves them, and the agent profile named."""
+through the episode's key as the scoring resolves them; the agent profile named on the page and in
+the progress line."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def episode(tmp_path_factory):
                           "--out", str(root)], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
     (folder,) = (root / "episodes").iterdir()
-    return root, folder
+    return root, folder, run.stderr
 
 
 def _page(root, folder, reveal: bool) -> str:
@@ -46,7 +47,7 @@ def _page(root, folder, reveal: bool) -> str:
 
 
 def test_citations_are_linked_through_the_key(episode):
-    root, folder = episode
+    root, folder, _ = episode
     details = json.loads((folder / "score.json").read_text())["details"]
     cited, resolved = details[0]["cited"][0], details[0]["resolved"][0]
     assert cited.startswith("doc_") and cited != resolved  # the agent cites the episode's salted id
@@ -65,16 +66,21 @@ def test_citations_are_linked_through_the_key(episode):
         assert html.count('class="cite unknown"') == 1
 
 
-def test_research_page_names_its_agent(episode):
-    root, folder = episode
+def test_research_page_and_progress_line_name_the_agent(episode):
+    """The folder name (``research_<task>-<id>``) stays as it is, since resuming finds episodes by folder;
+    the page's facts and the per-episode progress line name the agent profile."""
+    root, folder, stderr = episode
+    assert folder.name.startswith("research_task_42-")
     html = _page(root, folder, True)
     assert f"<dt>agent</dt><dd>{PROFILE}</dd>" in html
+    # stderr is a pipe, not a terminal: one line per finished episode
+    assert f"[1/1] {folder.name} ({PROFILE}) ok · done 1 · " in stderr
 
 
 def test_a_document_of_another_task_is_marked_cross_task(episode, tmp_path):
     import shutil
 
-    root, folder = episode
+    root, folder, _ = episode
     copy = tmp_path / "research"
     shutil.copytree(root, copy)
     key = json.loads((folder / "key" / "research_key.json").read_text())
