@@ -11,6 +11,7 @@ from rich.table import Table
 
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
+from harness.errors import HarnessError
 from harness.experiment import Unit, parse_set, plan_experiment
 from harness.profiles import resolve_profile
 from harness.run import execute, load_task, preflight
@@ -154,22 +155,24 @@ def remove_if_empty(folder: Path, existing: Path) -> None:
 
 
 def refuse_unused_sandbox_options(units, **given) -> None:
-    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a usage error naming the option when
-    every episode of ``units`` runs in the harness process (the option would be ignored)."""
+    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a refusal naming the option when
+    every episode of ``units`` runs in the harness process (the option would be ignored).  Like every refusal
+    of what a run was given (as opposed to a malformed command line, click's usage error) it is a
+    :class:`~harness.errors.HarnessError`: one ``error: ...`` line, exit 2."""
     if any(not u.task.template.runs_in_harness(u.task.params) for u in units):
         return
     for name, value in given.items():
         if value is not None:
-            raise click.UsageError(f"--{name} would be ignored: every episode of this run runs in the harness "
+            raise HarnessError(f"--{name} would be ignored: every episode of this run runs in the harness "
                                    "process, without a sandbox (its limits are the task's params)")
 
 
 def default_profile(task):
     """The profile a ``--task`` run without ``--agent`` uses: the one its template names
-    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a usage error when it names none."""
+    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a refusal (HarnessError) when it names none."""
     name = task.template.default_agent(task.params)
     if name is None:
-        raise click.UsageError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
+        raise HarnessError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
     return resolve_profile(name)
 
 

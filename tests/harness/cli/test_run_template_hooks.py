@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import click
 import pytest
 
 from harness.cli.run import default_profile
 from harness.contracts import TaskTemplate
+from harness.errors import HarnessError
 from harness.run import load_task
 from tests.support.paths import REPO
 
@@ -24,7 +24,7 @@ def test_the_shipped_spec_names_its_default_agent():
 def test_a_template_naming_no_default_agent_asks_for_agent():
     assert TaskTemplate.default_agent(None, None) is None  # the contract's default
     task = SimpleNamespace(template=SimpleNamespace(name="my-template", default_agent=lambda params: None), params=None)
-    with pytest.raises(click.UsageError, match="task template 'my-template' names no default agent: give --agent"):
+    with pytest.raises(HarnessError, match="task template 'my-template' names no default agent: give --agent"):
         default_profile(task)
 
 
