@@ -76,6 +76,16 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def task_title(name: str, overrides: dict[str, Any] | None) -> str:
+    """A task spec's name with the overrides it ran under, as given: ``balldrop-low-direct [noise=high
+    n_test=20]`` (values as compact JSON unless plain strings); the bare name without overrides."""
+    if not overrides:
+        return name
+    shown = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+                     for k, v in overrides.items())
+    return f"{name} [{shown}]"
+
+
 def canonical(data: Any) -> str:
     """Canonical JSON: sorted keys, no whitespace (what episode ids hash)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)

@@ -12,7 +12,7 @@ from rich.table import Table
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
 from harness.errors import HarnessError
-from harness.experiment import Unit, parse_set, plan_experiment
+from harness.experiment import Unit, parse_set, plan_experiment, task_title
 from harness.profiles import resolve_profile
 from harness.run import execute, load_task, preflight
 from harness.store import RunStore
@@ -184,9 +184,11 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
         profile = resolve_profile(agent_profile) if agent_profile else (
             None if in_harness or task.template.needs_agent_profile(task.params) else default_profile(task))
         units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
-        stages = [(Path(out) if out else None, units, {"task": task.spec.name,
-                                                       "profile": profile.name if profile else None})]
-        return stages, f"{task.spec.name} · {profile.name if profile else task.template.name}"
+        identity = {"task": task.spec.name, "profile": profile.name if profile else None}
+        if task.overrides:  # shown by the summary title and `runs list`; a resume may change them (see execute)
+            identity["overrides"] = task.overrides
+        title = task_title(task.spec.name, task.overrides)
+        return [(Path(out) if out else None, units, identity)], f"{title} · {profile.name if profile else task.template.name}"
     if seeds or sets or agent_profile:
         raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
     spec = load_experiment(experiment_file)
