@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli._console import console
 from harness.cli.run import run_stages
@@ -41,7 +42,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         stage = identity.get("stage")
         name = f"{title} · stage {stage}" if stage and stage != "main" else title
         if show_episodes:
-            table = Table(title=f"{name}: {len(episodes)} episodes", box=box.SIMPLE_HEAD)
+            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"), box=box.SIMPLE_HEAD)
             for col in ("episode", "profile", "seed", "done", "tokens", "est. $", "estimate from"):
                 table.add_column(col, justify="right" if col in ("seed", "tokens", "est. $") else "left")
             for e in episodes:
@@ -49,7 +50,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
                               "yes" if e.done else "", "?" if e.tokens is None else f"{e.tokens:,}",
                               "?" if e.cost_usd is None else f"{e.cost_usd:.2f}", e.source)
             con.print(table)
-        summary = Table(title=f"{name}: plan for {root}", box=box.SIMPLE_HEAD)
+        summary = Table(title=Text(f"{name}: plan for {root}", style="table.title"), box=box.SIMPLE_HEAD)
         for col in ("profile", "episodes", "done", "to run", "est. tokens (M)", "est. $", "est. $/episode",
                     "reported $/episode"):
             summary.add_column(col, justify="left" if col == "profile" else "right")

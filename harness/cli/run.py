@@ -7,14 +7,16 @@ from pathlib import Path
 import click
 from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
 from harness.errors import HarnessError
-from harness.experiment import Unit, parse_set, plan_experiment, task_title
+from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title
 from harness.profiles import resolve_profile
-from harness.run import execute, load_task, preflight
+from harness.run import execute, load_task, preflight, with_seed
 from harness.store import RunStore
 
 #: results column -> summary table header: the row key first, then the templates' own
@@ -194,7 +196,32 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
     spec = load_experiment(experiment_file)
     planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
                               resolve_profile, load_task)
+    for stage in planned:
+        warn_repeats(stage.name, stage.units)
     return [(p.root, p.units, p.identity) for p in planned], spec.name
+
+
+def warn_repeats(stage: str, units) -> None:
+    """One line on stderr when units of a stage repeat another's settings under another spec name
+    (:func:`~harness.experiment.repeated_settings`): how many episodes run twice, and an example."""
+    repeats = repeated_settings(units)
+    if not repeats:
+        return
+    count = sum(_episode_count(unit) for unit, _ in repeats)
+    unit, seen = repeats[0]
+    where = f"stage {stage}: " if stage != "main" else ""
+    console(stderr=True).print(
+        f"[yellow]warning:[/] {where}{count} episode(s) repeat the settings (template, params, profile, seed) "
+        f"of episodes of another task spec and run again under other ids, e.g. "
+        f"{escape(task_title(unit.task.spec.name, unit.task.overrides))} = "
+        f"{escape(task_title(seen.task.spec.name, seen.task.overrides))}", highlight=False, soft_wrap=True)
+
+
+def _episode_count(unit) -> int:
+    try:
+        return len(unit.task.template.episodes(with_seed(unit.task, unit.seed)))
+    except (ValueError, HarnessError):  # refused later by the preflight, naming the file
+        return 1
 
 
 class Tally:
@@ -230,7 +257,7 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     Text columns are left-aligned, numbers right-aligned.  The caption spells out each abbreviated header
     (its results column and the template's meaning of it, ``TaskTemplate.result_columns``) and adds the
     templates' :meth:`~harness.contracts.TaskTemplate.summary_notes`."""
-    table = Table(title=title, box=box.SIMPLE_HEAD)
+    table = Table(title=Text(title, style="table.title"), box=box.SIMPLE_HEAD)  # a title's "[noise=high]" is text, not markup
     several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
     headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
                **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}

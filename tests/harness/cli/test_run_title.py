@@ -44,3 +44,14 @@ def test_runs_list_shows_the_overrides(tmp_path):
     result = CliRunner().invoke(cli, ["runs", "list", str(tmp_path), "--json"])
     assert [json.loads(line)["task"] for line in result.output.splitlines()] == [
         "balldrop-low-direct [noise=high n_test=20]", "balldrop-low-direct"]
+
+
+def test_the_summary_table_prints_the_overrides_literally():
+    """"[noise=high n_test=20]" is text, not console markup that would vanish."""
+    from rich.console import Console
+
+    from harness.cli.run import summary_table
+
+    console = Console(width=120, record=True)
+    console.print(summary_table([{"episode": "e0", "status": "ok"}], "balldrop-low-direct [noise=high n_test=20] · x"))
+    assert "balldrop-low-direct [noise=high n_test=20] · x" in " ".join(console.export_text().split())
