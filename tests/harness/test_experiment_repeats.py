@@ -37,9 +37,9 @@ def test_two_specs_under_the_same_grid_point_are_reported_as_repeats(tmp_path):
 
 def test_one_spec_per_simulator_has_no_repeats(tmp_path):
     """The README's my-grid example: one spec per simulator under the noise axis."""
-    file = experiment(tmp_path, ["balldrop-low-direct.yaml", "massslide-low-direct.yaml"])
+    file = experiment(tmp_path, ["balldrop-low-direct.yaml", "massslide-low-*.yaml"])
     (stage,) = plan_experiment(load_experiment(file), file, tmp_path / "run", resolve_profile, load_task)
-    assert len(stage.units) == 8 and repeated_settings(stage.units) == []
+    assert len(stage.units) == 12 and repeated_settings(stage.units) == []  # 3 specs × 2 noise levels × 2 seeds
 
 
 def test_plan_warns_once_with_the_count_and_an_example(tmp_path):
