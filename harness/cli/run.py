@@ -139,7 +139,21 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 remove_if_empty(store.root, existing)
                 raise
         click.echo(f"results: {store.root / 'results.parquet'}")
-    console().print(summary_table(rows, title, list(templates.values())))
+    print_whole(console(), summary_table(rows, title, list(templates.values())))
+
+
+def print_whole(con, table: Table) -> None:
+    """Print ``table`` so that no value of its fixed-width columns (episode ids, numbers) is cut: a ``why``
+    column wraps to the console's width; when even that is too narrow the table is printed as wide as it
+    needs (a terminal then folds its lines; each id is still one unbroken string)."""
+    need = con.measure(table, options=con.options.update_width(100_000)).minimum  # unconstrained: every
+    # fixed column at its width, "why" at its minimum
+    width = con.width
+    con.width = max(width, need)  # Console.print(width=...) cannot exceed the console's width
+    try:
+        con.print(table, crop=False)
+    finally:
+        con.width = width
 
 
 def remove_if_empty(folder: Path, existing: Path) -> None:
@@ -264,14 +278,15 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     headlines = {next(iter(t.summary_columns)) for t in templates if t.summary_columns}
     shown = [c for c in headers if c in ALWAYS or c == "profile" or any(r.get(c) not in (None, 0) for r in rows)
              or (c in headlines and any(c in r for r in rows))]
-    for col in shown:
-        width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
+    for col in shown:  # no value is ever broken (an episode id names its folder): each column is as wide as
+        # its longest value and its header's longest word (a header wraps at spaces); only "why" folds
+        width = max([len(_fmt(r.get(col))) for r in rows] + [len(w) for w in headers[col].split()])
         text = col in ALWAYS or col == "profile" or any(isinstance(r.get(col), str) for r in rows)
-        table.add_column(headers[col], justify="left" if text else "right",
-                         overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
+        table.add_column(headers[col], justify="left" if text else "right", overflow="fold", width=width,
+                         no_wrap=col == "episode")
     failed = any(r.get("error_kind") or r.get("error") for r in rows)
     if failed:  # why each failed episode failed: error kind and a one-line reason
-        table.add_column("why", justify="left", overflow="fold")
+        table.add_column("why", justify="left", overflow="fold", min_width=20)
     for row in rows:
         cells = [_fmt(row.get(c)) for c in shown]
         if failed:
