@@ -69,7 +69,7 @@ from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, Drcik
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
-FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
+FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
 class DrcikTemplate(TaskTemplate):
