@@ -34,7 +34,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
     con = console()
-    total_eps = total_done = 0
+    total_eps = total_done = total_unknown = 0
     total_cost = 0.0
     for where, units, identity in stages:
         root = Path(where) if where is not None else Path("runs") / "<new>"
@@ -63,9 +63,11 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
             total_eps += p.episodes
             total_done += p.done
             total_cost += p.cost_usd
+            total_unknown += p.unknown
         con.print(summary)
         for p in profiles.values():
             if p.sources != {"no model"}:  # a profile that calls no model costs nothing: nothing to explain
                 con.print(f"  {p.profile or '–'}: estimate from {'; '.join(sorted(p.sources))}", highlight=False)
     con.print(f"total: {total_eps} episode(s), {total_done} done, {total_eps - total_done} to run, "
-              f"expected ${total_cost:,.2f}", highlight=False)
+              f"expected ${total_cost:,.2f}" + (f" + {total_unknown} episode(s) of unknown cost" if total_unknown
+                                                   else ""), highlight=False)

@@ -66,3 +66,11 @@ def test_plan_cli_prices_llm_dp_from_history(tmp_path):
     assert "no model" not in result.output
     assert "expected $2.19" in result.output  # 6 episodes × $0.365
     assert "72,000" in result.output
+
+
+def test_plan_cli_never_totals_unknown_episodes_as_free(tmp_path):
+    result = CliRunner().invoke(cli, ["plan", "--task", str(SPEC), "--set", "forecasters=[llm-dp]", "--agent",
+                                      "gpt-5.5", "--out", str(tmp_path / "run")], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == ("total: 6 episode(s), 0 done, 6 to run, expected $0.00 + 6 episode(s) "
+                                              "of unknown cost")
