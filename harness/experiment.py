@@ -77,7 +77,7 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
 
 
 def task_title(name: str, overrides: dict[str, Any] | None) -> str:
-    """A task spec's name with the overrides it ran under, as given: ``balldrop-low-direct [noise=high
+    """A task spec's name with the overrides it ran under, as given: ``spec-a [noise=high
     n_test=20]`` (values as compact JSON unless plain strings); the bare name without overrides."""
     if not overrides:
         return name
