@@ -42,7 +42,8 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         stage = identity.get("stage")
         name = f"{title} · stage {stage}" if stage and stage != "main" else title
         if show_episodes:
-            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"), box=box.SIMPLE_HEAD)
+            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"),
+                          box=box.SIMPLE_HEAD)
             for col in ("episode", "profile", "seed", "done", "tokens", "est. $", "estimate from"):
                 table.add_column(col, justify="right" if col in ("seed", "tokens", "est. $") else "left")
             for e in episodes:

@@ -204,7 +204,8 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
         if task.overrides:  # shown by the summary title and `runs list`; a resume may change them (see execute)
             identity["overrides"] = task.overrides
         title = task_title(task.spec.name, task.overrides)
-        return [(Path(out) if out else None, units, identity)], f"{title} · {profile.name if profile else task.template.name}"
+        who = profile.name if profile else task.template.name
+        return [(Path(out) if out else None, units, identity)], f"{title} · {who}"
     if seeds or sets or agent_profile:
         raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
     spec = load_experiment(experiment_file)
@@ -271,7 +272,8 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     Text columns are left-aligned, numbers right-aligned.  The caption spells out each abbreviated header
     (its results column and the template's meaning of it, ``TaskTemplate.result_columns``) and adds the
     templates' :meth:`~harness.contracts.TaskTemplate.summary_notes`."""
-    table = Table(title=Text(title, style="table.title"), box=box.SIMPLE_HEAD)  # a title's "[noise=high]" is text, not markup
+    # a title's "[noise=high]" is text, not console markup
+    table = Table(title=Text(title, style="table.title"), box=box.SIMPLE_HEAD)
     several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
     headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
                **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
