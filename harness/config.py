@@ -272,10 +272,13 @@ class ExperimentSpec(Strict):
     Episodes are tasks × (agents | forecasters) × grid points × seeds × the
     template's own episodes.  A forecaster sets the task's ``forecasters``
     parameter to that one entry.  Each episode's id is a short hash of its
-    canonical content: the template's identity of the episode (its params after
-    the overrides, narrowed to the episode), the profile (name and content) and
-    the seed, so reordering or extending a grid never changes an existing id
-    and a re-run resumes by id (``results.parquet`` holds each id once).
+    canonical content: the task spec's name and template, the template's identity
+    of the episode (its params after the overrides, narrowed to the episode), the
+    profile (name and content) and the seed, so reordering or extending a grid
+    never changes an existing id and a re-run resumes by id (``results.parquet``
+    holds each id once).  Two specs brought to the same settings by ``set`` or
+    ``grid`` give equal episodes under different ids: both run, and ``harness
+    plan``/``run`` warn (:func:`harness.experiment.repeated_settings`).
 
     **Stages.**  Instead of the top-level grid, ``stages`` lists named grids
     (the same fields) run in order, each into ``<run dir>/<stage name>/``::

@@ -76,6 +76,16 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def task_title(name: str, overrides: dict[str, Any] | None) -> str:
+    """A task spec's name with the overrides it ran under, as given: ``spec-a [noise=high
+    n_test=20]`` (values as compact JSON unless plain strings); the bare name without overrides."""
+    if not overrides:
+        return name
+    shown = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+                     for k, v in overrides.items())
+    return f"{name} [{shown}]"
+
+
 def canonical(data: Any) -> str:
     """Canonical JSON: sorted keys, no whitespace (what episode ids hash)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
@@ -152,6 +162,29 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
                         for seed in stage.seeds or [None]:
                             units.append(Unit(task, profile, seed, scripts.get(name, {})))
     return units
+
+
+def repeated_settings(units: list[Unit]) -> list[tuple[Unit, Unit]]:
+    """``(repeat, first)`` for each unit of one stage whose template, params after overrides (the seed
+    included), profile and model options equal an earlier unit's under another task spec name.
+
+    Episode ids hash the spec name (:func:`episode_id`), so such a repeat runs its episodes again under other
+    ids; they are kept, not dropped (ids of existing run directories stay valid, and which spec's name to
+    keep is the user's choice), and ``harness plan``/``run`` warn.  Units of the same spec name repeat each
+    other's ids and run once anyway."""
+    first: dict[str, Unit] = {}
+    out = []
+    for unit in units:
+        params = unit.task.params
+        if unit.seed is not None and "seed" in type(params).model_fields:
+            params = params.model_copy(update={"seed": unit.seed})
+        key = canonical([unit.task.template.name, params.model_dump(mode="json"),
+                         unit.profile.model_dump(mode="json") if unit.profile is not None else None,
+                         unit.model_options])
+        seen = first.setdefault(key, unit)
+        if seen is not unit and seen.task.spec.name != unit.task.spec.name:
+            out.append((unit, seen))
+    return out
 
 
 def stage_dirs(spec: ExperimentSpec, root: Path) -> dict[str, Path]:

@@ -6,7 +6,12 @@ per episode, the mean usage of earlier episodes of the same task spec and
 profile found in the history directories (their ``episodes/*/row.json``), else
 the template's :meth:`~harness.contracts.TaskTemplate.usage_estimate` (e.g.
 a paper's reported usage), else unknown.  Dollars are equation (1) at the
-profile's prices (:meth:`harness.config.Prices.cost`).
+profile's prices (:meth:`harness.config.Prices.cost`).  The profile is the
+one whose model the episode calls: a sandboxed LLM agent's, or for an
+in-harness episode the one its template names
+(:meth:`~harness.contracts.TaskTemplate.model_profile`); an episode calling no
+model costs $0 ("no model"), one calling a model with no profile to price it
+is unknown.
 """
 
 from __future__ import annotations
@@ -64,6 +69,21 @@ def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, fl
     return {k: {name: v[i] / v[3] for i, name in enumerate(USAGE_FIELDS)} | {"n": v[3]} for k, v in sums.items()}
 
 
+def model_profile(plan) -> tuple[object | None, bool]:
+    """``(profile whose model the episode calls or None, True when it calls a model but no profile can be
+    chosen)``: a sandboxed agent's profile when the agent ``needs_model``; for an in-harness episode the one
+    its template names (:meth:`~harness.contracts.TaskTemplate.model_profile`, e.g. a forecaster that calls a
+    model), so such episodes are priced like agents and never planned at $0."""
+    if plan.in_harness:
+        try:
+            return plan.template.model_profile(plan.params, plan.episode, plan.profile), False
+        except ValueError:
+            return None, True
+    if plan.profile is None:
+        return None, False
+    return (plan.profile, False) if plan.agent is None or plan.agent.needs_model else (None, False)
+
+
 def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
                settings: RunSettings | None = None) -> tuple[list[PlannedEpisode], dict[str | None, ProfilePlan]]:
     """The episodes of ``units`` for run directory ``root`` (done or not) and the plan per profile."""
@@ -75,14 +95,18 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
     episodes: list[PlannedEpisode] = []
     profiles: dict[str | None, ProfilePlan] = {}
     for plan in plans:
-        name = plan.profile.name if plan.profile else None
+        profile, no_profile = model_profile(plan)
+        # a sandboxed episode is its agent profile's; an in-harness one is the model's profile's, if any
+        name = profile.name if profile else plan.profile.name if plan.profile and not plan.in_harness else None
         row_path = store.episode(plan.key).row
         done = row_path.exists() and read_row(row_path).get("status") != "infra_failed"
         usage, source = past.get((name, plan.task_name)), "earlier runs"
         reported = None
-        no_model = plan.profile is None or plan.in_harness or (plan.agent is not None and not plan.agent.needs_model)
-        if usage is None and not no_model:
-            estimate = plan.template.usage_estimate(plan.params, plan.profile)
+        no_model = profile is None and not no_profile
+        if no_profile:
+            usage, source = None, "unknown (no profile for its model)"
+        elif usage is None and not no_model:
+            estimate = plan.template.usage_estimate(plan.params, profile)
             if estimate is not None:
                 usage = {k: float(estimate[k]) for k in USAGE_FIELDS}
                 source = estimate.get("source") or "template estimate"
@@ -92,9 +116,9 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
             tokens, cost, source = 0, 0.0, "no model"
         elif usage is not None:
             tokens = int(usage["prompt_tokens"] + usage["completion_tokens"])
-            cost = plan.profile.prices.cost(usage["prompt_tokens"], usage["cached_tokens"],
+            cost = profile.prices.cost(usage["prompt_tokens"], usage["cached_tokens"],
                                             usage["completion_tokens"])
-        else:
+        elif not no_profile:
             source = "unknown"
         seed = getattr(plan.params, "seed", None)
         episodes.append(PlannedEpisode(plan.key, plan.task_name, name, seed, done, tokens, cost, source))

@@ -211,7 +211,7 @@ def execute(
     previous = store.read_run_json()
     if previous is not None:
         before = previous.get("identity")
-        if before is not None and before != identity:
+        if before is not None and _same_run(before) != _same_run(identity):
             what = "another task or agent profile" if "task" in identity else "another experiment"
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
@@ -422,6 +422,12 @@ def runner_factory(settings: RunSettings, backend: SandboxBackend | None):
                            memory_mb=settings.rule_memory_mb, budget=settings.rule_budget)
 
     return make
+
+
+def _same_run(identity: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume a run directory: its identity without the ``--set`` overrides (resuming with
+    other overrides adds their episodes to the run, as before overrides were recorded)."""
+    return {k: v for k, v in identity.items() if k != "overrides"}
 
 
 def _describe(identity: dict[str, Any]) -> str:

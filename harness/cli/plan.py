@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli._console import console
 from harness.cli.run import run_stages
@@ -33,7 +34,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
     stages, title = run_stages(task_file, experiment_file, agent_profile, seeds, sets, out)
     con = console()
-    total_eps = total_done = 0
+    total_eps = total_done = total_unknown = 0
     total_cost = 0.0
     for where, units, identity in stages:
         root = Path(where) if where is not None else Path("runs") / "<new>"
@@ -41,7 +42,8 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         stage = identity.get("stage")
         name = f"{title} · stage {stage}" if stage and stage != "main" else title
         if show_episodes:
-            table = Table(title=f"{name}: {len(episodes)} episodes", box=box.SIMPLE_HEAD)
+            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"),
+                          box=box.SIMPLE_HEAD)
             for col in ("episode", "profile", "seed", "done", "tokens", "est. $", "estimate from"):
                 table.add_column(col, justify="right" if col in ("seed", "tokens", "est. $") else "left")
             for e in episodes:
@@ -49,7 +51,7 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
                               "yes" if e.done else "", "?" if e.tokens is None else f"{e.tokens:,}",
                               "?" if e.cost_usd is None else f"{e.cost_usd:.2f}", e.source)
             con.print(table)
-        summary = Table(title=f"{name}: plan for {root}", box=box.SIMPLE_HEAD)
+        summary = Table(title=Text(f"{name}: plan for {root}", style="table.title"), box=box.SIMPLE_HEAD)
         for col in ("profile", "episodes", "done", "to run", "est. tokens (M)", "est. $", "est. $/episode",
                     "reported $/episode"):
             summary.add_column(col, justify="left" if col == "profile" else "right")
@@ -62,9 +64,11 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
             total_eps += p.episodes
             total_done += p.done
             total_cost += p.cost_usd
+            total_unknown += p.unknown
         con.print(summary)
         for p in profiles.values():
             if p.sources != {"no model"}:  # a profile that calls no model costs nothing: nothing to explain
                 con.print(f"  {p.profile or '–'}: estimate from {'; '.join(sorted(p.sources))}", highlight=False)
     con.print(f"total: {total_eps} episode(s), {total_done} done, {total_eps - total_done} to run, "
-              f"expected ${total_cost:,.2f}", highlight=False)
+              f"expected ${total_cost:,.2f}" + (f" + {total_unknown} episode(s) of unknown cost" if total_unknown
+                                                   else ""), highlight=False)

@@ -7,13 +7,16 @@ from pathlib import Path
 import click
 from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
-from harness.experiment import Unit, parse_set, plan_experiment
+from harness.errors import HarnessError
+from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title
 from harness.profiles import resolve_profile
-from harness.run import execute, load_task, preflight
+from harness.run import execute, load_task, preflight, with_seed
 from harness.store import RunStore
 
 #: results column -> summary table header: the row key first, then the templates' own
@@ -137,7 +140,21 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 remove_if_empty(store.root, existing)
                 raise
         click.echo(f"results: {store.root / 'results.parquet'}")
-    console().print(summary_table(rows, title, list(templates.values())))
+    print_whole(console(), summary_table(rows, title, list(templates.values())))
+
+
+def print_whole(con, table: Table) -> None:
+    """Print ``table`` so that no value of its fixed-width columns (episode ids, numbers) is cut: a ``why``
+    column wraps to the console's width; when even that is too narrow the table is printed as wide as it
+    needs (a terminal then folds its lines; each id is still one unbroken string)."""
+    need = con.measure(table, options=con.options.update_width(100_000)).minimum  # unconstrained: every
+    # fixed column at its width, "why" at its minimum
+    width = con.width
+    con.width = max(width, need)  # Console.print(width=...) cannot exceed the console's width
+    try:
+        con.print(table, crop=False)
+    finally:
+        con.width = width
 
 
 def remove_if_empty(folder: Path, existing: Path) -> None:
@@ -155,22 +172,24 @@ def remove_if_empty(folder: Path, existing: Path) -> None:
 
 
 def refuse_unused_sandbox_options(units, **given) -> None:
-    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a usage error naming the option when
-    every episode of ``units`` runs in the harness process (the option would be ignored)."""
+    """``--sandbox`` and ``--timeout`` configure sandboxed episodes: a refusal naming the option when
+    every episode of ``units`` runs in the harness process (the option would be ignored).  Like every refusal
+    of what a run was given (as opposed to a malformed command line, click's usage error) it is a
+    :class:`~harness.errors.HarnessError`: one ``error: ...`` line, exit 2."""
     if any(not u.task.template.runs_in_harness(u.task.params) for u in units):
         return
     for name, value in given.items():
         if value is not None:
-            raise click.UsageError(f"--{name} would be ignored: every episode of this run runs in the harness "
+            raise HarnessError(f"--{name} would be ignored: every episode of this run runs in the harness "
                                    "process, without a sandbox (its limits are the task's params)")
 
 
 def default_profile(task):
     """The profile a ``--task`` run without ``--agent`` uses: the one its template names
-    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a usage error when it names none."""
+    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a refusal (HarnessError) when it names none."""
     name = task.template.default_agent(task.params)
     if name is None:
-        raise click.UsageError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
+        raise HarnessError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")
     return resolve_profile(name)
 
 
@@ -182,15 +201,43 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
         profile = resolve_profile(agent_profile) if agent_profile else (
             None if in_harness or task.template.needs_agent_profile(task.params) else default_profile(task))
         units = [Unit(task, profile, seed) for seed in (list(seeds) or [None])]
-        stages = [(Path(out) if out else None, units, {"task": task.spec.name,
-                                                       "profile": profile.name if profile else None})]
-        return stages, f"{task.spec.name} · {profile.name if profile else task.template.name}"
+        identity = {"task": task.spec.name, "profile": profile.name if profile else None}
+        if task.overrides:  # shown by the summary title and `runs list`; a resume may change them (see execute)
+            identity["overrides"] = task.overrides
+        title = task_title(task.spec.name, task.overrides)
+        who = profile.name if profile else task.template.name
+        return [(Path(out) if out else None, units, identity)], f"{title} · {who}"
     if seeds or sets or agent_profile:
         raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
     spec = load_experiment(experiment_file)
     planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
                               resolve_profile, load_task)
+    for stage in planned:
+        warn_repeats(stage.name, stage.units)
     return [(p.root, p.units, p.identity) for p in planned], spec.name
+
+
+def warn_repeats(stage: str, units) -> None:
+    """One line on stderr when units of a stage repeat another's settings under another spec name
+    (:func:`~harness.experiment.repeated_settings`): how many episodes run twice, and an example."""
+    repeats = repeated_settings(units)
+    if not repeats:
+        return
+    count = sum(_episode_count(unit) for unit, _ in repeats)
+    unit, seen = repeats[0]
+    where = f"stage {stage}: " if stage != "main" else ""
+    console(stderr=True).print(
+        f"[yellow]warning:[/] {where}{count} episode(s) repeat the settings (template, params, profile, seed) "
+        f"of episodes of another task spec and run again under other ids, e.g. "
+        f"{escape(task_title(unit.task.spec.name, unit.task.overrides))} = "
+        f"{escape(task_title(seen.task.spec.name, seen.task.overrides))}", highlight=False, soft_wrap=True)
+
+
+def _episode_count(unit) -> int:
+    try:
+        return len(unit.task.template.episodes(with_seed(unit.task, unit.seed)))
+    except (ValueError, HarnessError):  # refused later by the preflight, naming the file
+        return 1
 
 
 class Tally:
@@ -226,21 +273,23 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     Text columns are left-aligned, numbers right-aligned.  The caption spells out each abbreviated header
     (its results column and the template's meaning of it, ``TaskTemplate.result_columns``) and adds the
     templates' :meth:`~harness.contracts.TaskTemplate.summary_notes`."""
-    table = Table(title=title, box=box.SIMPLE_HEAD)
+    # a title's "[noise=high]" is text, not console markup
+    table = Table(title=Text(title, style="table.title"), box=box.SIMPLE_HEAD)
     several = len({r.get("profile") for r in rows if r.get("profile")}) > 1  # say whose episode each row is
     headers = {**ALWAYS, **({"profile": "profile"} if several else {}),
                **{c: h for t in templates for c, h in t.summary_columns.items()}, **TRAILING}
     headlines = {next(iter(t.summary_columns)) for t in templates if t.summary_columns}
     shown = [c for c in headers if c in ALWAYS or c == "profile" or any(r.get(c) not in (None, 0) for r in rows)
              or (c in headlines and any(c in r for r in rows))]
-    for col in shown:
-        width = max((len(str(r.get(col))) for r in rows), default=0) if col == "episode" else None
+    for col in shown:  # no value is ever broken (an episode id names its folder): each column is as wide as
+        # its longest value and its header's longest word (a header wraps at spaces); only "why" folds
+        width = max([len(_fmt(r.get(col))) for r in rows] + [len(w) for w in headers[col].split()])
         text = col in ALWAYS or col == "profile" or any(isinstance(r.get(col), str) for r in rows)
-        table.add_column(headers[col], justify="left" if text else "right",
-                         overflow="fold", no_wrap=col != "episode", min_width=min(width or 0, 32) or None)
+        table.add_column(headers[col], justify="left" if text else "right", overflow="fold", width=width,
+                         no_wrap=col == "episode")
     failed = any(r.get("error_kind") or r.get("error") for r in rows)
     if failed:  # why each failed episode failed: error kind and a one-line reason
-        table.add_column("why", justify="left", overflow="fold")
+        table.add_column("why", justify="left", overflow="fold", min_width=20)
     for row in rows:
         cells = [_fmt(row.get(c)) for c in shown]
         if failed:

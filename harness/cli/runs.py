@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from harness.cli._console import console
+from harness.experiment import task_title
 from harness.store import episode_rows
 
 
@@ -27,7 +28,8 @@ def run_summary(root: Path) -> dict | None:
     except ValueError:
         return None
     identity = data.get("identity") or {}
-    what = identity.get("experiment") or identity.get("task") or ", ".join(
+    task = identity.get("task") and task_title(identity["task"], identity.get("overrides"))
+    what = identity.get("experiment") or task or ", ".join(
         sorted({e.get("task") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("task")}))
     if identity.get("stage") not in (None, "main"):
         what += f" / {identity['stage']}"

@@ -148,6 +148,14 @@ class TaskTemplate(ABC):
         forecasting episodes: the model under test is a forecaster).  Default False."""
         return False
 
+    def model_profile(self, params: BaseModel, episode: str, profile: Any) -> Any | None:
+        """For in-harness episodes: the agent profile whose model episode ``episode`` calls through the model
+        proxy (its prices and past usage give ``harness plan``'s estimate), given ``profile`` (``--agent``,
+        an experiment's ``agents``; None: none given); None when the episode calls no model (e.g. a
+        statistical forecaster).  Raises ValueError when the episode calls a model and no profile can be
+        chosen.  Default None (in-harness episodes call no model)."""
+        return None
+
     def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any) -> EpisodeScore:
         """Run one in-harness episode, writing its files under ``folder``; ``metrics`` become the results
         row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised."""

@@ -93,16 +93,31 @@ def check_samples(samples: object, n_samples: int, horizon: int) -> tuple[np.nda
 
 @contextmanager
 def quiet():
-    """Inside a fit: silence statsmodels' convergence warnings and keep BLAS on one thread.
+    """Inside a fit: record warnings instead of printing them, and keep BLAS on one thread.
+
+    Yields the list of caught ``warnings.WarningMessage`` (see :func:`warning_counts`): a fit's
+    convergence and estimation warnings belong to the episode's record, not the console.  Recording
+    (rather than an "ignore" filter) also holds when statsmodels is first imported inside the block:
+    ``statsmodels.tools.sm_exceptions`` then adds ``"always"`` filters for its warnings ahead of any
+    "ignore", which printed the first fit's warnings.
 
     The state-space fits multiply small matrices; a multi-threaded BLAS on a
     loaded machine makes them many times slower (measured: a 48-model ARIMA grid
     took 31 s with OpenBLAS threads vs 4.8 s single-threaded at load 8 on 2 cores).
     """
     with ExitStack() as stack:
-        stack.enter_context(warnings.catch_warnings())
-        warnings.simplefilter("ignore")
+        caught = stack.enter_context(warnings.catch_warnings(record=True))
+        warnings.simplefilter("always")
         stack.enter_context(np.errstate(all="ignore"))
         if threadpool_limits is not None:
             stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
-        yield
+        yield caught
+
+
+def warning_counts(caught: list) -> dict[str, int]:
+    """``"<Category>: <message>" -> count`` of the warnings :func:`quiet` caught, first seen first."""
+    counts: dict[str, int] = {}
+    for w in caught:
+        key = f"{w.category.__name__}: {w.message}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -52,7 +52,7 @@ import numpy as np
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
-from tsagent_plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet
+from tsagent_plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet, warning_counts
 
 MAX_SEASONAL_PERIOD = 400
 ES_FIT_POINTS = 2000      # SES / ETS fit window (last points)
@@ -110,8 +110,9 @@ class StatisticalForecaster(Forecaster):
                 problems.append(f"{stage.name}: skipped, time limit of {request.time_limit:g} s passed")
                 continue
             rng = np.random.default_rng(request.seed)
+            caught: list = []
             try:
-                with quiet():
+                with quiet() as caught:
                     samples = stage.run(y, horizon, request, rng, deadline, info)
             except OutOfTime:
                 problems.append(f"{stage.name}: time limit of {request.time_limit:g} s reached")
@@ -122,6 +123,10 @@ class StatisticalForecaster(Forecaster):
             except Exception as exc:  # noqa: BLE001 - any model failure moves down the chain
                 problems.append(f"{stage.name}: {type(exc).__name__}: {exc}")
                 continue
+            finally:
+                for key, n in warning_counts(caught).items():  # recorded in the row's fitted_model
+                    fit_warnings = info.setdefault("fit_warnings", {})
+                    fit_warnings[key] = fit_warnings.get(key, 0) + n
             if problems:
                 info["fallback_reasons"] = problems
             info["time_s"] = round(deadline.elapsed(), 4)

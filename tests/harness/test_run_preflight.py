@@ -74,13 +74,33 @@ def test_the_start_line_prints_each_backends_limits_whole(tmp_path, monkeypatch)
     assert f"limits not enforced by the docker sandbox: {docker}\n" in result.output
 
 
-def test_sandbox_options_of_a_run_without_sandboxed_episodes_are_refused(tmp_path):
+def refusal(capsys, *args):
+    """``harness run ARGS`` as the installed command runs it: (exit status, stdout, stderr)."""
+    import pytest
+
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", *map(str, args)])
+    out = capsys.readouterr()
+    return exit_.value.code, out.out, out.err
+
+
+def test_every_pre_run_refusal_is_one_error_line_with_exit_2(tmp_path, capsys):
+    """--sandbox/--timeout on an in-harness run and --model-backend/--script no agent uses: the same format,
+    ``error: <option> would be ignored: ...`` on one line, no usage text, exit 2, nothing written."""
     statistical = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
-    for option, value in (("--sandbox", "bubblewrap"), ("--timeout", "60")):
-        result = harness_run("--task", statistical, option, value, "--out", tmp_path / "run")
-        assert result.exit_code == 2 and not (tmp_path / "run").exists()
-        assert (f"{option} would be ignored: every episode of this run runs in the harness process, without a "
-                "sandbox") in result.output
+    script = REPO / "examples" / "scripts" / "claude-balldrop.yaml"
+    cases = [(statistical, "--sandbox", "bubblewrap", "every episode of this run runs in the harness process, "
+                                                      "without a sandbox"),
+             (statistical, "--timeout", "5", "every episode of this run runs in the harness process"),
+             (BALLDROP, "--model-backend", "scripted", "no episode of this run reaches a model"),
+             (BALLDROP, "--script", script, "no episode of this run reaches a model")]
+    for spec, option, value, why in cases:
+        code, out, err = refusal(capsys, "--task", spec, option, value, "--out", tmp_path / "run")
+        assert code == 2 and not (tmp_path / "run").exists()
+        assert err.startswith(f"error: {option} would be ignored: ") and why in err, err
+        assert "Usage:" not in err + out and "Try 'harness" not in err + out
 
 
 def test_a_task_that_cannot_be_prepared_leaves_no_new_run_directory(tmp_path):

@@ -13,7 +13,8 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "episode_kind": ("str", "forecast | research"),
     "evidence_run": ("str", "DR conditions: the evidence folder or research run directory; null otherwise"),
     "evidence_agent": ("str", "DR conditions: the agent profile whose research produced the evidence"),
-    "fitted_model": ("str", "JSON of what the forecaster fitted (e.g. ARIMA order and AIC, seasonal terms)"),
+    "fitted_model": ("str", "JSON of what the forecaster fitted (e.g. ARIMA order and AIC, seasonal terms; "
+                            "fit_warnings: warning -> count)"),
     "seasonal_period": ("int", "the task's seasonal period m"),
     "data_rules": ("str", "the loader's data rules applied to the task ('; '-separated); null: none"),
     "tasks_source": ("str", "task set: sample or a folder"),

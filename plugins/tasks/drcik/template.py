@@ -69,7 +69,7 @@ from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, Drcik
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
-FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length")
+FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
 class DrcikTemplate(TaskTemplate):
@@ -300,6 +300,21 @@ class DrcikTemplate(TaskTemplate):
         if paths is not None:
             np.save(folder / "samples.npy", paths)
         return EpisodeScore(row, warnings=[failure] if failure else [])
+
+    def model_profile(self, params: DrcikParams, episode: str, profile) -> AgentProfile | None:
+        """The profile whose model a forecasting episode's forecaster calls (one declaring ``needs_model``,
+        chosen as :meth:`run_in_harness` does: ``params.agent``, the given profile, or the scripted backend's);
+        None for a forecaster that calls no model and for research episodes (sandboxed)."""
+        if params.episode_kind == RESEARCH:
+            return None
+        fname = episode.split("/")[0]
+        entry = next(f for f in params.forecasters if f.name == fname)
+        if not getattr(self.forecaster(entry), "needs_model", False):
+            return None
+        try:
+            return self._profile(params, profile)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
     @staticmethod
     def _profile(params: DrcikParams, given) -> AgentProfile:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import click
 import pytest
 
 from harness.cli.run import default_profile
 from harness.contracts import TaskTemplate
+from harness.errors import HarnessError
 from harness.run import load_task
 from tests.support.paths import REPO
 
@@ -24,7 +24,7 @@ def test_the_shipped_spec_names_its_default_agent():
 def test_a_template_naming_no_default_agent_asks_for_agent():
     assert TaskTemplate.default_agent(None, None) is None  # the contract's default
     task = SimpleNamespace(template=SimpleNamespace(name="my-template", default_agent=lambda params: None), params=None)
-    with pytest.raises(click.UsageError, match="task template 'my-template' names no default agent: give --agent"):
+    with pytest.raises(HarnessError, match="task template 'my-template' names no default agent: give --agent"):
         default_profile(task)
 
 
@@ -67,3 +67,43 @@ def test_the_summary_caption_explains_short_and_gives_the_templates_chance_level
                       "massslide 0.200 (5 classes); mean over simulators 0.189")
     assert task.template.summary_notes(rows[:1]) == ["chance accuracy (1 / classes): balldrop 0.200 (5 classes)"]
     assert TaskTemplate.summary_notes(None, rows) == []  # the contract's default: no notes
+
+
+def _printed(rows, templates, width):
+    import io
+
+    from rich.console import Console
+
+    from harness.cli.run import print_whole, summary_table
+
+    out = io.StringIO()
+    print_whole(Console(file=out, width=width), summary_table(rows, "t", templates))
+    return out.getvalue()
+
+
+def test_episode_ids_and_numbers_are_never_broken_whatever_the_width():
+    """A Dr-CiK summary printed to a log (160 columns) or an 80-column terminal: every id and value whole on
+    one line; only the "why" column wraps."""
+    task = load_task(REPO / "tasks" / "drcik" / "sample-statistical.yaml", {})
+    rows = [{"episode": f"llm-dp_dr-evidence_task_{t}-s25-7644526950c3", "status": "ok", "template": "drcik",
+             "forecaster": "llm-dp", "context": "dr-evidence", "scrps": 0.1234, "agent_seconds": 12.3,
+             "total_tokens": 69000, "cost_usd": 0.36} for t in (42, 201)]
+    rows[1].update(status="failed", error_kind="forecaster_failed", error="ValueError: " + "reason " * 12)
+    for width in (160, 80):
+        text = _printed(rows, [task.template], width)
+        lines = text.splitlines()
+        for row in rows:
+            (line,) = [x for x in lines if row["episode"] in x]
+            assert all(v in line for v in (row["status"], "llm-dp", "dr-evidence", "0.123", "12.300", "69000",
+                                           "0.360"))
+        assert "forecaster_failed:" in text and text.count("reason") == 12
+    assert max(len(x) for x in _printed(rows, [task.template], 160).splitlines()) <= 160
+
+
+def test_a_tracebench_summary_fits_80_columns():
+    task = load_task(REPO / "tasks" / "tracebench" / "balldrop-low-direct.yaml", {})
+    rows = [{"episode": f"balldrop-high-direct-n20-seed{s}-a8269774aff2", "template": "tracebench", "status": "ok",
+             "accuracy": 0.2, "agent_seconds": 21.25} for s in (0, 1)]
+    text = _printed(rows, [task.template], 80)
+    assert max(len(x) for x in text.splitlines()) <= 80
+    assert sum(f"balldrop-high-direct-n20-seed{s}-a8269774aff2" in text for s in (0, 1)) == 2

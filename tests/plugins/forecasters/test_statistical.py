@@ -179,3 +179,21 @@ def test_no_fallback_on_sample_tasks(cls, sample_tasks):
 @pytest.mark.parametrize("cls", [ARIMAForecaster, SARIMAForecaster], ids=lambda c: c.name)
 def test_no_fallback_on_sample_tasks_grid_models(cls, sample_tasks):
     _run_on_sample(cls, sample_tasks)
+
+
+def test_fit_warnings_are_recorded_in_the_forecasts_info(monkeypatch, recwarn):
+    """A warning raised while fitting goes to ``info["fit_warnings"]`` (the row's fitted_model), not the console."""
+    import warnings
+
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    real = st.SimpleExpSmoothing
+
+    def warning_ses(*a, **kw):
+        warnings.warn("failed to converge", ConvergenceWarning)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(st, "SimpleExpSmoothing", warning_ses)
+    out = SESForecaster().forecast(synthetic_request())
+    assert out.fallback is None and out.info["fit_warnings"] == {"ConvergenceWarning: failed to converge": 1}
+    assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]

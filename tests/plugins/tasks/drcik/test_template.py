@@ -90,6 +90,13 @@ def test_rows_record_the_fitted_model_seasonal_period_and_data_rules(tmp_path):
         else:
             assert "seasonal" in fitted
     assert rows.loc[("sarima", "task_163"), "seasonal_period"] == 24
+    # the fits' warnings are in the record, not the console (measured: ARIMA's grid on task_42)
+    assert "Warning" not in result.output
+    assert json.loads(rows.loc[("arima", "task_42"), "fitted_model"])["fit_warnings"] == {
+        "EstimationWarning: Non-invertible starting MA parameters found. Using zeros as starting parameters.": 6,
+        "EstimationWarning: Non-stationary starting autoregressive parameters found. Using zeros as starting "
+        "parameters.": 3,
+        "ConvergenceWarning: Maximum Likelihood optimization failed to converge. Check mle_retvals": 1}
 
 
 def test_submission_files_and_scores_agree(cli_run):
