@@ -136,3 +136,24 @@ def test_the_kit_emits_no_pytest_deprecation_warning(pytester):
                                 "-W", "error::pytest.PytestRemovedIn10Warning")
     result.assert_outcomes(passed=9)
     assert "Warning" not in result.stdout.str()
+
+
+def test_the_readme_table_matches_the_kit_docstrings():
+    """README "Adding a plugin": kind -> class -> required and optional fixtures -> scope, as each aggregate
+    class's docstring states them."""
+    import harness.testing
+    from tests.support.paths import REPO
+
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Adding a plugin", 1)[1].split("\n## ")[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[1].startswith("`") and cells[1].endswith("Tests`"):
+            rows[cells[1].strip("`")] = (set(re.findall(r"`(\w+)`", cells[2])), set(re.findall(r"`(\w+)`", cells[3])),
+                                         cells[4])
+    assert set(rows) == set(harness.testing.__all__)
+    for name, (required, optional, scope) in rows.items():
+        stated = ENTRY.findall(inspect.getdoc(getattr(harness.testing, name)))
+        assert required == {f for f, kind, _ in stated if kind == "required"}, name
+        assert optional == {f for f, kind, _ in stated if kind == "optional"}, name
+        assert {scope} == {s for f, _, s in stated}, name
