@@ -4,7 +4,7 @@ Start-up is kept cheap: this module imports only click.  A built-in command's
 module is imported when that command runs; a plugin's command is named by an
 entry point in the group ``harness.commands`` (``name = "module:command"``),
 so ``harness --help`` lists it from installed metadata without importing the
-plugin.  Commands added through the ``register_commands`` hook are found by
+plugin (its one-line help is read from the module's source file).  Commands added through the ``register_commands`` hook are found by
 loading the plugins, only when a name is not known otherwise.
 """
 
@@ -83,7 +83,8 @@ class LazyGroup(click.Group):
 
             for name, ep in entry_points.items():
                 dist = ep.dist.name if ep.dist else "?"
-                rows.append((name, short_help(ep.value) or f"(plugin command from {dist}; see `harness {name} --help`)"))
+                pointer = f"(plugin command from {dist}; see `harness {name} --help`)"
+                rows.append((name, short_help(ep.value) or pointer))
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
 
