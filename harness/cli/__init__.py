@@ -4,7 +4,7 @@ Start-up is kept cheap: this module imports only click.  A built-in command's
 module is imported when that command runs; a plugin's command is named by an
 entry point in the group ``harness.commands`` (``name = "module:command"``),
 so ``harness --help`` lists it from installed metadata without importing the
-plugin.  Commands added through the ``register_commands`` hook are found by
+plugin (its one-line help is read from the module's source file).  Commands added through the ``register_commands`` hook are found by
 loading the plugins, only when a name is not known otherwise.
 """
 
@@ -20,7 +20,8 @@ COMMAND_GROUP = "harness.commands"
 
 #: built-in command name -> (module, attribute, one-line help shown by --help)
 BUILTIN: dict[str, tuple[str, str, str]] = {
-    "run": ("harness.cli.run", "run", "Run an agent on a task spec in a sandbox, score it and write runs/<run_id>/."),
+    "run": ("harness.cli.run", "run", "Run a task spec or an experiment (agents in sandboxes, forecasters in the "
+                                      "harness), score it and write runs/<run_id>/."),
     "plugins": ("harness.cli.plugins", "plugins_group", "Inspect installed plugins."),
     "tasks": ("harness.cli.tasks", "tasks_group", "Inspect task specs."),
     "report": ("harness.cli.report", "report", "Tables, paired statistics and figures from run directories."),
@@ -73,12 +74,17 @@ class LazyGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """List commands from the table and metadata; nothing is imported to print ``--help``."""
+        """List commands from the table and metadata; nothing is imported to print ``--help``: a plugin
+        command's one-line help is read from its module's source (:mod:`harness.cli._entry_help`)."""
         rows = [(name, help_) for name, (_, _, help_) in BUILTIN.items()]
-        for name, ep in command_entry_points().items():
-            if name not in BUILTIN:
+        entry_points = {name: ep for name, ep in command_entry_points().items() if name not in BUILTIN}
+        if entry_points:
+            from harness.cli._entry_help import short_help
+
+            for name, ep in entry_points.items():
                 dist = ep.dist.name if ep.dist else "?"
-                rows.append((name, f"(plugin command from {dist}; see `harness {name} --help`)"))
+                pointer = f"(plugin command from {dist}; see `harness {name} --help`)"
+                rows.append((name, short_help(ep.value) or pointer))
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
 

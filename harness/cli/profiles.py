@@ -23,7 +23,7 @@ def list_profiles(as_json: bool) -> None:
     """Every profile found ($HARNESS_PROFILES, ./agent_profiles, the shipped ones; the first of a name wins).
 
     A profile's name is its file's stem.  An invalid profile (malformed, or naming an agent or model
-    backend that is not a registered plugin) is listed with its error (file and field); ``--agent``
+    backend that is not a registered plugin) is listed with its error (file and field); --agent
     refuses it."""
     from harness.profiles import find_profiles
 

@@ -34,7 +34,17 @@ CANARY = "conformance-canary-api-key-0123456789"
 
 
 class AgentTests:
-    """Aggregate conformance suite for :class:`harness.contracts.Agent`."""
+    """Aggregate conformance suite for :class:`harness.contracts.Agent`.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``agent`` (required, function scope): your :class:`harness.contracts.Agent` instance;
+    - ``context`` (optional, function scope): the :class:`AgentContext` the command checks use (default:
+      workspace ``/workspace``, a ``conformance`` profile, the proxy URL when ``agent.needs_model``);
+    - ``template`` (optional, function scope): a :class:`harness.contracts.TaskTemplate` to run a small
+      episode of (default ``None``: that check is skipped);
+    - ``params`` (optional, function scope): small params for ``template`` (default ``None``).
+    """
 
     @pytest.fixture
     def agent(self) -> Agent:

@@ -1,11 +1,12 @@
 """Conformance tests every forecaster plugin must pass (S sample paths per task).
 
-Fixture contract (class-scoped, as a slow forecaster -- a pretrained time-series model, an LLM behind
-the model proxy -- is built once per test class and each forecast it is asked for is made once):
-override ``forecaster`` with ``@pytest.fixture(scope="class")`` to return an instance of your
-:class:`harness.contracts.Forecaster`.  Optionally override ``forecast_request``, also
-class-scoped (the base request the checks vary; ``request`` is a name pytest reserves).
-A function-scoped override is refused by pytest with a ``ScopeMismatch`` naming the fixture.
+Fixture contract: every fixture is class-scoped, as a slow forecaster -- a pretrained time-series
+model, an LLM behind the model proxy -- is built once per test class and each forecast it is asked for
+is made once.  Override ``forecaster`` with ``@pytest.fixture(scope="class")`` over ``@classmethod``
+(pytest deprecates class-scoped fixtures written as instance methods) to return an instance of your
+:class:`harness.contracts.Forecaster`; optionally ``forecast_request`` the same way (the base request
+the checks vary; ``request`` is a name pytest reserves).  A function-scoped override is refused by
+pytest with a ``ScopeMismatch`` naming the fixture.  Each class's docstring lists its fixtures.
 
 The kit asks for eight forecasts per class: the base request (shared by the shape, history and
 context checks through the class-scoped ``base_forecast`` fixture), the same request again (same
@@ -34,9 +35,11 @@ Class attributes tune the checks:
 
     class TestMyForecaster(ForecasterTests):
         @pytest.fixture(scope="class")
-        def forecaster(self):
+        @classmethod
+        def forecaster(cls):
             return MyForecaster()
 """
+
 
 from __future__ import annotations
 
@@ -78,16 +81,22 @@ class _Base:
     prompt_seconds = 10.0
     overrun_allowance = 0.5
 
+    # Class-scoped fixtures are class methods (pytest deprecates class-scoped instance-method fixtures:
+    # each test gets a new instance, while the fixture runs once per class).
     @pytest.fixture(scope="class")
-    def forecaster(self) -> Forecaster:
-        pytest.fail("override the `forecaster` fixture (scope=\"class\") to return your Forecaster instance")
+    @classmethod
+    def forecaster(cls) -> Forecaster:
+        pytest.fail("override the `forecaster` fixture (@pytest.fixture(scope=\"class\") over @classmethod) "
+                    "to return your Forecaster instance")
 
     @pytest.fixture(scope="class")
-    def forecast_request(self) -> ForecastRequest:
+    @classmethod
+    def forecast_request(cls) -> ForecastRequest:
         return synthetic_request()
 
     @pytest.fixture(scope="class")
-    def base_forecast(self, forecaster, forecast_request) -> BaseForecast:
+    @classmethod
+    def base_forecast(cls, forecaster, forecast_request) -> BaseForecast:
         """The forecast of ``forecast_request`` itself (made once per class)."""
         before = forecast_request.history.copy()
         return BaseForecast(forecaster.forecast(forecast_request), before)
@@ -112,7 +121,15 @@ class _Base:
 
 
 class ForecasterContractTests(_Base):
-    """A :class:`harness.contracts.Forecaster` returning valid (S, H) samples for the S and H asked."""
+    """A :class:`harness.contracts.Forecaster` returning valid (S, H) samples for the S and H asked.
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """
 
     def test_is_a_forecaster(self, forecaster):
         assert isinstance(forecaster, Forecaster)
@@ -133,7 +150,15 @@ class ForecasterContractTests(_Base):
 
 
 class ForecasterSeedTests(_Base):
-    """The same seed gives the same samples; another seed others (unless ``stochastic = False``)."""
+    """The same seed gives the same samples; another seed others (unless ``stochastic = False``).
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """
 
     def test_seed_reproduces(self, forecaster, forecast_request, base_forecast):
         again = forecaster.forecast(self.vary(forecast_request))
@@ -149,7 +174,15 @@ class ForecasterSeedTests(_Base):
 
 class ForecasterInputTests(_Base):
     """The request's history is left as it was; the context changes nothing unless ``uses_context``;
-    a constant history gives valid samples or a :class:`ForecastError`."""
+    a constant history gives valid samples or a :class:`ForecastError`.
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """
 
     def test_history_not_mutated(self, forecast_request, base_forecast):
         pd.testing.assert_series_equal(forecast_request.history, base_forecast.history_before)
@@ -172,7 +205,15 @@ class ForecasterInputTests(_Base):
 class ForecasterTimeLimitTests(_Base):
     """A tiny ``time_limit`` is met promptly: a :class:`ForecastError`, or valid samples (with a fallback
     named when the forecaster overran).  Timed after the base forecast, so one-off costs (imports, loading
-    weights) are not counted against the limit."""
+    weights) are not counted against the limit.
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """
 
     def test_time_limit_honoured(self, forecaster, forecast_request, base_forecast):
         request = self.vary(forecast_request, time_limit=self.tiny_time_limit)
@@ -192,4 +233,13 @@ class ForecasterTimeLimitTests(_Base):
 
 
 class ForecasterTests(ForecasterContractTests, ForecasterSeedTests, ForecasterInputTests, ForecasterTimeLimitTests):
-    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`."""
+    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`: every area above, eight
+    forecasts per class.
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """

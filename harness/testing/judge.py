@@ -32,7 +32,12 @@ MISS_CANDIDATES = ("Irradiance peaks around noon on clear days.", "The data cent
 
 
 class JudgeTests:
-    """Aggregate conformance suite for :class:`harness.contracts.Judge`."""
+    """Aggregate conformance suite for :class:`harness.contracts.Judge`.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``judge`` (required, function scope): your :class:`harness.contracts.Judge` instance.
+    """
 
     @pytest.fixture
     def judge(self) -> Judge:

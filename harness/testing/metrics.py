@@ -30,7 +30,12 @@ SCALARS = (type(None), bool, int, float, str)
 
 
 class MetricExtractorContractTests:
-    """The declared columns: non-empty, unique names."""
+    """The declared columns: non-empty, unique names.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``extractor`` (required, function scope): your :class:`harness.contracts.MetricExtractor` instance.
+    """
 
     @pytest.fixture
     def extractor(self) -> MetricExtractor:
@@ -44,7 +49,14 @@ class MetricExtractorContractTests:
 
 
 class MetricExtractorOutputTests:
-    """``extract`` returns exactly the declared columns, as scalars, also on empty episodes."""
+    """``extract`` returns exactly the declared columns, as scalars, also on empty episodes.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``extractor`` (required, function scope): your :class:`harness.contracts.MetricExtractor` instance;
+    - ``artifacts`` (optional, function scope): a list of further :class:`harness.contracts.EpisodeArtifacts`
+      (e.g. a real episode of yours) checked besides the empty ones (default ``[]``).
+    """
 
     @pytest.fixture
     def extractor(self) -> MetricExtractor:
@@ -75,4 +87,11 @@ class MetricExtractorOutputTests:
 
 
 class MetricExtractorTests(MetricExtractorContractTests, MetricExtractorOutputTests):
-    """Aggregate conformance suite for :class:`harness.contracts.MetricExtractor`."""
+    """Aggregate conformance suite for :class:`harness.contracts.MetricExtractor`.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``extractor`` (required, function scope): your :class:`harness.contracts.MetricExtractor` instance;
+    - ``artifacts`` (optional, function scope): a list of further :class:`harness.contracts.EpisodeArtifacts`
+      (e.g. a real episode of yours) checked besides the empty ones (default ``[]``).
+    """

@@ -63,7 +63,14 @@ def answer(upstream: Any, request: UpstreamRequest) -> tuple[int, dict[str, str]
 
 
 class ModelBackendErrorTests:
-    """Unusable options raise a typed error naming the problem, never a bare exception."""
+    """Unusable options raise a typed error naming the problem, never a bare exception.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.ModelBackend` instance;
+    - ``bad_options`` (optional, function scope): options that must make ``upstream`` raise
+      :class:`harness.UpstreamConfigError` (default ``{}``, every provider key variable unset).
+    """
 
     @pytest.fixture
     def backend(self) -> ModelBackend:
@@ -83,7 +90,16 @@ class ModelBackendErrorTests:
 
 
 class ModelBackendUsageTests:
-    """An answer carries usage the proxy can normalise: non-negative counts, total = prompt + completion."""
+    """An answer carries usage the proxy can normalise: non-negative counts, total = prompt + completion.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.ModelBackend` instance;
+    - ``options`` (optional, function scope): options under which the upstream answers offline (default
+      ``None``: the answer check is skipped, as for a backend that needs the network);
+    - ``model_request`` (optional, function scope): the :class:`UpstreamRequest` it answers (default:
+      :func:`chat_request`).
+    """
 
     @pytest.fixture
     def backend(self) -> ModelBackend:
@@ -111,4 +127,15 @@ class ModelBackendUsageTests:
 
 
 class ModelBackendTests(ModelBackendErrorTests, ModelBackendUsageTests):
-    """Aggregate conformance suite for :class:`harness.contracts.ModelBackend`."""
+    """Aggregate conformance suite for :class:`harness.contracts.ModelBackend`.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.ModelBackend` instance;
+    - ``bad_options`` (optional, function scope): options that must make ``upstream`` raise
+      :class:`harness.UpstreamConfigError` (default ``{}``, every provider key variable unset);
+    - ``options`` (optional, function scope): options under which the upstream answers offline (default
+      ``None``: the answer check is skipped, as for a backend that needs the network);
+    - ``model_request`` (optional, function scope): the :class:`UpstreamRequest` it answers (default:
+      :func:`chat_request`).
+    """

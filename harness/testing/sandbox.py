@@ -115,6 +115,18 @@ class _Base:
 
 
 class SandboxEgressTests(_Base):
+    """Nothing outside the sandbox is reachable; loopback inside works.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace;
+    - ``routed_host`` (provided, function scope): ``(address, port)`` of a listener in a network namespace
+      the host routes to (skipped without root and iproute2).
+    """
+
     def test_host_loopback_listener_is_refused_inside(self, available, workspace):
         server = socket.create_server(("127.0.0.1", 0))
         port = server.getsockname()[1]
@@ -198,6 +210,17 @@ class SandboxEgressTests(_Base):
 
 
 class SandboxDnsTests(_Base):
+    """Names the host resolves do not resolve inside; ``localhost`` does; the host's nameservers are
+    unreachable.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace.
+    """
+
     host_names = ("pypi.org", "deb.debian.org")
 
     def test_names_do_not_resolve_inside(self, available, workspace):
@@ -241,6 +264,16 @@ class SandboxDnsTests(_Base):
 
 
 class SandboxFilesystemTests(_Base):
+    """Only the workspace is shared with the host and outlives the sandbox.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace.
+    """
+
     def test_only_the_workspace_reaches_the_host(self, available, workspace):
         name = f"sbx-escape-{uuid.uuid4().hex}"
         targets = [f"/tmp/{name}", f"/home/{name}", f"/etc/{name}", f"/root/{name}", f"/{name}", f"/var/{name}"]
@@ -296,6 +329,16 @@ class SandboxFilesystemTests(_Base):
 
 
 class SandboxEnvironmentTests(_Base):
+    """The host's environment reaches no process inside; the spec's and the command's variables do.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace.
+    """
+
     def test_host_environment_is_in_no_process_inside(self, available, workspace, monkeypatch):
         canary = f"sk-canary-{uuid.uuid4().hex}"
         monkeypatch.setenv("HARNESS_TEST_CANARY_KEY", canary)
@@ -313,6 +356,16 @@ class SandboxEnvironmentTests(_Base):
 
 
 class SandboxTimeoutTests(_Base):
+    """A timeout kills the whole process tree (``grandchild_leaves_session``: see the module).
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace.
+    """
+
     timeout = 1.5
     grandchild_leaves_session = True
 
@@ -336,4 +389,14 @@ class SandboxTimeoutTests(_Base):
 
 class SandboxBackendTests(SandboxEgressTests, SandboxDnsTests, SandboxFilesystemTests, SandboxEnvironmentTests,
                           SandboxTimeoutTests):
-    """Aggregate conformance suite for :class:`harness.contracts.SandboxBackend`."""
+    """Aggregate conformance suite for :class:`harness.contracts.SandboxBackend`: every area above.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``backend`` (required, function scope): your :class:`harness.contracts.SandboxBackend` instance;
+    - ``available`` (provided, function scope): ``backend`` when its ``available()`` says it runs here,
+      else the test is skipped with its reason;
+    - ``workspace`` (provided, function scope): an empty host folder mounted as the sandbox's workspace;
+    - ``routed_host`` (provided, function scope): ``(address, port)`` of a listener in a network namespace
+      the host routes to (skipped without root and iproute2).
+    """

@@ -24,7 +24,14 @@ from harness.contracts import NO_CHANGE, Simulator
 
 
 class SimulatorTests:
-    """Aggregate conformance suite for :class:`harness.contracts.Simulator` (generation, observation, determinism)."""
+    """Aggregate conformance suite for :class:`harness.contracts.Simulator` (generation, observation, determinism).
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``simulator`` (required, function scope): your :class:`harness.contracts.Simulator` instance;
+    - ``configurations`` (provided, function scope): ``n_configurations`` configurations sampled from
+      ``simulator`` with seed 0.
+    """
 
     n_configurations = 3
     noise_seeds = 4

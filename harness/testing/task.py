@@ -80,7 +80,14 @@ class _Base:
 class TaskTemplateLeakTests(_Base):
     """The answer key never appears in the workspace the agent sees (nor in the prompt).  A key file at
     the same relative path and with the same bytes as a workspace file is a pristine copy of an input
-    (kept to evaluate a submission on), not part of the answer."""
+    (kept to evaluate a submission on), not part of the answer.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``template`` (required, function scope): your :class:`harness.contracts.TaskTemplate` instance;
+    - ``params`` (required, function scope): small, validated params for ``template``;
+    - ``prepared`` (provided, function scope): ``template`` after ``prepare(params)``.
+    """
 
     def test_answer_key_never_in_the_workspace(self, prepared, params, tmp_path):
         done, workspace, key_dir = materialize(prepared, params, tmp_path)
@@ -96,7 +103,16 @@ class TaskTemplateLeakTests(_Base):
 
 
 class TaskTemplateScoringTests(_Base):
-    """Scoring returns an :class:`EpisodeScore` whatever the agent left behind."""
+    """Scoring returns an :class:`EpisodeScore` whatever the agent left behind.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``template`` (required, function scope): your :class:`harness.contracts.TaskTemplate` instance;
+    - ``params`` (required, function scope): small, validated params for ``template``;
+    - ``prepared`` (provided, function scope): ``template`` after ``prepare(params)``;
+    - ``agent_outputs`` (optional, function scope): a list of ``{relative path: bytes}`` written into the
+      workspace before scoring (default ``None``: garbage in every file, an empty workspace, a stray file).
+    """
 
     @pytest.fixture
     def agent_outputs(self) -> list[dict[str, bytes]] | None:
@@ -123,7 +139,16 @@ class TaskTemplateScoringTests(_Base):
 
 
 class TaskTemplateReproducibilityTests(_Base):
-    """The same params and seed give the same episode; matched conditions share test samples."""
+    """The same params and seed give the same episode; matched conditions share test samples.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``template`` (required, function scope): your :class:`harness.contracts.TaskTemplate` instance;
+    - ``params`` (required, function scope): small, validated params for ``template``;
+    - ``prepared`` (provided, function scope): ``template`` after ``prepare(params)``;
+    - ``matched_params`` (optional, function scope): params differing from ``params`` only in a condition
+      that keeps the test samples (default ``None``; with the method ``sample_identity(key_dir)``).
+    """
 
     @pytest.fixture
     def matched_params(self) -> list[Any] | None:
@@ -157,4 +182,15 @@ def _overridden(suite: Any) -> bool:
 
 
 class TaskTemplateTests(TaskTemplateLeakTests, TaskTemplateScoringTests, TaskTemplateReproducibilityTests):
-    """Aggregate conformance suite for :class:`harness.contracts.TaskTemplate`."""
+    """Aggregate conformance suite for :class:`harness.contracts.TaskTemplate`: every area above.
+
+    Fixtures (override one by defining a fixture of the same name and scope in your subclass):
+
+    - ``template`` (required, function scope): your :class:`harness.contracts.TaskTemplate` instance;
+    - ``params`` (required, function scope): small, validated params for ``template``;
+    - ``prepared`` (provided, function scope): ``template`` after ``prepare(params)``;
+    - ``agent_outputs`` (optional, function scope): a list of ``{relative path: bytes}`` written into the
+      workspace before scoring (default ``None``: garbage in every file, an empty workspace, a stray file);
+    - ``matched_params`` (optional, function scope): params differing from ``params`` only in a condition
+      that keeps the test samples (default ``None``; with the method ``sample_identity(key_dir)``).
+    """

@@ -156,3 +156,18 @@ def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
         builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()
                     if loaded.origin(impl.plugin_name)[0] == "tsagent-harness"]
         assert builtins, f"no built-in plugin implements {hook}"
+
+
+def test_the_readme_lists_every_hook_once():
+    """The hook list of README "Adding a plugin" (between the dashes after "register-callback hooks") is the
+    hookspecs'."""
+    import re
+
+    from harness.plugins import HOOKS
+    from tests.support.paths import REPO
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Adding a plugin", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"`(register_\w+)`", section.split("register-callback hooks", 1)[1].split(" — ")[1])
+    assert len(listed) == len(set(listed)), listed
+    assert sorted(listed) == sorted(HOOKS)

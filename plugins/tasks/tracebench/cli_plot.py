@@ -35,7 +35,8 @@ def open_pool(sim, pool_dir: Path | None, seed: int, per_class: int):
 @click.option("--pool", "pool_dir", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
               help="Pool directory (generated or released); default: the cached pool of --seed/--per-class.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Pool seed.")
-@click.option("--per-class", type=click.IntRange(1), default=160, show_default=True)
+@click.option("--per-class", type=click.IntRange(1), default=160, show_default=True,
+              help="Samples per class of the cached pool to open (with --seed; ignored with --pool).")
 @click.option("--sample", "sample_id", default=None, help="Sample id (default: the first of --label).")
 @click.option("--label", default=None, help="Class label or parameter name (default: the first parameter's).")
 @click.option("--rep-seed", type=click.IntRange(0), default=0, show_default=True, help="Repetition seed of the noise.")

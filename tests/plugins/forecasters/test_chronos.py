@@ -34,7 +34,8 @@ def tiny(tmp_path_factory):
 
 class TestChronosConformance(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self, tiny):
+    @classmethod
+    def forecaster(cls, tiny):
         return ChronosForecaster(tiny)
 
 
@@ -42,7 +43,8 @@ class TestChronosLocalWeightsConformance(ForecasterTests):
     """The suite on the configured local weights (e.g. a download of amazon/chronos-t5-small)."""
 
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         folder = os.environ.get(MODEL_ENV)
         if not folder or not Path(folder).expanduser().is_dir():
             pytest.skip(NO_LOCAL_WEIGHTS)

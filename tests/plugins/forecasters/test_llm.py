@@ -281,7 +281,8 @@ def seeded_model(tmp_path_factory):
 
 class TestDirectPromptConformance(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self, seeded_model):
+    @classmethod
+    def forecaster(cls, seeded_model):
         return DirectPromptForecaster(seeded_model)
 
 

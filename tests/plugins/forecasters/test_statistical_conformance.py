@@ -36,7 +36,8 @@ class Counting(Forecaster):
 
 class TestCounting(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return Counting()
 
 
@@ -57,19 +58,22 @@ def test_the_kit_fits_once_per_class_and_refuses_a_function_scoped_forecaster(py
 
 class TestNaive(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return NaiveForecaster()
 
 
 class TestSES(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return SESForecaster()
 
 
 class TestETS(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return ETSForecaster()
 
 
@@ -77,33 +81,39 @@ class TestARIMASmallGrid(ForecasterTests):
     """The ARIMA machinery on a narrow grid (the paper's 48-model grid runs in the slow class)."""
 
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return ARIMAForecaster(max_p=1, max_d=1, max_q=1)
 
     @pytest.fixture(scope="class")
-    def forecast_request(self):
+    @classmethod
+    def forecast_request(cls):
         return synthetic_request(n=48, horizon=12, period=6)
 
 
 class TestSARIMAShortSeason(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return SARIMAForecaster()
 
     @pytest.fixture(scope="class")
-    def forecast_request(self):
+    @classmethod
+    def forecast_request(cls):
         return synthetic_request(n=36, horizon=12, period=4)
 
 
 @pytest.mark.slow
 class TestARIMAPaperGrid(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return ARIMAForecaster()
 
 
 @pytest.mark.slow
 class TestSARIMADaily(ForecasterTests):
     @pytest.fixture(scope="class")
-    def forecaster(self):
+    @classmethod
+    def forecaster(cls):
         return SARIMAForecaster()
