@@ -8,8 +8,9 @@ and returns its directory; each sandbox gets it read-only
 (``HARNESS_NUMBA_CACHE``; :func:`tsagent_plugins.agents.classical.solve.use_numba_cache`).
 The directory is ``$HARNESS_CACHE_DIR/numba/<versions>`` or
 ``~/.cache/harness/numba/<versions>``, where ``<versions>`` names Python, numba,
-aeon and a hash of the warm-up code (this module and :mod:`.learned`) and of
-where aeon is installed.  Either would otherwise make every episode pay the JIT
+aeon, a hash of where aeon is installed, and a hash of the warm-up code (this
+module and :mod:`.learned`) and of the stamps (modification time, size) of
+aeon's modules.  Either would otherwise make every episode pay the JIT
 again (the solver reports it as ``jit``): a cache warmed by other code may miss
 a signature the episodes call, and numba files each function's cache under the
 absolute path of its source, so a cache built by another environment (another
@@ -47,8 +48,23 @@ def cache_dir() -> Path:
     here = Path(__file__).resolve().parent
     code = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("numba_cache.py", "learned.py")))
     spec = importlib.util.find_spec("aeon")  # locates the package without importing it
-    where = hashlib.sha256(str(Path(spec.submodule_search_locations[0]).resolve() if spec else "").encode())
+    package = Path(spec.submodule_search_locations[0]).resolve() if spec else None
+    where = hashlib.sha256(str(package or "").encode())
+    code.update(source_stamps(package).encode() if package else b"")
     return root / "numba" / f"{versions}-{where.hexdigest()[:8]}-{code.hexdigest()[:10]}"
+
+
+def source_stamps(package: Path) -> str:
+    """``(path, mtime, size)`` of every module of ``package``, the stamp numba's cache index checks per source
+    file: aeon reinstalled at the same path (a recreated virtual environment) gets new modification times,
+    and every cached function would miss, each episode compiling again in its read-only copy."""
+    stamps = []
+    for folder, _, files in os.walk(package):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                stamps.append(f"{folder}/{name}:{st.st_mtime_ns}:{st.st_size}")
+    return "\n".join(sorted(stamps))
 
 
 def superseded(target: Path) -> list[Path]:

@@ -371,3 +371,29 @@ def test_building_a_cache_removes_the_same_environments_caches_of_older_warm_up_
     monkeypatch.setattr(numba_cache.subprocess, "run", lambda *a, **k: SimpleNamespace(returncode=0, stderr=""))
     assert numba_cache.ensure_cache() == target and (target / numba_cache.STAMP).exists()
     assert not older.exists() and other_env.exists() and other_versions.exists()
+
+
+def test_numba_cache_key_follows_a_reinstall_of_aeon_at_the_same_path(monkeypatch, tmp_path):
+    """numba's index checks each source file's modification time and size: aeon reinstalled at the same path (a
+    recreated venv) must get a new cache, or every MiniRocket episode compiles again (~25 s) in its read-only copy."""
+    import os
+
+    from tsagent_plugins.agents.classical import numba_cache
+
+    pytest.importorskip("aeon")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    package = tmp_path / "venv" / "aeon"
+    (package / "distances").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    module = package / "distances" / "_dtw.py"
+    module.write_text("def dtw(): pass\n")
+    os.utime(module, ns=(1_000_000_000_000, 1_000_000_000_000))
+    real = importlib.util.find_spec
+    fake = SimpleNamespace(submodule_search_locations=[str(package)])
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: fake if name == "aeon" else real(name, *a))
+    first = numba_cache.cache_dir()
+    assert numba_cache.cache_dir() == first
+    os.utime(module, ns=(2_000_000_000_000, 2_000_000_000_000))  # reinstalled: same path, same bytes, new mtime
+    second = numba_cache.cache_dir()
+    assert second != first and second.name.rsplit("-", 1)[0] == first.name.rsplit("-", 1)[0]
+    assert numba_cache.superseded(second) == [] and (first.mkdir(parents=True) or numba_cache.superseded(second) == [first])
