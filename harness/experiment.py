@@ -164,6 +164,16 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
     return units
 
 
+def with_seed(task, seed: int | None) -> Any:
+    """The params of ``task`` (a loaded task: ``.params``, ``.template``) with the repetition seed replaced;
+    HarnessError when the template has no ``seed`` parameter."""
+    if seed is None:
+        return task.params
+    if "seed" not in type(task.params).model_fields:
+        raise HarnessError(f"template {task.template.name!r} has no 'seed' parameter; drop --seed")
+    return task.params.model_copy(update={"seed": seed})
+
+
 def repeated_settings(units: list[Unit]) -> list[tuple[Unit, Unit]]:
     """``(repeat, first)`` for each unit of one stage whose template, params after overrides (the seed
     included), profile and model options equal an earlier unit's under another task spec name.
@@ -175,9 +185,10 @@ def repeated_settings(units: list[Unit]) -> list[tuple[Unit, Unit]]:
     first: dict[str, Unit] = {}
     out = []
     for unit in units:
-        params = unit.task.params
-        if unit.seed is not None and "seed" in type(params).model_fields:
-            params = params.model_copy(update={"seed": unit.seed})
+        try:
+            params = with_seed(unit.task, unit.seed)
+        except HarnessError:  # refused by the preflight, naming the file
+            params = unit.task.params
         key = canonical([unit.task.template.name, params.model_dump(mode="json"),
                          unit.profile.model_dump(mode="json") if unit.profile is not None else None,
                          unit.model_options])

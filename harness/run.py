@@ -26,7 +26,7 @@ from harness import plugins as plugin_registry
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
-from harness.experiment import Unit, apply_overrides, canonical, episode_id
+from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
 from harness.store import RunStore, read_row, versions, write_json
 
@@ -60,15 +60,6 @@ def load_task(path: Path | str, overrides: dict[str, Any] | None = None) -> Load
         raise
     params = template.rewrite_paths(params, path)
     return LoadedTask(path, spec, template, params, dict(overrides or {}))
-
-
-def with_seed(task: LoadedTask, seed: int | None) -> Any:
-    """The task's params with the repetition seed replaced (when the template has one)."""
-    if seed is None:
-        return task.params
-    if "seed" not in type(task.params).model_fields:
-        raise HarnessError(f"template {task.template.name!r} has no 'seed' parameter; drop --seed")
-    return task.params.model_copy(update={"seed": seed})
 
 
 def choose_backend(name: str, agent) -> SandboxBackend:

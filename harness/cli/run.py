@@ -14,9 +14,9 @@ from rich.text import Text
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
 from harness.errors import HarnessError
-from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title
+from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title, with_seed
 from harness.profiles import resolve_profile
-from harness.run import execute, load_task, preflight, with_seed
+from harness.run import execute, load_task, preflight
 from harness.store import RunStore
 
 #: results column -> summary table header: the row key first, then the templates' own
