@@ -1,0 +1,170 @@
+"""The one way an in-harness model user (a model-backed forecaster, an LLM judge, a generation
+pipeline) reaches a model: :class:`ModelClient`, a client of the run's model proxy.
+
+Inside a run, the run opens the client for an in-harness episode whose template names a model
+profile (:meth:`harness.contracts.TaskTemplate.model_profile`) and hands it to
+:meth:`~harness.contracts.TaskTemplate.run_in_harness` as ``model=``: its requests go through the
+run's proxy for that profile (``--model-backend``, ``--script``), wait for the run's
+:class:`harness.limits.RateLimiter` of the provider, are logged in the episode folder beside the
+episode's other files (``proxy/<call>/proxy.jsonl``, as agents' ``proxy.jsonl``), and their cost
+reaches the results row and so the run's ``--max-cost``.  Commands outside a run (``harness
+dr-score``, ``harness dr-generate``) open a client themselves with :meth:`ModelClient.open`
+(``settings`` gives the rate limits, ``max_cost_usd`` the command's cap).
+
+A *call* (:meth:`ModelClient.call`) is one proxy episode: one socket, one ``proxy.jsonl``, its own
+usage and per-call :class:`harness.config.Budget`.  A client with ``max_cost_usd`` refuses to open a
+call once the cost of its finished calls reaches the cap (:class:`CostCapReached`), and gives each
+call at most the remaining amount as its budget, so a cap is never passed by more than one
+response (the proxy's rule for a budget, :mod:`harness.proxy.accounting`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.config import AgentProfile, Budget
+from harness.errors import HarnessError
+
+
+class CostCapReached(HarnessError):
+    """The client's ``max_cost_usd`` is spent: no further call is opened."""
+
+
+@dataclass
+class ModelCall:
+    """One proxy episode of a :class:`ModelClient`: ``key``, the host ``socket_path`` to send
+    requests to (:meth:`request`), its ``budget``; ``usage`` (a :class:`harness.proxy.EpisodeUsage`)
+    is set when the call closes."""
+
+    key: str
+    socket_path: Path
+    proxy: Any
+    budget: Budget
+    usage: Any = None
+
+    def request(self, method: str, path: str, body: Any = None, headers: dict | None = None,
+                timeout: float = 600.0):
+        """Send one HTTP request to the proxy (:func:`harness.proxy.client.request`); raises OSError."""
+        from harness.proxy.client import request
+
+        return request(self.socket_path, method, path, body, headers or {}, timeout)
+
+    def budget_exceeded(self) -> str | None:
+        """The budget cap already reached (so the next request would be refused), or None."""
+        now = self.proxy.usage(self.key)
+        b = self.budget
+        if now.budget_exceeded:
+            return now.budget_exceeded
+        if b.max_requests is not None and now.n_requests >= b.max_requests:
+            return f"max_requests={b.max_requests}"
+        if b.max_tokens is not None and now.total_tokens >= b.max_tokens:
+            return f"max_tokens={b.max_tokens}"
+        if b.max_cost_usd is not None and now.cost_usd >= b.max_cost_usd:
+            return f"max_cost_usd={b.max_cost_usd:g}"
+        return None
+
+
+class ModelClient:
+    """A model (``session.profile``) behind a proxy session (:class:`harness.model_session.ProxySession`).
+
+    ``log_dir``: where each call's ``<key>/proxy.jsonl`` goes; ``budget``: per-call caps;
+    ``max_cost_usd``: the cap of all calls of this client together (None: none); ``owns_session``:
+    :meth:`stop` stops the proxy (True when the client started it, :meth:`open`).
+    """
+
+    def __init__(self, session: Any, log_dir: Path | str, budget: Budget | None = None,
+                 max_cost_usd: float | None = None, owns_session: bool = False):
+        self.session = session
+        self.profile: AgentProfile = session.profile
+        self.log_dir = Path(log_dir)
+        self.budget = budget or Budget()
+        self.max_cost_usd = max_cost_usd
+        self.owns_session = owns_session
+        self._count = itertools.count(1)
+        self._lock = threading.Lock()
+        self._spent = 0.0
+        self._tokens = 0
+        self._requests = 0
+
+    @classmethod
+    def open(cls, profile: AgentProfile, log_dir: Path | str, backend: str | None = None,
+             options: dict | None = None, budget: Budget | None = None, *, settings: Any = None,
+             max_cost_usd: float | None = None) -> "ModelClient":
+        """Start a proxy for ``profile`` on ``backend`` (default: its provider; ``options`` e.g.
+        ``{"script": FILE}``) with the rate limiter ``settings.rate_limits`` gives the provider
+        (``settings``: a :class:`harness.config.RunSettings`, e.g. from ``--settings``), and wrap it."""
+        from harness.limits import RunLimits
+        from harness.model_session import start_proxy
+
+        limiter = None
+        if settings is not None:
+            limiter = RunLimits(settings.rate_limits).for_provider(backend or profile.provider)
+            if max_cost_usd is None:
+                max_cost_usd = settings.max_run_cost_usd
+        session = start_proxy(profile, backend, options or {}, limiter)
+        return cls(session, log_dir, budget, max_cost_usd, owns_session=True)
+
+    # -- spending ---------------------------------------------------------------------------------
+    @property
+    def spent_usd(self) -> float:
+        """Cost of the finished calls (USD, equation (1) at the profile's prices)."""
+        return self._spent
+
+    @property
+    def totals(self) -> dict[str, float]:
+        """``{"requests", "total_tokens", "cost_usd"}`` of the finished calls."""
+        return {"requests": self._requests, "total_tokens": self._tokens, "cost_usd": round(self._spent, 6)}
+
+    def _call_budget(self) -> Budget:
+        if self.max_cost_usd is None:
+            return self.budget
+        left = self.max_cost_usd - self._spent
+        if left <= 0:
+            raise CostCapReached(f"max cost ${self.max_cost_usd:g} reached (spent ${self._spent:.4f})")
+        cap = left if self.budget.max_cost_usd is None else min(left, self.budget.max_cost_usd)
+        return self.budget.model_copy(update={"max_cost_usd": cap})
+
+    # -- calls ------------------------------------------------------------------------------------
+    @contextmanager
+    def call(self, label: str) -> Iterator[ModelCall]:
+        """One proxy episode named after ``label``; raises :class:`CostCapReached` before opening one
+        when the client's ``max_cost_usd`` is spent."""
+        with self._lock:
+            budget = self._call_budget()
+            key = f"{_slug(label)}-{next(self._count):04d}"
+        channel = self.session.open(key, self.log_dir / key, budget)
+        call = ModelCall(key, channel.socket_path, self.session.proxy, budget)
+        try:
+            yield call
+        finally:
+            call.usage = channel.close()
+            with self._lock:
+                self._spent += float(getattr(call.usage, "cost_usd", 0.0) or 0.0)
+                self._tokens += int(getattr(call.usage, "total_tokens", 0) or 0)
+                self._requests += int(getattr(call.usage, "n_requests", 0) or 0)
+
+    episode = call  # the name model users called it by before
+
+    def stop(self) -> None:
+        """Stop the proxy when this client started it (:meth:`open`); a run's proxy is the run's to stop."""
+        if self.owns_session:
+            self.session.stop()
+
+
+def read_run_settings(path: Path | str | None) -> Any:
+    """The :class:`harness.config.RunSettings` of a ``--settings`` YAML file (None: the defaults);
+    :class:`harness.config.ConfigError` naming the file and field on bad input."""
+    from harness.config import RunSettings, parse, read_yaml
+
+    data = read_yaml(Path(path)) if path else {}
+    return parse(RunSettings, data, str(path) if path else "--settings")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60] or "call"
