@@ -368,9 +368,10 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     def harness_proxy_for(plan):
         """The run's proxy for the model an in-harness episode calls (its template's ``model_profile``), with
         the template's own model settings under the run's ``--model-backend``/``--script``; None: no model."""
-        from harness.plan import model_profile
-
-        profile, _ = model_profile(plan)
+        try:
+            profile = plan.template.model_profile(plan.params, plan.episode, plan.profile)
+        except ValueError:  # preflight refused such runs; the template fails the episode, saying why
+            return None
         if profile is None:
             return None
         own = plan.template.model_settings(plan.params) or {}
