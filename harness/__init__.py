@@ -60,7 +60,8 @@ _export("harness.proxy.log", "ProxyRecords", "load_log", "read_log", "decode_bod
 _export("harness.proxy.client", proxy_request="request")
 _export("harness.model_session", "ProxySession", "start_proxy")
 # -- in-harness model users (forecasters, judges, generation): one client of the run's proxy ---------
-_export("harness.model_client", "ModelClient", "ModelCall", "CostCapReached", "read_run_settings")
+_export("harness.model_client", "ModelClient", "ModelCall", "CostCap", "CostCapReached",
+        "read_run_settings")
 # -- agent trajectories (ATIF) -----------------------------------------------
 _export("harness.trajectory", "Exchange", "TrajectoryError", "content_text", "exchanges",
         "parse_timestamp", "steps", "to_dict", "validate_trajectory", "load_trajectory", "save_trajectory",

@@ -36,6 +36,32 @@ class CostCapReached(HarnessError):
     """The client's ``max_cost_usd`` is spent: no further call is opened."""
 
 
+class CostCap:
+    """A cost cap (USD) shared by several clients (e.g. a command's generator and judge models, each its
+    own profile and proxy): the cost of their finished calls is added up here.  ``max_cost_usd`` None:
+    no cap, only the total is kept."""
+
+    def __init__(self, max_cost_usd: float | None = None):
+        self.max_cost_usd = max_cost_usd
+        self.spent_usd = 0.0
+        self._lock = threading.Lock()
+
+    def budget_for(self, budget: Budget) -> Budget:
+        """``budget`` with ``max_cost_usd`` lowered to what is left; CostCapReached when nothing is."""
+        with self._lock:
+            if self.max_cost_usd is None:
+                return budget
+            left = self.max_cost_usd - self.spent_usd
+            if left <= 0:
+                raise CostCapReached(f"max cost ${self.max_cost_usd:g} reached (spent ${self.spent_usd:.4f})")
+        cap = left if budget.max_cost_usd is None else min(left, budget.max_cost_usd)
+        return budget.model_copy(update={"max_cost_usd": cap})
+
+    def add(self, cost_usd: float) -> None:
+        with self._lock:
+            self.spent_usd += cost_usd
+
+
 @dataclass
 class ModelCall:
     """One proxy episode of a :class:`ModelClient`: ``key``, the host ``socket_path`` to send
@@ -54,6 +80,11 @@ class ModelCall:
         from harness.proxy.client import request
 
         return request(self.socket_path, method, path, body, headers or {}, timeout)
+
+    def usage_now(self) -> Any:
+        """The call's usage so far (:class:`harness.proxy.EpisodeUsage`: ``n_requests``, ``total_tokens``,
+        ``cost_usd``...), e.g. to price one request of several as the difference of two readings."""
+        return self.proxy.usage(self.key)
 
     def budget_exceeded(self) -> str | None:
         """The budget cap already reached (so the next request would be refused), or None."""
@@ -74,17 +105,18 @@ class ModelClient:
     """A model (``session.profile``) behind a proxy session (:class:`harness.model_session.ProxySession`).
 
     ``log_dir``: where each call's ``<key>/proxy.jsonl`` goes; ``budget``: per-call caps;
-    ``max_cost_usd``: the cap of all calls of this client together (None: none); ``owns_session``:
-    :meth:`stop` stops the proxy (True when the client started it, :meth:`open`).
+    ``max_cost_usd``: the cap of all calls of this client together (None: none), or ``cap``: a
+    :class:`CostCap` shared with other clients; ``owns_session``: :meth:`stop` stops the proxy (True when
+    the client started it, :meth:`open`).
     """
 
     def __init__(self, session: Any, log_dir: Path | str, budget: Budget | None = None,
-                 max_cost_usd: float | None = None, owns_session: bool = False):
+                 max_cost_usd: float | None = None, owns_session: bool = False, cap: CostCap | None = None):
         self.session = session
         self.profile: AgentProfile = session.profile
         self.log_dir = Path(log_dir)
         self.budget = budget or Budget()
-        self.max_cost_usd = max_cost_usd
+        self.cap = cap if cap is not None else CostCap(max_cost_usd)
         self.owns_session = owns_session
         self._count = itertools.count(1)
         self._lock = threading.Lock()
@@ -95,20 +127,22 @@ class ModelClient:
     @classmethod
     def open(cls, profile: AgentProfile, log_dir: Path | str, backend: str | None = None,
              options: dict | None = None, budget: Budget | None = None, *, settings: Any = None,
-             max_cost_usd: float | None = None) -> "ModelClient":
+             max_cost_usd: float | None = None, limits: Any = None, cap: CostCap | None = None) -> "ModelClient":
         """Start a proxy for ``profile`` on ``backend`` (default: its provider; ``options`` e.g.
-        ``{"script": FILE}``) with the rate limiter ``settings.rate_limits`` gives the provider
-        (``settings``: a :class:`harness.config.RunSettings`, e.g. from ``--settings``), and wrap it."""
+        ``{"script": FILE}``) with the rate limiter of the provider from ``limits`` (a
+        :class:`harness.limits.RunLimits` shared by a command's clients) or else from
+        ``settings.rate_limits`` (``settings``: a :class:`harness.config.RunSettings`, e.g. from
+        ``--settings``; its ``max_run_cost_usd`` is the cap when neither ``max_cost_usd`` nor ``cap`` is given)."""
         from harness.limits import RunLimits
         from harness.model_session import start_proxy
 
-        limiter = None
-        if settings is not None:
-            limiter = RunLimits(settings.rate_limits).for_provider(backend or profile.provider)
-            if max_cost_usd is None:
-                max_cost_usd = settings.max_run_cost_usd
+        if limits is None and settings is not None:
+            limits = RunLimits(settings.rate_limits)
+        limiter = limits.for_provider(backend or profile.provider) if limits is not None else None
+        if max_cost_usd is None and cap is None and settings is not None:
+            max_cost_usd = settings.max_run_cost_usd
         session = start_proxy(profile, backend, options or {}, limiter)
-        return cls(session, log_dir, budget, max_cost_usd, owns_session=True)
+        return cls(session, log_dir, budget, max_cost_usd, owns_session=True, cap=cap)
 
     # -- spending ---------------------------------------------------------------------------------
     @property
@@ -121,14 +155,9 @@ class ModelClient:
         """``{"requests", "total_tokens", "cost_usd"}`` of the finished calls."""
         return {"requests": self._requests, "total_tokens": self._tokens, "cost_usd": round(self._spent, 6)}
 
-    def _call_budget(self) -> Budget:
-        if self.max_cost_usd is None:
-            return self.budget
-        left = self.max_cost_usd - self._spent
-        if left <= 0:
-            raise CostCapReached(f"max cost ${self.max_cost_usd:g} reached (spent ${self._spent:.4f})")
-        cap = left if self.budget.max_cost_usd is None else min(left, self.budget.max_cost_usd)
-        return self.budget.model_copy(update={"max_cost_usd": cap})
+    @property
+    def max_cost_usd(self) -> float | None:
+        return self.cap.max_cost_usd
 
     # -- calls ------------------------------------------------------------------------------------
     @contextmanager
@@ -136,7 +165,7 @@ class ModelClient:
         """One proxy episode named after ``label``; raises :class:`CostCapReached` before opening one
         when the client's ``max_cost_usd`` is spent."""
         with self._lock:
-            budget = self._call_budget()
+            budget = self.cap.budget_for(self.budget)
             key = f"{_slug(label)}-{next(self._count):04d}"
         channel = self.session.open(key, self.log_dir / key, budget)
         call = ModelCall(key, channel.socket_path, self.session.proxy, budget)
@@ -145,7 +174,9 @@ class ModelClient:
         finally:
             call.usage = channel.close()
             with self._lock:
-                self._spent += float(getattr(call.usage, "cost_usd", 0.0) or 0.0)
+                cost = float(getattr(call.usage, "cost_usd", 0.0) or 0.0)
+                self._spent += cost
+                self.cap.add(cost)
                 self._tokens += int(getattr(call.usage, "total_tokens", 0) or 0)
                 self._requests += int(getattr(call.usage, "n_requests", 0) or 0)
 
