@@ -44,6 +44,9 @@ def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: 
         judge = get("judge", judge_name)
     except UnknownPlugin as exc:
         raise click.UsageError(str(exc)) from None
+    if judge.kind == "generation":
+        raise click.UsageError(f"--judge {judge_name}: a dr-generate stage judge, not an evidence judge "
+                               "(use llm-judge or lexical)")
     model = None
     if hasattr(judge, "bind_model"):
         from harness import ModelClient, read_run_settings, resolve_profile
