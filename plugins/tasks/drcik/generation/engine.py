@@ -343,8 +343,10 @@ def _read_result(path: Path) -> UnitResult | None:
 
 
 def _write_atomic(path: Path, data: Any) -> None:
+    # keys keep the answer's order: a resumed run fills later prompts from these outputs, and its requests
+    # must be the uninterrupted run's, byte for byte
     tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
