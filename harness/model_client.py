@@ -7,9 +7,9 @@ profile (:meth:`harness.contracts.TaskTemplate.model_profile`) and hands it to
 run's proxy for that profile (``--model-backend``, ``--script``), wait for the run's
 :class:`harness.limits.RateLimiter` of the provider, are logged in the episode folder beside the
 episode's other files (``proxy/<call>/proxy.jsonl``, as agents' ``proxy.jsonl``), and their cost
-reaches the results row and so the run's ``--max-cost``.  Commands outside a run (``harness
-dr-score``, ``harness dr-generate``) open a client themselves with :meth:`ModelClient.open`
-(``settings`` gives the rate limits, ``max_cost_usd`` the command's cap).
+reaches the results row and so the run's ``--max-cost``.  Plugin commands outside a run (a judging
+or a generation command) open a client themselves with :meth:`ModelClient.open` (``settings`` gives the
+rate limits, ``max_cost_usd`` or a shared :class:`CostCap` the command's cap).
 
 A *call* (:meth:`ModelClient.call`) is one proxy episode: one socket, one ``proxy.jsonl``, its own
 usage and per-call :class:`harness.config.Budget`.  A client with ``max_cost_usd`` refuses to open a

@@ -211,3 +211,27 @@ def test_a_sigkilled_generation_resumed_equals_an_uninterrupted_one(tmp_path, ge
     assert all(p.read_bytes() == b for p, b in kept.items()), "an accepted unit was redone"
     assert release_bytes(out) == release_bytes(generated)
     assert comparable(out) == comparable(generated)
+
+
+def _local_sandbox() -> str | None:
+    from harness.sandbox import choose_backend
+
+    try:
+        return choose_backend("auto", prefer_image=False).name
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_local_sandbox() in (None, "none"), reason="no local sandbox backend here")
+def test_a_research_episode_runs_on_the_output(generated, tmp_path):
+    """The retrieval DR agent (scripted) searches the generated corpus and cites its documents."""
+    result = CliRunner().invoke(cli, [
+        "run", "--task", str(REPO / "tasks" / "drcik" / "research-sample.yaml"), "--set", f"tasks={generated}",
+        "--set", "metadata={method: gen, type: agentic, base_model: scripted}",
+        "--agent", "retrieval-gemini-3-flash", "--model-backend", "scripted",
+        "--script", str(REPO / "examples" / "scripts" / "retrieval-drcik.yaml"), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    rows = [json.loads(p.read_text()) for p in (tmp_path / "run" / "episodes").glob("*/row.json")]
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}, [r.get("error") for r in rows]
+    assert {r["benchmark_id"] for r in rows} == {"caf_pump_flow", "caf_pump_power", "caf_solar_ghi", "caf_store_sales"}
