@@ -188,6 +188,24 @@ class ModelClient:
             self.session.stop()
 
 
+def calls_model_in_harness(template: Any, params: Any, profile: Any) -> bool:
+    """Whether some in-harness episode of ``params`` calls a model (its template names a model profile)."""
+    for episode in template.episodes(params):
+        try:
+            if template.model_profile(params, episode, profile) is not None:
+                return True
+        except ValueError:
+            return True
+    return False
+
+
+def episode_client(template: Any, params: Any, session: Any, folder: Path, budget: Budget) -> ModelClient:
+    """The client an in-harness episode gets: the run's proxy ``session``, logs under ``folder/proxy/``,
+    per-call caps of the template's own model settings (else the run's ``budget``)."""
+    own = template.model_settings(params) or {}
+    return ModelClient(session, Path(folder) / "proxy", own.get("budget") or budget)
+
+
 def read_run_settings(path: Path | str | None) -> Any:
     """The :class:`harness.config.RunSettings` of a ``--settings`` YAML file (None: the defaults);
     :class:`harness.config.ConfigError` naming the file and field on bad input."""

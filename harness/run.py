@@ -104,7 +104,9 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             reason = task.template.profile_problem(params, profile)
             if reason:
                 raise HarnessError(f"{task.path}: {reason}")
-            if _calls_model_in_harness(task.template, params, profile):
+            from harness.model_client import calls_model_in_harness
+
+            if calls_model_in_harness(task.template, params, profile):
                 model_agents.append(task.template.name)
             continue
         if profile is None:
@@ -138,17 +140,6 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
         raise HarnessError(f"{' and '.join(unused)} would be ignored: no episode of this run reaches a model "
                            f"through the harness's proxy ({who}; in-harness episodes take their model settings "
                            "from the task's params)")
-
-
-def _calls_model_in_harness(template: TaskTemplate, params, profile) -> bool:
-    """Whether some in-harness episode of ``params`` calls a model (its template names a model profile)."""
-    for episode in template.episodes(params):
-        try:
-            if template.model_profile(params, episode, profile) is not None:
-                return True
-        except ValueError:
-            return True
-    return False
 
 
 def limits_not_enforced(backends: dict[str, SandboxBackend]) -> dict[str, str]:
@@ -471,10 +462,9 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             shutil.rmtree(paths.root)
         try:
             if proxy is not None and plan.in_harness:  # the template's model users call through it
-                from harness.model_client import ModelClient
+                from harness.model_client import episode_client
 
-                own = plan.template.model_settings(plan.params) or {}
-                plan.model_client = ModelClient(proxy, paths.root / "proxy", own.get("budget") or settings.budget)
+                plan.model_client = episode_client(plan.template, plan.params, proxy, paths.root, settings.budget)
             elif proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)
             row = (run_harness_episode(plan, paths) if plan.in_harness
