@@ -263,7 +263,8 @@ def main() -> None:
         rules.append({"when": {"contains": unique_window(prompt, [o for o in others if o != prompt])},
                       "reply": {"text": answer}})
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    header = ("# Scripted answers for `harness dr-generate tasks/drcik/generate-sample.yaml --model-backend scripted`.\n"
+    header = ("# Scripted answers for\n"
+              "# `harness dr-generate tasks/drcik/generate-sample.yaml --model-backend scripted`.\n"
               "# Written by scripts/make_dr_generate_script.py (do not edit by hand): one match rule per generator\n"
               "# request of the sample (a window of its prompt no other prompt has) and one per judge prompt.\n")
     body = yaml.safe_dump({"model": "scripted-model", "match": rules, "final": {"text": "not scripted"}},

@@ -50,7 +50,8 @@ def estimate(spec: Any, tasks: list, profiles: dict[str, Any]) -> list[dict[str,
         answer = ANSWER_TOKENS["judge" if role.startswith("judge") else "generator"]
         prices = profiles[role].prices
         cost = calls * (prompt_tokens * prices.input + answer * prices.output) / 1e6
-        rows.append({"stage": stage, "role": role, "profile": profiles[role].name, "calls": calls,
+        rows.append({"stage": stage, "role": role, "prompt": prompt_name, "profile": profiles[role].name,
+                     "calls": calls,
                      "tokens": int(calls * (prompt_tokens + answer)), "cost_usd": cost})
     return rows
 
@@ -62,10 +63,11 @@ def print_estimate(spec: Any, tasks: list, profiles: dict[str, Any]) -> None:
     rows = estimate(spec, tasks, profiles)
     table = Table(title=f"dr-generate {spec.name}: expected calls of a first-pass generation of {len(tasks)} "
                         f"task(s) (at most {spec.rounds}x with regenerations)")
-    for col in ("stage", "role", "profile", "calls", "tokens", "cost (USD)"):
+    for col in ("stage", "prompt", "profile", "calls", "tokens", "cost (USD)"):
         table.add_column(col, justify="right" if col in ("calls", "tokens", "cost (USD)") else "left")
     for r in rows:
-        table.add_row(r["stage"], r["role"], r["profile"], str(r["calls"]), f"{r['tokens']:,}", f"{r['cost_usd']:.4f}")
+        table.add_row(r["stage"], r["prompt"], r["profile"], str(r["calls"]), f"{r['tokens']:,}",
+                      f"{r['cost_usd']:.4f}")
     table.add_row("total", "", "", str(sum(r["calls"] for r in rows)), f"{sum(r['tokens'] for r in rows):,}",
                   f"{sum(r['cost_usd'] for r in rows):.4f}")
     Console().print(table)

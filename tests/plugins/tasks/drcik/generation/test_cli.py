@@ -184,7 +184,8 @@ def comparable(out: Path) -> dict[str, object]:
 
 
 def release_bytes(out: Path) -> dict[str, bytes]:
-    paths = [*sorted((out / "tasks").glob("*")), *sorted((out / "documents").glob("*")), out / "benchmark_manifest.json"]
+    paths = [*sorted((out / "tasks").glob("*")), *sorted((out / "documents").glob("*")),
+             out / "benchmark_manifest.json"]
     return {str(p.relative_to(out)): p.read_bytes() for p in paths}
 
 

@@ -105,7 +105,8 @@ def test_malformed_answers_are_regenerated_and_counted(tmp_path, run):
 
 
 def test_resume_keeps_accepted_units_and_redoes_unfinished_ones(tmp_path, run):
-    script = {"match": [GENERATOR, {"when": {"contains": "Ground Truth Evidences (events)"}, "reply": verdict("correct")}]}
+    judge = {"when": {"contains": "Ground Truth Evidences (events)"}, "reply": verdict("correct")}
+    script = {"match": [GENERATOR, judge]}
     run(script, [eng.Unit("t1", "a")])
     before = (tmp_path / "out" / "generation" / "evidence" / "t1" / "result.json").read_bytes()
     (tmp_path / "out" / "generation" / "evidence" / "t2").mkdir()

@@ -51,7 +51,8 @@ def test_render_fills_every_placeholder_and_refuses_a_missing_one(name):
 
 
 def test_normalisation_maps_the_extractions_marks():
-    assert prompts.normalise("A ⬇ “‘{x}“‘ use ‘id‘ don’t\n\n  end") == "A ``` {x} ``` use `id` don't end"
+    text = "A ⬇ “‘{x}“‘ use ‘id‘ don’t\n\n  end"
+    assert prompts.normalise(text) == "A ``` {x} ``` use `id` don't end"
 
 
 def test_the_hash_is_of_the_file_bytes():
