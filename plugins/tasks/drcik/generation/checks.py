@@ -61,6 +61,34 @@ def chain_problems(contexts: list[str], edges: list[tuple[str, str]]) -> list[st
     return list(dict.fromkeys(problems))
 
 
+def entity_problems(extraction: dict, task_ids: list[str]) -> list[str]:
+    """Step 1: exactly one primary entity per task; relations between listed entities, one nearest parent per
+    child (the prompt's rule 7), no containment cycle."""
+    problems = []
+    for tid in task_ids:
+        n = sum(tid in e["source_tasks_as_primary_entity"] for e in extraction["entities"])
+        if n != 1:
+            problems.append(f"task {tid}: {n} primary entities (exactly one needed)")
+    names = {e["entity_name"] for e in extraction["entities"]}
+    for r in extraction["contain_relations"]:
+        if r["parent_entity"] not in names or r["child_entity"] not in names:
+            problems.append(f"relation {r['parent_entity']} > {r['child_entity']} names an unlisted entity")
+    parents: dict[str, str] = {}
+    for r in extraction["contain_relations"]:
+        if parents.setdefault(r["child_entity"], r["parent_entity"]) != r["parent_entity"]:
+            problems.append(f"{r['child_entity']} has two parents ({parents[r['child_entity']]}, "
+                            f"{r['parent_entity']}): only the nearest one is wanted")
+    for child in parents:
+        seen, node = {child}, child
+        while node in parents:
+            node = parents[node]
+            if node in seen:
+                problems.append(f"containment cycle through {node}")
+                break
+            seen.add(node)
+    return list(dict.fromkeys(problems))
+
+
 def overlapping_assignment(nodes: list[str]) -> list[tuple[str, str, str]]:
     """Step 6's overlapping assignment: for chain nodes ``R1..Rn``, supporting document k covers the
     adjacent nodes ``R_k``, ``R_k+1`` and the reasoning link between them; consecutive documents share

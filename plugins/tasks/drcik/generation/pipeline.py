@@ -139,25 +139,7 @@ class Pipeline:
             return attempt.ask("entity_extraction", {"background_corpus": corpus}, sc.EntityExtraction)
 
         def check(unit, out):
-            problems = []
-            for tid in ids:
-                n = sum(tid in e["source_tasks_as_primary_entity"] for e in out["entities"])
-                if n != 1:
-                    problems.append(f"task {tid}: {n} primary entities (exactly one needed)")
-            names = {e["entity_name"] for e in out["entities"]}
-            for r in out["contain_relations"]:
-                if r["parent_entity"] not in names or r["child_entity"] not in names:
-                    problems.append(f"relation {r['parent_entity']} > {r['child_entity']} names an unlisted entity")
-            parents = {r["child_entity"]: r["parent_entity"] for r in out["contain_relations"]}
-            for child in parents:
-                seen, node = {child}, child
-                while node in parents:
-                    node = parents[node]
-                    if node in seen:
-                        problems.append(f"containment cycle through {node}")
-                        break
-                    seen.add(node)
-            return problems
+            return checks.entity_problems(out, ids)
 
         def judge(unit, out):
             calls = []

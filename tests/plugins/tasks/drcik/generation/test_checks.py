@@ -49,3 +49,28 @@ def test_off_window_dates_must_lie_outside_the_window():
         "off-window distractor 1 names 2026-06-09, inside the task window 2026-06-08 to 2026-06-10"]
     assert off_window_problems(["Last summer the pumps..."], start, end) == [
         "off-window distractor 1 names no date (YYYY-MM-DD)"]
+
+
+def entity(name, primary, variables=("v",)):
+    return {"entity_name": name, "time_series_variable": list(variables), "source_tasks": list(primary),
+            "source_tasks_as_primary_entity": list(primary)}
+
+
+def test_each_task_has_exactly_one_primary_entity_and_relations_are_sound():
+    from tsagent_plugins.tasks.drcik.generation.checks import entity_problems
+
+    good = {"entities": [entity("pump", ["a", "b"]), entity("utility", [])],
+            "contain_relations": [{"parent_entity": "utility", "child_entity": "pump"}]}
+    assert entity_problems(good, ["a", "b"]) == []
+    two = {"entities": [entity("pump", ["a"]), entity("station", ["a"])], "contain_relations": []}
+    assert entity_problems(two, ["a", "b"]) == ["task a: 2 primary entities (exactly one needed)",
+                                                "task b: 0 primary entities (exactly one needed)"]
+    cycle = {"entities": [entity("pump", ["a"]), entity("utility", [])],
+             "contain_relations": [{"parent_entity": "utility", "child_entity": "pump"},
+                                   {"parent_entity": "pump", "child_entity": "utility"},
+                                   {"parent_entity": "city", "child_entity": "pump"}]}
+    problems = entity_problems(cycle, ["a"])
+    assert "relation city > pump names an unlisted entity" in problems
+    assert "pump has two parents (utility, city): only the nearest one is wanted" in problems
+    cycle["contain_relations"].pop()
+    assert [p for p in entity_problems(cycle, ["a"]) if p.startswith("containment cycle through")]

@@ -236,3 +236,35 @@ def test_a_research_episode_runs_on_the_output(generated, tmp_path):
     rows = [json.loads(p.read_text()) for p in (tmp_path / "run" / "episodes").glob("*/row.json")]
     assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}, [r.get("error") for r in rows]
     assert {r["benchmark_id"] for r in rows} == {"caf_pump_flow", "caf_pump_power", "caf_solar_ghi", "caf_store_sales"}
+
+
+def test_max_cost_stops_the_generation_and_resume_finishes_it_through_the_shared_limiter(tmp_path, monkeypatch):
+    """--max-cost is shared by the generator and judge clients: the generation stops once it is spent (no
+    release written) and --resume finishes it; every request waited on the one limiter of the scripted
+    backend that --settings gives (shared by the three profiles' proxies)."""
+    from harness.limits import RateLimiter
+
+    limiters = []
+    original = RateLimiter.try_acquire
+
+    def counting(self, key):
+        wait = original(self, key)
+        if wait == 0:
+            limiters.append(id(self))
+        return wait
+
+    monkeypatch.setattr(RateLimiter, "try_acquire", counting)
+    (tmp_path / "settings.yaml").write_text("rate_limits: {scripted: {requests_per_min: 100000}}\n")
+    out = tmp_path / "out"
+    stopped = generate(out, "--settings", str(tmp_path / "settings.yaml"), "--max-cost", "0.02", "--jobs", "1")
+    assert stopped.exit_code == 1 and "max cost $0.02 reached" in stopped.output
+    assert not (out / "tasks").exists() and list((out / "generation").glob("step1*/*/result.json"))
+    first = list(limiters)
+    limiters.clear()
+    finished = generate(out, "--settings", str(tmp_path / "settings.yaml"), "--resume")
+    assert finished.exit_code == 0, finished.output + str(finished.exception)
+    assert len(list((out / "tasks").glob("*.json"))) == 4
+    made = sum(len(json.loads(x)["generator"]) + len(json.loads(x)["judge"])
+               for f in (out / "generation").glob("step*/*/attempts.jsonl") for x in f.read_text().splitlines())
+    assert made == 255 and len(first) + len(limiters) >= made
+    assert len(set(first)) == 1 and len(set(limiters)) == 1  # one limiter per generation, shared by its clients
