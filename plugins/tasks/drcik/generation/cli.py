@@ -47,6 +47,12 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
         profiles = {role: resolve_profile(getattr(spec.models, role)) for role in ROLES}
     except (ConfigError, HarnessError) as exc:
         raise click.ClickException(str(exc)) from None
+    from tsagent_plugins.tasks.drcik.generation.engine import CHAT_PROVIDERS
+
+    for role, profile in profiles.items():
+        if model_backend is None and profile.provider not in CHAT_PROVIDERS:
+            raise click.ClickException(f"models.{role}: profile {profile.name!r} has provider {profile.provider!r}; "
+                                       "dr-generate speaks Chat Completions (openai, openrouter, custom)")
     if dry_run:
         from tsagent_plugins.tasks.drcik.generation.estimate import print_estimate
 

@@ -111,10 +111,18 @@ class Stage:
     judge_name: str | None = None
 
 
-def chat_body(profile: Any, prompt: str) -> dict:
-    """A Chat Completions request of one user message (``max_tokens`` named as the provider wants it)."""
+#: providers whose API the engine's requests speak (OpenAI Chat Completions); Gemini is reached through OpenRouter
+CHAT_PROVIDERS = ("openai", "openrouter", "custom", None)
+
+
+def chat_body(profile: Any, prompt: str, seed: int | None = None) -> dict:
+    """A Chat Completions request of one user message (``max_tokens`` named as the provider wants it) with the
+    generation's ``seed`` (provider-side determinism is best effort)."""
     limit = "max_completion_tokens" if profile.provider == "openai" else "max_tokens"
-    return {"model": profile.model, "messages": [{"role": "user", "content": prompt}], limit: MAX_TOKENS}
+    body = {"model": profile.model, "messages": [{"role": "user", "content": prompt}], limit: MAX_TOKENS}
+    if seed is not None:
+        body["seed"] = seed
+    return body
 
 
 def answer_text(data: Any) -> str | None:
@@ -204,11 +212,12 @@ class Engine:
 
     ``out``: the output folder (attempts under ``out/generation/``); ``clients``: role (e.g.
     ``generator``, ``judge_entity``) -> :class:`harness.ModelClient`; ``rounds``: attempts per unit;
-    ``jobs``: units in flight; ``progress``: ``(stage, done, total)`` callback.
+    ``jobs``: units in flight; ``progress``: ``(stage, done, total)`` callback; ``seed``: sent with every
+    request.
     """
 
     def __init__(self, out: Path, clients: dict[str, Any], rounds: int = 5, jobs: int = 1,
-                 progress: Callable[[str, int, int], None] | None = None):
+                 progress: Callable[[str, int, int], None] | None = None, seed: int | None = None):
         if rounds < 1 or jobs < 1:
             raise ValueError("rounds and jobs must be >= 1")
         self.out = Path(out)
@@ -216,6 +225,7 @@ class Engine:
         self.clients = clients
         self.rounds = rounds
         self.jobs = jobs
+        self.seed = seed
         self.progress = progress or (lambda stage, done, total: None)
         self._lock = threading.Lock()
 
@@ -230,7 +240,7 @@ class Engine:
         call = unit.call(role, client)
         before = call.usage_now()
         try:
-            answer = call.request("POST", "/v1/chat/completions", chat_body(client.profile, text),
+            answer = call.request("POST", "/v1/chat/completions", chat_body(client.profile, text, self.seed),
                                   {"authorization": f"Bearer {DUMMY_API_KEY}"}, TIMEOUT_S)
         except OSError as exc:
             raise ModelError(f"{role}: {type(exc).__name__}: {exc}") from None

@@ -47,7 +47,7 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
     bar = progress or _progress_bar()
     try:
         with bar as report:
-            engine = Engine(out, engine_clients, rounds=spec.rounds, jobs=jobs, progress=report)
+            engine = Engine(out, engine_clients, rounds=spec.rounds, jobs=jobs, progress=report, seed=spec.seed)
             states = Pipeline(tasks, engine, spec.hops, spec.distractors_per_subtype, spec.window_shift_weeks).run()
     finally:
         for client in {id(c): c for c in clients.values()}.values():

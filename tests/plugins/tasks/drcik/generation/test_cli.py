@@ -70,6 +70,10 @@ def test_every_attempt_records_prompt_hash_model_verdict_tokens_and_cost(generat
     assert gen["model"] == "google/gemini-3-flash-preview" and json.loads(gen["response"])["extracted_events"]
     assert judge["verdict"] == "correct" and judge["model"] == "openai/gpt-5.4-nano" and judge["tokens"] > 0
     assert attempt["cost_usd"] == pytest.approx(gen["cost_usd"] + judge["cost_usd"]) and attempt["status"] == "accepted"
+    logs = sorted((generated / "generation" / "proxy" / "dr-generator-gemini-3-flash").glob("*/proxy.jsonl"))
+    request = json.loads(logs[0].read_text().splitlines()[0])
+    assert request["type"] == "request" and request["body"]["seed"] == 0  # the spec's seed on every request
+    assert request["body"]["model"] == "google/gemini-3-flash-preview"
 
 
 def test_the_output_loads_like_the_release(generated):
