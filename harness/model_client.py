@@ -180,8 +180,6 @@ class ModelClient:
                 self._tokens += int(getattr(call.usage, "total_tokens", 0) or 0)
                 self._requests += int(getattr(call.usage, "n_requests", 0) or 0)
 
-    episode = call  # the name model users called it by before
-
     def stop(self) -> None:
         """Stop the proxy when this client started it (:meth:`open`); a run's proxy is the run's to stop."""
         if self.owns_session:
