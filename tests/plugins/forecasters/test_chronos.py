@@ -1,16 +1,13 @@
 """chronos: the sample-path ChronosPipeline on a tiny randomly initialised model built here (no download),
-and the conformance suite on real local weights when they are configured.
+and the conformance suite on a second one configured through ``$HARNESS_CHRONOS_MODEL``.
 
-Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``);
-the real-weights conformance class skips with :data:`NO_LOCAL_WEIGHTS` when ``$HARNESS_CHRONOS_MODEL``
-names no local folder.
+Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +19,7 @@ pytest.importorskip("chronos", reason="needs chronos-forecasting: pip install -e
 from harness.contracts import ForecastError  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.testing.forecaster import ForecasterTests, synthetic_request  # noqa: E402
-from tsagent_plugins.forecasters.chronos import (MODEL_ENV, NO_LOCAL_WEIGHTS, ChronosForecaster,  # noqa: E402
+from tsagent_plugins.forecasters.chronos import (MODEL_ENV, ChronosForecaster,  # noqa: E402
                                          build_tiny_model, load_pipeline)
 
 
@@ -40,15 +37,25 @@ class TestChronosConformance(ForecasterTests):
 
 
 class TestChronosLocalWeightsConformance(ForecasterTests):
-    """The suite on the configured local weights (e.g. a download of amazon/chronos-t5-small)."""
+    """The suite on weights named by ``$HARNESS_CHRONOS_MODEL`` (how a download of e.g.
+    amazon/chronos-t5-small is configured), here a second tiny model built with other sizes."""
 
     @pytest.fixture(scope="class")
     @classmethod
-    def forecaster(cls):
-        folder = os.environ.get(MODEL_ENV)
-        if not folder or not Path(folder).expanduser().is_dir():
-            pytest.skip(NO_LOCAL_WEIGHTS)
-        return ChronosForecaster()
+    def forecaster(cls, tmp_path_factory):
+        folder = build_tiny_model(tmp_path_factory.mktemp("chronos-env") / "tiny", seed=1, context_length=32,
+                                  prediction_length=8, d_model=8)
+        before = os.environ.get(MODEL_ENV)
+        os.environ[MODEL_ENV] = str(folder)
+        try:
+            forecaster = ChronosForecaster()
+            assert forecaster.local_model() == str(folder)
+        finally:
+            if before is None:
+                os.environ.pop(MODEL_ENV)
+            else:
+                os.environ[MODEL_ENV] = before
+        return forecaster.configured(model=str(folder))
 
 
 def test_tiny_model_is_a_real_chronos_folder_flagged_untrained(tiny):
