@@ -58,6 +58,49 @@ class TestChronosLocalWeightsConformance(ForecasterTests):
         return forecaster.configured(model=str(folder))
 
 
+@pytest.fixture(scope="module")
+def tiny_bolt(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("chronos-bolt") / "tiny", kind="bolt")
+
+
+@pytest.fixture(scope="module")
+def tiny_chronos2(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("chronos-2") / "tiny", kind="chronos2")
+
+
+class TestChronosBoltConformance(ForecasterTests):
+    """Chronos-Bolt (quantiles; paths drawn from them) through the same load call."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def forecaster(cls, tiny_bolt):
+        return ChronosForecaster(tiny_bolt)
+
+
+class TestChronos2Conformance(ForecasterTests):
+    """Chronos-2 (quantiles; paths drawn from them) through the same load call."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def forecaster(cls, tiny_chronos2):
+        return ChronosForecaster(tiny_chronos2)
+
+
+@pytest.mark.parametrize("kind", ["bolt", "chronos2"])
+def test_quantile_pipelines_give_paths_within_their_quantiles(kind, tiny_bolt, tiny_chronos2):
+    folder = tiny_bolt if kind == "bolt" else tiny_chronos2
+    request = synthetic_request(horizon=30)
+    out = ChronosForecaster(folder).forecast(request)
+    pipeline = load_pipeline(str(folder))
+    assert out.info["pipeline"] == ("ChronosBoltPipeline" if kind == "bolt" else "Chronos2Pipeline")
+    assert out.info["flag_untrained"] is True and out.samples.shape == (25, 30)
+    q, _ = pipeline.predict_quantiles([torch.tensor(request.history.to_numpy()[-64:], dtype=torch.float32)],
+                                      prediction_length=30, quantile_levels=list(pipeline.quantiles))
+    q = np.sort((q[0] if isinstance(q, list) else q).reshape(30, 9).numpy(), axis=1)
+    lo, hi = q[:, 0] - (q[:, 1] - q[:, 0]), q[:, -1] + (q[:, -1] - q[:, -2])
+    assert (out.samples >= lo - 1e-4).all() and (out.samples <= hi + 1e-4).all()
+
+
 def test_tiny_model_is_a_real_chronos_folder_flagged_untrained(tiny):
     config = json.loads((tiny / "config.json").read_text())
     assert config["chronos_config"]["prediction_length"] == 16 and config["chronos_config"]["n_tokens"] == 64
@@ -88,11 +131,16 @@ def test_chunks_match_the_package_predict_and_leave_the_global_rng_alone(tiny):
     np.testing.assert_array_equal(ours, theirs.astype(float))
 
 
-def test_quantile_models_and_missing_models_are_refused(tmp_path, tiny, monkeypatch):
+def test_unknown_and_missing_models_are_refused(tmp_path, tiny, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({"chronos_pipeline_class": "ChronosXPipeline"}))
+    with pytest.raises(ForecastError, match="unknown Chronos pipeline class 'ChronosXPipeline'"):
+        ChronosForecaster(other).forecast(synthetic_request())
     bolt = tmp_path / "bolt"
     bolt.mkdir()
     (bolt / "config.json").write_text(json.dumps({"chronos_pipeline_class": "ChronosBoltPipeline"}))
-    with pytest.raises(ForecastError, match="ChronosBoltPipeline model returns quantiles, not sample paths"):
+    with pytest.raises(ForecastError, match="cannot load Chronos model"):
         ChronosForecaster(bolt).forecast(synthetic_request())
     with pytest.raises(ForecastError, match="'.*nothing-here' is not a local folder"):
         ChronosForecaster(tmp_path / "nothing-here").forecast(synthetic_request())
