@@ -51,7 +51,8 @@ class Missing(PretrainedForecaster):
 
 
 def test_a_family_not_installed_refuses_with_its_install_command():
-    with pytest.raises(ForecastError, match=r"missing-family is not installed .*install: pip install -e '\.\[missing\]'"):
+    expected = r"missing-family is not installed .*install: pip install -e '\.\[missing\]'"
+    with pytest.raises(ForecastError, match=expected):
         Missing().forecast(synthetic_request())
     assert Missing.installed() is False
 

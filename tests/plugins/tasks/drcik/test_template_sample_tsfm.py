@@ -16,7 +16,7 @@ pytest.importorskip("toto.model.toto")
 
 from tsagent_plugins.forecasters import chronos, moirai, timesfm, tirex, toto  # noqa: E402
 
-SPEC = Path(__file__).resolve().parents[3] / "tasks" / "drcik" / "sample-tsfm.yaml"
+SPEC = Path(__file__).resolve().parents[4] / "tasks" / "drcik" / "sample-tsfm.yaml"
 
 
 @pytest.mark.slow
