@@ -27,7 +27,7 @@ declare -A CHECK=(
   [timesfm]="import timesfm3.torch"
   [tirex]="import tirex.models.tirex"
   [moirai]="import uni2ts.model.moirai2, uni2ts.model.moirai_moe"
-  [toto]="import toto.model.toto, toto.inference.forecaster"
+  [toto]="import toto.model.toto, toto.inference.forecaster, toto.data.util.dataset"
 )
 families=("$@")
 [ "${#families[@]}" -gt 0 ] || families=(timesfm tirex moirai toto)

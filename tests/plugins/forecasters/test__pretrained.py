@@ -77,3 +77,24 @@ def test_an_uncached_hub_id_offline_fails_at_once(monkeypatch, tmp_path):
         Missing().locate()
     with pytest.raises(ForecastError, match="no such folder nor a Hugging Face id"):
         Missing(str(tmp_path / "gone")).locate()
+
+
+def test_the_install_script_installs_what_each_family_imports():
+    """Every family's refusal names a command that exists, and the script's import check covers the modules
+    the forecaster imports (so a family the script calls installed does not refuse)."""
+    import re
+    from pathlib import Path
+
+    from tsagent_plugins.forecasters import moirai, timesfm, tirex, toto
+
+    script = (Path(__file__).resolve().parents[3] / "scripts" / "install-forecasters.sh").read_text()
+    checks = dict(re.findall(r'\[(\w+)\]="import ([^"]+)"', script))
+    pyproject = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text()
+    for cls, family in [(timesfm.TimesFMForecaster, "timesfm"), (tirex.TiRexForecaster, "tirex"),
+                        (moirai.MoiraiForecaster, "moirai"), (moirai.MoiraiMoEForecaster, "moirai"),
+                        (toto.TotoForecaster, "toto")]:
+        assert family in checks, family
+        imported = {m.strip() for m in checks[family].split(",")}
+        assert set(cls.modules) - {"tirex"} <= imported, (cls.name, cls.modules, imported)
+        assert cls.install in (f"bash scripts/install-forecasters.sh {family}", f"pip install -e '.[{family}]'")
+        assert re.search(rf"^{family} = \[", pyproject, re.M), f"no extra {family}"
