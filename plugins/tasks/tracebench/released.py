@@ -141,7 +141,7 @@ def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int
             entry = {"seed": int(rep)}
             for name, ids in (("test", split.test), ("train", split.support),
                               ("heldout", split.heldout if submission == "programmatic" else [])):
-                entry[name] = [[sid, noise_seed(seed, sid, int(rep))] for sid in ids]
+                entry[name] = [[sid, noise_seed(seed, int(rep))] for sid in ids]
             reps.append(entry)
         manifest[slug] = reps
     doc = {"simulator": sim.name, "labels": list(sim.labels),

@@ -5,7 +5,8 @@ Generic over simulators: the reference numbers come from ``Simulator.reference``
 
 * :func:`snr_table`: per channel and noise level, mean and sample SD over the pool of the
   per-sample SNR ``10 log10(sum_t y^2 / sum_t (y_noisy - y)^2)`` (the definition of
-  ``benchmarks/snr.py``), each sample noised with its episode noise seed for repetition 0.
+  ``benchmarks/snr.py``), each sample noised with a seed of its own
+  (:func:`~tsagent_plugins.tasks.tracebench.files.sample_noise_seed`; an episode shares one seed).
 * :func:`range_table`: min / median / max of each variable over the retained samples, baseline
   values (one per sample, as Table 5 weighs them) and post-intervention values separately,
   with the acceptance checks of the pool specification (inside the table's range; min and max
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from harness import NO_CHANGE, Simulator
-from tsagent_plugins.tasks.tracebench.files import noise_seed
+from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
 
 #: Tolerances of the pool specification, as fractions of the table's span.
 EDGE_TOL = 0.10
@@ -87,7 +88,7 @@ def snr_table(sim: Simulator, pool, rep_seed: int = 0) -> pd.DataFrame:
     per = {lvl: [] for lvl in ("low", "high")}
     for sid in pool.recipes.index:
         clean = pool.clean(sid)
-        seed = noise_seed(pool_seed, sid, rep_seed)
+        seed = sample_noise_seed(pool_seed, sid, rep_seed)
         for lvl, kappa in (("low", sim.kappa_ref), ("high", sim.kappa_high)):
             per[lvl].append(sample_snr(clean.values, sim.observe(clean, kappa, seed)))
     ref = sim.reference.snr if sim.reference else {}
