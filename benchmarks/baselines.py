@@ -1,7 +1,7 @@
 """Run and time the classical-baseline experiment (TraceBench Appendix E, Table 22).
 
 Usage: ``python benchmarks/baselines.py [--experiment tasks/experiments/baselines.yaml]
-[--out runs/baselines-bench] [--jobs N] [--only-agent NAME ...] [--seeds N]``.
+[--out runs/baselines-bench] [--jobs N] [--only-agent NAME ...] [--seeds N] [--sandbox BACKEND]``.
 
 Runs exactly the README's command, ``harness run --experiment
 tasks/experiments/baselines.yaml --jobs N`` (N defaults to the number of CPUs),
@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=None, help="use only the first N seeds")
     parser.add_argument("--jit", type=Path, default=None, metavar="EPISODE_WORKSPACE",
                         help="only measure cold-JIT vs cached solver time on this workspace")
+    parser.add_argument("--sandbox", default=None, help="sandbox backend passed to harness run (default: its own)")
     parser.add_argument("--compare", type=Path, default=None, metavar="RUN_DIR",
                         help="only print the comparison with the paper's Table 22 for this run's results.parquet")
     args = parser.parse_args(argv)
@@ -192,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(args.out)
 
     started = time.perf_counter()
+    sandbox = ["--sandbox", args.sandbox] if args.sandbox else []
     done = subprocess.run([sys.executable, "-m", "harness", "run", "--experiment", str(experiment), "--jobs",
-                           str(args.jobs), "--out", str(args.out)], cwd=ROOT, capture_output=True, text=True)
+                           str(args.jobs), "--out", str(args.out), *sandbox], cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if experiment != args.experiment.resolve():
         experiment.unlink()
