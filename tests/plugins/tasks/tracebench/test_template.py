@@ -247,6 +247,21 @@ def test_low_and_high_noise_share_seeds_but_differ(env, tmp_path, simulators):
         np.testing.assert_array_equal(low[:, 3], high[:, 3])
 
 
+def test_one_noise_seed_per_episode_shared_by_test_and_support(env, tmp_path):
+    """The reference materialises every sample of a question with the question's single seed: test and
+    support samples of an episode share one seed, another repetition draws another, and pool-wide SNR
+    statistics use a seed per sample."""
+    from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
+
+    _, _, _, key0 = materialize(env, tmp_path, "rep0", seed=0)
+    _, _, _, key1 = materialize(env, tmp_path, "rep1", seed=1)
+    seeds0 = {t["noise_seed"] for group in ("test", "support") for t in key0[group].values()}
+    seeds1 = {t["noise_seed"] for group in ("test", "support") for t in key1[group].values()}
+    assert seeds0 == {noise_seed(0, 0)} and seeds1 == {noise_seed(0, 1)} and noise_seed(0, 0) != noise_seed(0, 1)
+    ids = [t["sample_id"] for t in key0["test"].values()]
+    assert len({sample_noise_seed(0, sid) for sid in ids}) == len(ids)
+
+
 def test_materialize_is_deterministic(env, tmp_path):
     a = all_files(materialize(env, tmp_path, "x1", submission="programmatic")[1])
     b = all_files(materialize(env, tmp_path, "x2", submission="programmatic")[1])
