@@ -1,7 +1,7 @@
 """Run and time the classical-baseline experiment (TraceBench Appendix E, Table 22).
 
 Usage: ``python benchmarks/baselines.py [--experiment tasks/experiments/baselines.yaml]
-[--out runs/baselines-bench] [--jobs N] [--only-agent NAME ...] [--seeds N]``.
+[--out runs/baselines-bench] [--jobs N] [--only-agent NAME ...] [--seeds N] [--sandbox BACKEND]``.
 
 Runs exactly the README's command, ``harness run --experiment
 tasks/experiments/baselines.yaml --jobs N`` (N defaults to the number of CPUs),
@@ -21,7 +21,11 @@ in CPU-slot seconds (wall × jobs):
 * ``harness outside episodes``: start-up, pool loading, the results file and
   idle slots (wall × jobs minus the episodes).
 
-Then prints ``harness report``'s Table 22 for the run.
+Then prints ``harness report``'s Table 22 for the run, and every Table 22 cell beside the paper's value
+(``benchmarks/data/tracebench_table22.csv``), marking those outside the paper's spread (|ours - paper| >
+paper SD) and checking the reproduction criteria: at most 7 of the 36 per-simulator cells outside, no method
+outside in the same direction on 3 or more of its 6 cells, both Aggregate columns within the paper's SD.
+``--compare RUN_DIR`` prints only that comparison for an existing run.
 
 ``--jit EPISODE_WORKSPACE`` instead measures what numba's cache saves: it runs
 the dtw and minirocket solvers on a copy of that workspace once with an empty
@@ -43,6 +47,7 @@ import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+PAPER = ROOT / "benchmarks" / "data" / "tracebench_table22.csv"
 
 
 def grid(experiment: Path) -> tuple[dict, list[Path]]:
@@ -119,10 +124,40 @@ def jit(workspace: Path) -> None:
                 else:
                     env["HARNESS_NUMBA_CACHE"] = str(cache)
                 t0 = time.perf_counter()
-                done = subprocess.run([sys.executable, "-m", "tsagent_plugins.agents.classical.solve", "--task-info", info,
-                                       "--method", method], cwd=ws, env=env, capture_output=True, text=True)
+                done = subprocess.run([sys.executable, "-m", "tsagent_plugins.agents.classical.solve", "--task-info",
+                                       info, "--method", method], cwd=ws, env=env, capture_output=True, text=True)
                 line = next((x for x in done.stderr.splitlines() if x.startswith("timings ")), "timings {}")
                 print(f"{method:10s} {mode:6s} {time.perf_counter() - t0:6.1f} s  {line}")
+
+
+def print_comparison(frame: pd.DataFrame, paper_file: Path = PAPER) -> bool:
+    """Print every paper cell beside ours, the cells outside the paper's spread and the criteria; True when met."""
+    from tsagent_plugins.tasks.tracebench.table22 import (BASELINES, MAX_OUTSIDE, MAX_SAME_SIDE, compare, criteria,
+                                                          read_paper)
+
+    cmp = compare(frame, read_paper(paper_file))
+    print(f"\nTable 22, ours vs the paper ({paper_file.relative_to(ROOT)}); * = outside the paper's spread "
+          "(|ours - paper| > paper SD), + above / - below")
+    columns = list(dict.fromkeys(zip(cmp["simulator"], cmp["noise"])))
+    print(f"{'method':32s}" + "".join(f"{sim[:10] + ' ' + noise:>24s}" for sim, noise in columns))
+    for agent, group in cmp.groupby("agent", sort=False):
+        cells = []
+        for r in group.itertuples():
+            if r.ours is None or pd.isna(r.ours):
+                cells.append(f"{'-':>9s} / {r.mean:.3f}±{r.sd:.3f}")
+            else:
+                mark = ("*+" if r.side == 1 else "*-") if r.outside else "  "
+                cells.append(f"{r.ours:.3f}{mark} / {r.mean:.3f}±{r.sd:.3f}")
+        print(f"{BASELINES.get(agent, agent):32s}" + "".join(f"{c:>24s}" for c in cells))
+    c = criteria(cmp)
+    print(f"per-simulator cells outside the paper's spread: {c['outside']} of {c['cells']} "
+          f"(criterion <= {MAX_OUTSIDE}; about 4 expected by chance)")
+    worst = {a: n for a, n in c["same_side"].items() if n}
+    print(f"most cells outside on one side, per method (criterion < {MAX_SAME_SIDE}): "
+          + (", ".join(f"{BASELINES.get(a, a)} {n}" for a, n in worst.items()) or "none"))
+    print(f"aggregate cells outside the paper's SD: {c['aggregate_outside']} (criterion 0)")
+    print(f"criteria {'MET' if c['met'] else 'NOT MET'}" + ("" if c["complete"] else " (some cells were not run)"))
+    return bool(c["met"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=None, help="use only the first N seeds")
     parser.add_argument("--jit", type=Path, default=None, metavar="EPISODE_WORKSPACE",
                         help="only measure cold-JIT vs cached solver time on this workspace")
+    parser.add_argument("--sandbox", default=None, help="sandbox backend passed to harness run (default: its own)")
+    parser.add_argument("--compare", type=Path, default=None, metavar="RUN_DIR",
+                        help="only print the comparison with the paper's Table 22 for this run's results.parquet")
     args = parser.parse_args(argv)
+    if args.compare:
+        print_comparison(pd.read_parquet(args.compare / "results.parquet"))
+        return 0
     if args.jit:
         jit(args.jit)
         return 0
@@ -152,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(args.out)
 
     started = time.perf_counter()
+    sandbox = ["--sandbox", args.sandbox] if args.sandbox else []
     done = subprocess.run([sys.executable, "-m", "harness", "run", "--experiment", str(experiment), "--jobs",
-                           str(args.jobs), "--out", str(args.out)], cwd=ROOT, capture_output=True, text=True)
+                           str(args.jobs), "--out", str(args.out), *sandbox], cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if experiment != args.experiment.resolve():
         experiment.unlink()
@@ -191,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     end = text.find("\n\n", text.find("\n|", start) if start >= 0 else 0)
     print("\n" + text[start:text.find("\n\n", end + 2)] if start >= 0 else
           f"no Table 22 in the report: {report.stderr[-800:]}")
+    print_comparison(frame)
     return 0
 
 

@@ -52,7 +52,7 @@ def main(sim_name: str, per_class: int, seed: int, workers: int | None, cache: P
 
         snr = summary.snr_table(sim, pool)
         t = Table(title=f"SNR (dB), mean +- SD over the pool vs {src}")
-        for col in ("channel", "level", "pool", "paper", "diff mean / SD", "within 1.5 dB"):
+        for col in ("channel", "level", "pool", "paper", "diff mean / SD", "within the paper's spread"):
             t.add_column(col, justify="right")
         for r in snr.itertuples():
             t.add_row(r.channel, r.level, f"{r.mean:.2f} +- {r.sd:.2f}", f"{r.t_mean:.2f} +- {r.t_sd:.2f}",

@@ -21,8 +21,8 @@ from harness.store import RunStore, write_json
 LABELS = {
     "balldrop": ["coefficient of restitution", "mass", "drag coefficient", "gravity acceleration",
                  "no parameter change"],
-    "bounceball": ["inclination angle of the rail", "weight of the mass", "left restitution", "right restitution",
-                   "viscous damping", "no parameter change"],
+    "bounceball": ["inclination angle", "mass", "left restitution", "right restitution", "viscous damping",
+                   "no parameter change"],
     "massslide": ["breakaway friction", "Coulomb friction", "gravity constant", "plane inclination",
                   "no parameter change"],
 }

@@ -47,13 +47,17 @@ class BounceBall(TableSimulator):
         Parameter("initial_velocity", "initial velocity", "m/s", *sampling.TABLE10["initial_velocity"][::2]),
     )
     parameters = (
-        _param("inclination_angle", "inclination angle of the rail", "deg"),
-        _param("mass", "weight of the mass", "kg"),
+        _param("inclination_angle", "inclination angle", "deg"),
+        _param("mass", "mass", "kg"),
         _param("restitution_left", "left restitution", "-"),
         _param("restitution_right", "right restitution", "-"),
         _param("viscous_damping", "viscous damping", "N*s/m"),
     )
-    #: Display names in reports (Appendix A's candidate labels).
+    #: Display names in reports.  The class labels above are Appendix A's candidate labels ("inclination angle,
+    #: mass, left restitution, right restitution, viscous damping"), as for BallDrop and MassSlide, rather than
+    #: the public release's display strings ("inclination angle of the rail", "weight of the mass",
+    #: "coefficient of restitution of the left wall", ...), which the release reader maps by parameter
+    #: (:mod:`tsagent_plugins.tasks.tracebench.released`).
     display_names = {"inclination_angle": "inclination angle", "mass": "mass", "restitution_left":
                      "left restitution", "restitution_right": "right restitution",
                      "viscous_damping": "viscous damping"}

@@ -5,7 +5,8 @@ A simulator's noise-coefficient table (Tables 11, 16) names, per channel, compon
 coefficients are used exactly, scaled by ``kappa`` (``kappa_ref = 1``, ``kappa_high = 4``), with
 no further gain.  Each component is a *trajectory-independent* standard random field drawn from
 the seed times a *deterministic* amplitude computed from the clean channel ``y_c``, its scale
-``S_c = max_t |y_c(t)|`` (peak magnitude, channel units) and ``kappa``::
+``S_c = max_t |y_c(t)|`` (peak magnitude, channel units; ``scale="rms"``: the root mean square
+``sqrt(mean_t y_c(t)^2)`` instead) and ``kappa``::
 
     observed_c(t) = Q_c(y_c)(t) + A_c(t) z_c(t) + D_c(t) d_c(t) + B_c(t) b_c
 
@@ -58,6 +59,7 @@ class ChannelNoise:
     burst: ``w(t)^2 = sum_e exp(-2 |t - t_e| / event_tau)``, and likewise for the post-event part).
     ``event_field``: ``"white"`` (the event component on ``z_c``) or ``"drift"`` (on ``d_c``).
     ``bias_form``: ``"offset"`` (``B = kappa bias S``) or ``"gain"`` (``B(t) = kappa bias y(t)``).
+    ``scale``: ``"peak"`` (``S = max |y|``) or ``"rms"`` (``S = sqrt(mean y^2)``).
     """
 
     base: float = 0.0
@@ -74,6 +76,7 @@ class ChannelNoise:
     overlap: str = "nearest"
     event_field: str = "white"
     bias_form: str = "offset"
+    scale: str = "peak"
 
     def __post_init__(self) -> None:
         if self.event_field not in ("white", "drift"):
@@ -82,12 +85,14 @@ class ChannelNoise:
             raise ValueError(f"bias_form must be 'offset' or 'gain', got {self.bias_form!r}")
         if self.overlap not in ("nearest", "sum"):
             raise ValueError(f"overlap must be 'nearest' or 'sum', got {self.overlap!r}")
+        if self.scale not in ("peak", "rms"):
+            raise ValueError(f"scale must be 'peak' or 'rms', got {self.scale!r}")
 
     @classmethod
     def from_table(cls, table: dict[str, float], prefix: str, events: str = "events",
                    event_tau: float | None = None, post_tau: float | None = None,
                    overlap: str = "nearest", event_field: str = "white",
-                   bias_form: str = "offset") -> "ChannelNoise":
+                   bias_form: str = "offset", scale: str = "peak") -> "ChannelNoise":
         """The components of ``prefix`` in a coefficient table keyed like Tables 11 and 16."""
         kw = {c: table.get(f"{prefix}_{c}_sigma_scale", 0.0) for c in _COMPONENTS}
         kw["quant_floor"] = table.get(f"{prefix}_quant_step_floor", 0.0)
@@ -98,7 +103,7 @@ class ChannelNoise:
         if unknown:
             raise ValueError(f"unknown noise coefficient(s) {unknown}")
         return cls(**kw, events=events, event_tau=event_tau, post_tau=post_tau, overlap=overlap,
-                   event_field=event_field, bias_form=bias_form)
+                   event_field=event_field, bias_form=bias_form, scale=scale)
 
 
 def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: float, overlap: str = "nearest"):
@@ -205,7 +210,7 @@ class FieldNoise:
         delta = np.zeros((C, T))
         for c, ch in enumerate(self.channels):
             y = yt[c]
-            s = float(np.abs(y).max(initial=0.0))
+            s = float(np.sqrt(np.mean(y * y))) if ch.scale == "rms" and T else float(np.abs(y).max(initial=0.0))
             var = np.full(T, (ch.base * s) ** 2)
             dvar = np.full(T, (ch.drift * s) ** 2)
             if ch.event or ch.post_event:

@@ -40,7 +40,7 @@ class MassSlide(TableSimulator):
     """
 
     name = "massslide"
-    version = "2"
+    version = "3"  # 3: normal-force noise scale is the RMS (noise.NORMAL_SCALE)
     horizon = 10.0
     dt = 1.0 / 50.0
     state_variables = (

@@ -65,7 +65,7 @@ def plot_sample_cmd(sim_name: str, pool_dir: Path | None, seed: int, per_class: 
         raise click.BadParameter(f"no sample {sample_id!r} in {pool.path}", param_hint="--sample")
     clean = pool.clean(sample_id)
     if hasattr(pool, "conditions"):  # released: noise seeds live in the manifest per condition
-        ns = noise_seed(0, sample_id, rep_seed)
+        ns = noise_seed(0, rep_seed)
     else:
         ns = pool.noise_seed(sample_id, rep_seed)
     iv = pool.intervention(sample_id)

@@ -129,14 +129,15 @@ class Pool:
                              n_heldout_per_class, where=f"pool {self.path}")
 
     def noise_seed(self, sample_id: str, rep_seed: int) -> int:
-        """Seed of ``Simulator.observe`` for ``sample_id`` in repetition ``rep_seed``
-        (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed` of this pool's seed)."""
+        """Seed of ``Simulator.observe`` for ``sample_id`` in repetition ``rep_seed``: the episode's seed,
+        the same for every sample (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed` of this
+        pool's seed).  KeyError for a sample not in the pool."""
         from tsagent_plugins.tasks.tracebench.files import noise_seed
 
         self._check(sample_id)
         if self._pool_seed is None:
             self._pool_seed = int(_store.read_json(self.path / "meta.json")["pool_seed"])
-        return noise_seed(self._pool_seed, sample_id, rep_seed)
+        return noise_seed(self._pool_seed, rep_seed)
 
     def stats(self) -> dict:
         """Generation statistics: ``configurations`` (processed), ``configurations_kept``,

@@ -17,8 +17,11 @@ are UNVERIFIED against the real files.  Field mapping (release -> pool recipe):
 ==========================================  =============================================
 ``questions.json``                          pool
 ==========================================  =============================================
-``label_mapping`` {parameter: label}        class label of each parameter
-``ground_truth.<uuid>.label``               ``label``
+``label_mapping`` {parameter: label}        the release's display string of each parameter
+``ground_truth.<uuid>.label``               ``label``: the simulator's label of
+                                            ``changed_parameter`` (the release's display
+                                            string, e.g. BounceBall's "weight of the mass",
+                                            is accepted for it), else "no parameter change"
 ``ground_truth.<uuid>.changed_parameter``   ``parameter`` (null: no intervention)
 ``ground_truth.<uuid>.intervention_time``   ``t_int`` (s)
 ``ground_truth.<uuid>.new_value``           ``new_value``
@@ -138,7 +141,7 @@ def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int
             entry = {"seed": int(rep)}
             for name, ids in (("test", split.test), ("train", split.support),
                               ("heldout", split.heldout if submission == "programmatic" else [])):
-                entry[name] = [[sid, noise_seed(seed, sid, int(rep))] for sid in ids]
+                entry[name] = [[sid, noise_seed(seed, int(rep))] for sid in ids]
             reps.append(entry)
         manifest[slug] = reps
     doc = {"simulator": sim.name, "labels": list(sim.labels),
@@ -197,13 +200,19 @@ class ReleasedPool:
         if doc.get("simulator", sim.name) != sim.name:
             raise PoolCacheError(f"{qfile}: field 'simulator' is {doc.get('simulator')!r}, expected {sim.name!r}")
         known = {p.name for p in sim.parameters}
+        label_of = {p.name: p.label for p in sim.parameters}
         rows = []
         for sid, g in truth.items():
             where = f"{qfile}: ground_truth[{sid!r}]"
             par = g.get("changed_parameter")
             if par is not None and par not in known:
                 raise PoolCacheError(f"{where}: field 'changed_parameter' {par!r} is not a {sim.name} parameter")
-            label = g.get("label") or (mapping.get(par) if par else NO_CHANGE)
+            given = g.get("label") or (mapping.get(par) if par else NO_CHANGE)
+            # a parameter's class is ours whatever display string the release gave it ("weight of the mass")
+            label = label_of[par] if par is not None else given
+            if par is not None and given not in (label, mapping.get(par)):
+                raise PoolCacheError(f"{where}: field 'label' {given!r} is neither {label!r} nor "
+                                     f"label_mapping[{par!r}]")
             if label not in sim.labels:
                 raise PoolCacheError(f"{where}: field 'label' {label!r} is not one of {sim.labels}")
             theta = _field(g, "initial_parameters", where)

@@ -5,7 +5,8 @@ Generic over simulators: the reference numbers come from ``Simulator.reference``
 
 * :func:`snr_table`: per channel and noise level, mean and sample SD over the pool of the
   per-sample SNR ``10 log10(sum_t y^2 / sum_t (y_noisy - y)^2)`` (the definition of
-  ``benchmarks/snr.py``), each sample noised with its episode noise seed for repetition 0.
+  ``benchmarks/snr.py``), each sample noised with a seed of its own
+  (:func:`~tsagent_plugins.tasks.tracebench.files.sample_noise_seed`; an episode shares one seed).
 * :func:`range_table`: min / median / max of each variable over the retained samples, baseline
   values (one per sample, as Table 5 weighs them) and post-intervention values separately,
   with the acceptance checks of the pool specification (inside the table's range; min and max
@@ -21,13 +22,16 @@ import numpy as np
 import pandas as pd
 
 from harness import NO_CHANGE, Simulator
-from tsagent_plugins.tasks.tracebench.files import noise_seed
+from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
 
 #: Tolerances of the pool specification, as fractions of the table's span.
 EDGE_TOL = 0.10
 MEDIAN_TOL = 0.10
-#: Allowed distance of the SNR mean and SD from the table's (dB).
-SNR_TOL_DB = 1.5
+#: SNR check against the paper's spread: the pool's mean within the table's SD of the table's mean, and
+#: the pool's SD within this fraction of the table's SD of the table's SD (the table gives no spread of
+#: its SD; half of it lets a pool of ~800 samples pass on another seed while an SD 2.7 times the table's,
+#: MassSlide's normal force before generator v3, fails).
+SNR_SD_TOL = 0.5
 #: Balanced accuracy allowed above chance for the configuration-only classifier.
 KNN_MARGIN = 0.10
 KNN_K = 5
@@ -78,13 +82,13 @@ def sample_snr(values: np.ndarray, noisy: np.ndarray) -> np.ndarray:
 
 def snr_table(sim: Simulator, pool, rep_seed: int = 0) -> pd.DataFrame:
     """Rows per (channel, level in low/high): ``mean, sd`` (dB) over the pool's samples, the
-    table's ``t_mean, t_sd`` and ``ok`` (both within :data:`SNR_TOL_DB`).  Samples whose
+    table's ``t_mean, t_sd`` and ``ok`` (:func:`snr_ok`: within the table's spread).  Samples whose
     channel is identically zero (infinite SNR) are left out of that channel."""
     pool_seed = int(_meta_seed(pool))
     per = {lvl: [] for lvl in ("low", "high")}
     for sid in pool.recipes.index:
         clean = pool.clean(sid)
-        seed = noise_seed(pool_seed, sid, rep_seed)
+        seed = sample_noise_seed(pool_seed, sid, rep_seed)
         for lvl, kappa in (("low", sim.kappa_ref), ("high", sim.kappa_high)):
             per[lvl].append(sample_snr(clean.values, sim.observe(clean, kappa, seed)))
     ref = sim.reference.snr if sim.reference else {}
@@ -95,10 +99,16 @@ def snr_table(sim: Simulator, pool, rep_seed: int = 0) -> pd.DataFrame:
             x = x[np.isfinite(x)]
             tm, ts = ref.get(ch.name, ((np.nan, np.nan), (np.nan, np.nan)))[j]
             m, s = float(x.mean()), float(x.std(ddof=1))
-            ok = bool(abs(m - tm) <= SNR_TOL_DB and abs(s - ts) <= SNR_TOL_DB) if np.isfinite(tm) else None
+            ok = snr_ok(m, s, tm, ts) if np.isfinite(tm) else None
             rows.append({"channel": ch.name, "level": lvl, "n": int(x.size), "mean": m, "sd": s,
                          "t_mean": tm, "t_sd": ts, "ok": ok})
     return pd.DataFrame(rows)
+
+
+def snr_ok(mean: float, sd: float, t_mean: float, t_sd: float) -> bool:
+    """The pool's SNR (dB) within the paper's spread: ``|mean - t_mean| <= t_sd`` and
+    ``|sd - t_sd| <= SNR_SD_TOL * t_sd``."""
+    return bool(abs(mean - t_mean) <= t_sd and abs(sd - t_sd) <= SNR_SD_TOL * t_sd)
 
 
 def _meta_seed(pool) -> int:

@@ -137,3 +137,71 @@ def table22(frame: pd.DataFrame) -> Table | None:
                        "over simulators and seeds ± within-simulator SD (Section 4.2). Chance: 1 / classes.")
     return table
 
+
+
+# -- our cells against the paper's (issue criteria for reproducing Table 22) ------------------------------
+#: At most this many of the 36 per-simulator cells may lie outside the paper's spread (about 4 are by chance).
+MAX_OUTSIDE = 7
+#: A method may not lie outside in the same direction on this many of its 6 per-simulator cells.
+MAX_SAME_SIDE = 3
+
+
+def read_paper(path) -> pd.DataFrame:
+    """The paper's Table 22 as rows ``agent, simulator, noise, mean, sd`` (a CSV with ``#`` comment lines).
+
+    Raises ValueError naming the file and the missing column."""
+    paper = pd.read_csv(path, comment="#")
+    missing = {"agent", "simulator", "noise", "mean", "sd"} - set(paper.columns)
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {sorted(missing)}")
+    return paper
+
+
+def compare(frame: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Every cell of ``paper`` beside ours from the run rows ``frame``.
+
+    Returns rows ``agent, simulator, noise, mean, sd, ours, ours_sd, diff`` (ours - paper), ``outside``
+    (|ours - paper| > paper SD; None without our cell) and ``side`` (+1 above, -1 below, 0 inside).
+    Ours are :func:`cells` of the matched direct-answer rows of each baseline profile (the profile named
+    like the agent plugin, as ``tasks/experiments/baselines.yaml`` runs them)."""
+    rows = matched_rows(frame)
+    simulators = [s for s in dict.fromkeys(paper["simulator"]) if s != "aggregate"]
+    ours: dict[tuple, tuple] = {}
+    baseline_rows = rows[rows["profile"].isin(list(BASELINES))] if not rows.empty else rows
+    for agent, group in baseline_rows.groupby("profile"):
+        present = [s for s in simulators if s in set(group["simulator"])]
+        for d in cells(group, present)[1]:
+            ours[(agent, d["simulator"], d["noise"])] = (d["mean"], d["sd"])
+    out = []
+    for r in paper.itertuples(index=False):
+        mean, sd = ours.get((r.agent, r.simulator, r.noise), (None, None))
+        row = {"agent": r.agent, "simulator": r.simulator, "noise": r.noise, "mean": float(r.mean), "sd": float(r.sd),
+               "ours": mean, "ours_sd": sd, "diff": None, "outside": None, "side": None}
+        if mean is not None:
+            diff = mean - float(r.mean)
+            outside = abs(diff) > float(r.sd) + 1e-12
+            row.update(diff=diff, outside=outside, side=(1 if diff > 0 else -1) if outside else 0)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def criteria(cmp: pd.DataFrame) -> dict:
+    """The reproduction criteria on :func:`compare`'s rows.
+
+    ``outside`` (per-simulator cells outside the paper's spread), ``cells`` (per-simulator cells compared),
+    ``same_side`` {agent: most cells outside on one side}, ``aggregate_outside`` (aggregate cells outside), and
+    ``met``: ``outside <= MAX_OUTSIDE``, no agent with ``MAX_SAME_SIDE`` or more on one side, no aggregate outside,
+    every cell compared."""
+    per_sim = cmp[cmp["simulator"] != "aggregate"]
+    agg = cmp[cmp["simulator"] == "aggregate"]
+    n_outside = int((per_sim["outside"] == True).sum())  # noqa: E712 - None means "not run"
+    same_side = {}
+    for agent, group in per_sim.groupby("agent", sort=False):
+        sides = group["side"].dropna()
+        same_side[agent] = int(max((sides == 1).sum(), (sides == -1).sum())) if len(sides) else 0
+    agg_outside = int((agg["outside"] == True).sum())  # noqa: E712
+    complete = bool(cmp["ours"].notna().all())
+    met = complete and n_outside <= MAX_OUTSIDE and all(v < MAX_SAME_SIDE for v in same_side.values()) \
+        and agg_outside == 0
+    return {"outside": n_outside, "cells": int(per_sim["ours"].notna().sum()), "same_side": same_side,
+            "aggregate_outside": agg_outside, "complete": complete, "met": met}

@@ -439,7 +439,7 @@ class TracebenchTemplate(TaskTemplate):
             if class_label not in as_shown:
                 raise ValueError(f"pool sample {sample_id!r} has label {class_label!r}, not one of {list(as_shown)}")
             seed = (pool.noise_seed(sample_id, params.seed) if hasattr(pool, "noise_seed")
-                    else sample_files.noise_seed(params.pool_seed, sample_id, params.seed))
+                    else sample_files.noise_seed(params.pool_seed, params.seed))
             clean = pool.clean(sample_id)
             noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
             if noisy.shape != np.shape(clean.values):

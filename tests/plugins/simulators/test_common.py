@@ -142,3 +142,27 @@ def test_simulators_pickle_for_worker_processes():
         sim.noise_power(tr, 4.0, 4)  # fills the moment cache
         copy = pickle.loads(pickle.dumps(sim))
         np.testing.assert_array_equal(copy.observe(tr, 1.0, 3), sim.observe(tr, 1.0, 3))
+
+
+def test_rms_scale_gives_massslide_normal_force_its_table17_snr_whatever_the_step():
+    """``scale="rms"``: S = sqrt(mean y^2).  MassSlide's normal force uses it (Table 17: 59.90 +- 0.40 dB;
+    a constant force under Table 16's base and drift reads -10 log10(0.001^2 + 0.0002^2) = 59.83 dB): a force
+    that steps to half or to twice its value reads the same expected SNR as a constant one, where the peak
+    scale loses 10 log10(mean y^2 / max y^2) dB."""
+    with pytest.raises(ValueError, match="scale"):
+        ChannelNoise(scale="span")
+    sim = MassSlide()
+    assert sim.noise_model.channels[2].scale == "rms" and sim.noise_model.channels[0].scale == "peak"
+    t = sim.time
+    expected = -10 * np.log10(0.001 ** 2 + 0.0002 ** 2)
+    for after in (20.0, 5.0, 40.0):
+        y = np.zeros((t.size, 3))
+        y[:, 2] = np.where(t < 5.0, 10.0, after)
+        power = sim.noise_model.noise_power(t, y, np.array([]), 1.0, 256)[:, 2]
+        snr = 10 * np.log10((y[:, 2] ** 2).sum() / power.sum())
+        assert abs(snr - expected) < 0.05, (after, snr)
+    peak = FieldNoise((ChannelNoise.from_table(ms_noise.COEFFICIENTS, "normal"),), dt=0.02, event_tau=1.0,
+                      post_tau=0.1, drift_tau=6.0, salt=1)
+    power = peak.noise_power(t, y[:, 2:], np.array([]), 1.0, 256)[:, 0]
+    loss = 10 * np.log10((y[:, 2] ** 2).mean() / 40.0 ** 2)
+    assert abs(10 * np.log10((y[:, 2] ** 2).sum() / power.sum()) - (expected + loss)) < 0.05

@@ -22,8 +22,8 @@ SETTINGS = [
     ("nocontext-programmatic-examples.txt", False, "programmatic", True),
 ]
 LABELS = {
-    "bounceball": ["inclination angle of the rail", "weight of the mass", "left restitution", "right restitution",
-                   "viscous damping", "no parameter change"],
+    "bounceball": ["inclination angle", "mass", "left restitution", "right restitution", "viscous damping",
+                   "no parameter change"],
     "massslide": ["breakaway friction", "Coulomb friction", "gravity constant", "plane inclination",
                   "no parameter change"],
 }

@@ -168,3 +168,27 @@ def test_paired_no_intervention_trajectory(sim, pool, release):
         np.testing.assert_array_equal(r.paired_clean(sid).values, expect.values)
         if row["parameter"] is None:
             np.testing.assert_array_equal(pool.paired_clean(sid).values, pool.clean(sid).values)
+
+
+def test_release_display_strings_map_to_our_labels_by_parameter(sim, pool, release, tmp_path):
+    """The release names classes with its own display strings (e.g. BounceBall's "weight of the mass" for
+    Appendix A's "mass"); the reader takes the class from ``changed_parameter`` and accepts the file's
+    ``label_mapping`` string for it, and names the field when a label fits neither."""
+    out = tmp_path / "renamed"
+    out.mkdir()
+    for name in (released.MANIFEST,):
+        (out / name).write_text((release / name).read_text())
+    (out / "dataframes").symlink_to(release / "dataframes")
+    q = json.loads((release / released.QUESTIONS).read_text())
+    q["label_mapping"]["mass"] = "weight of the ball"
+    renamed = [sid for sid, g in q["ground_truth"].items() if g["changed_parameter"] == "mass"]
+    for sid in renamed:
+        q["ground_truth"][sid]["label"] = "weight of the ball"
+    (out / released.QUESTIONS).write_text(json.dumps(q))
+    r = released.load_released(sim, out)
+    assert renamed and (r.recipes.loc[renamed, "label"] == "mass").all()
+    assert set(r.recipes["label"]) == set(sim.labels)
+    q["ground_truth"][renamed[0]]["label"] = "gravity acceleration"
+    (out / released.QUESTIONS).write_text(json.dumps(q))
+    with pytest.raises(PoolCacheError, match=r"field 'label' 'gravity acceleration' is neither 'mass'"):
+        released.load_released(sim, out)

@@ -45,12 +45,22 @@ def test_baseline_values_stay_inside_table5(sim, pool):
         assert r.t_min <= r.min and r.max <= r.t_max, r.variable
 
 
-def test_snr_is_table7_within_the_tolerance(sim, pool):
-    """Mean over 150 samples: standard error ~0.3 dB; the specification allows 1.5 dB."""
+def test_snr_is_table7_within_the_papers_spread(sim, pool):
+    """Mean over 150 samples within Table 7's SD of its mean, SD within half of Table 7's SD of it."""
     t = summary.snr_table(sim, pool)
     assert len(t) == 6 and (t["n"] == len(pool)).all()
-    assert (abs(t["mean"] - t["t_mean"]) <= summary.SNR_TOL_DB).all(), t
-    assert (abs(t["sd"] - t["t_sd"]) <= summary.SNR_TOL_DB).all(), t
+    assert (abs(t["mean"] - t["t_mean"]) <= t["t_sd"]).all(), t
+    assert (abs(t["sd"] - t["t_sd"]) <= summary.SNR_SD_TOL * t["t_sd"]).all(), t
+    assert t["ok"].all(), t
+
+
+def test_snr_check_is_the_papers_spread():
+    # MassSlide normal force (Table 17: 59.90 +- 0.40 dB): generator v2's 59.25 +- 1.10 misses on both counts
+    assert not summary.snr_ok(59.25, 1.10, 59.90, 0.40)
+    assert not summary.snr_ok(59.25, 0.40, 59.90, 0.40)  # mean 0.65 dB off: more than the table's SD
+    assert not summary.snr_ok(59.90, 0.61, 59.90, 0.40)  # SD more than half the table's SD off
+    assert summary.snr_ok(59.82, 0.35, 59.90, 0.40)
+    assert summary.snr_ok(35.56, 5.92, 35.64, 6.58)
 
 
 def test_configuration_alone_does_not_reveal_the_class(sim, pool):

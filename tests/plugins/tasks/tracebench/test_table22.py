@@ -92,3 +92,76 @@ def test_registered_through_the_plugin_hook():
 def test_rows_without_required_columns_give_no_table(missing):
     frame = pd.DataFrame(rows("random", "random", {("balldrop", "low"): [0.1, 0.3]})).drop(columns=[missing])
     assert table22(frame) is None
+
+
+# -- ours against the paper's Table 22 ---------------------------------------------------------------------
+from pathlib import Path  # noqa: E402
+
+from tsagent_plugins.tasks.tracebench.table22 import MAX_OUTSIDE, compare, criteria, read_paper  # noqa: E402
+
+PAPER = Path(__file__).resolve().parents[4] / "benchmarks" / "data" / "tracebench_table22.csv"
+SIMS = ("balldrop", "bounceball", "massslide")
+
+
+def test_paper_file_holds_the_48_cells_and_issue_values():
+    paper = read_paper(PAPER)
+    assert len(paper) == 6 * 8 and set(paper["simulator"]) == set(SIMS) | {"aggregate"}
+    at = paper.set_index(["agent", "simulator", "noise"])
+    assert tuple(at.loc[("euclidean-1nn-privileged", "balldrop", "low")]) == (0.420, 0.148)
+    assert tuple(at.loc[("minirocket-ridge-privileged", "aggregate", "high")]) == (0.560, 0.158)
+    assert tuple(at.loc[("dtw-1nn", "bounceball", "high")]) == (0.260, 0.114)
+
+
+def _frame_at(paper, shift: dict) -> pd.DataFrame:
+    """Five seeds per paper cell whose mean is the paper's mean plus ``shift[(agent, sim, noise)]``."""
+    out = []
+    for r in paper[paper["simulator"] != "aggregate"].itertuples():
+        m = r.mean + shift.get((r.agent, r.simulator, r.noise), 0.0)
+        out += rows(r.agent, r.agent, {(r.simulator, r.noise): [m - 0.1, m, m, m, m + 0.1]})
+    return pd.DataFrame(out)
+
+
+def test_compare_marks_cells_outside_the_paper_sd_and_checks_criteria():
+    paper = read_paper(PAPER)
+    cmp = compare(_frame_at(paper, {}), paper)
+    assert len(cmp) == 48 and cmp["ours"].notna().all()
+    assert not cmp[cmp["simulator"] != "aggregate"]["outside"].any()
+    c = criteria(cmp)
+    assert c["outside"] == 0 and c["cells"] == 36 and c["met"]
+
+    # 0.148 is the paper's SD of this cell: 0.15 above is outside, 0.14 below is not
+    shifted = {("euclidean-1nn-privileged", "balldrop", "low"): 0.15, ("dtw-1nn", "balldrop", "low"): -0.14}
+    cmp = compare(_frame_at(paper, shifted), paper).set_index(["agent", "simulator", "noise"])
+    assert cmp.loc[("euclidean-1nn-privileged", "balldrop", "low"), "outside"]
+    assert cmp.loc[("euclidean-1nn-privileged", "balldrop", "low"), "side"] == 1
+    assert not cmp.loc[("dtw-1nn", "balldrop", "low"), "outside"]
+
+
+def test_criteria_same_side_and_count_limits():
+    paper = read_paper(PAPER)
+    three_below = {("dtw-1nn", s, "low"): -0.3 for s in SIMS}
+    c = criteria(compare(_frame_at(paper, three_below), paper))
+    assert c["outside"] == 3 and c["same_side"]["dtw-1nn"] == 3 and not c["met"]
+    # alternating sides on one method stay below the same-side limit
+    mixed = {("dtw-1nn", "balldrop", "low"): -0.3, ("dtw-1nn", "bounceball", "low"): 0.4}
+    assert criteria(compare(_frame_at(paper, mixed), paper))["same_side"]["dtw-1nn"] == 1
+    many = {(a, s, "high"): (0.45 if i % 2 else -0.35) for i, (a, s) in enumerate(
+        (a, s) for a in dict.fromkeys(paper["agent"]) for s in SIMS[:2])}
+    c = criteria(compare(_frame_at(paper, many), paper))
+    assert c["outside"] == 12 > MAX_OUTSIDE and not c["met"]
+
+
+def test_missing_cells_are_not_counted_and_fail_the_criteria():
+    paper = read_paper(PAPER)
+    frame = _frame_at(paper, {})
+    cmp = compare(frame[frame["simulator"] != "massslide"], paper)
+    assert cmp[cmp["simulator"] == "massslide"]["ours"].isna().all()
+    c = criteria(cmp)
+    assert c["cells"] == 24 and not c["complete"] and not c["met"]
+
+
+def test_read_paper_names_the_file_and_missing_column(tmp_path):
+    bad = tmp_path / "t22.csv"
+    bad.write_text("# note\nagent,simulator,noise,mean\nx,balldrop,low,0.1\n")
+    with pytest.raises(ValueError, match=r"t22.csv: missing column\(s\) \['sd'\]"):
+        read_paper(bad)

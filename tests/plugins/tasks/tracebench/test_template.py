@@ -145,9 +145,9 @@ def test_workspace_layout_and_parquet_format(env, tmp_path, simulators):
         clean = pool.clean(truth["sample_id"])
         np.testing.assert_array_equal(df["col4"].to_numpy(), clean.time)
         assert np.all(np.diff(df["col4"].to_numpy()) > 0)
-        expected = sim.observe(clean, sim.kappa_ref, noise_seed(0, truth["sample_id"], 0))
+        expected = sim.observe(clean, sim.kappa_ref, noise_seed(0, 0))
         np.testing.assert_array_equal(df[["col1", "col2", "col3"]].to_numpy(), expected)
-        assert truth["noise_seed"] == noise_seed(0, truth["sample_id"], 0)
+        assert truth["noise_seed"] == noise_seed(0, 0)  # one seed per episode (the reference's question seed)
 
     labels = json.loads((ws / "train_labels.json").read_text())
     assert set(labels) == {Path(n).name for n in train}
@@ -245,6 +245,21 @@ def test_low_and_high_noise_share_seeds_but_differ(env, tmp_path, simulators):
         assert not np.allclose(low[:, :3], high[:, :3])
         np.testing.assert_allclose(high[:, :3] - clean, 4.0 * (low[:, :3] - clean), rtol=1e-9, atol=1e-12)
         np.testing.assert_array_equal(low[:, 3], high[:, 3])
+
+
+def test_one_noise_seed_per_episode_shared_by_test_and_support(env, tmp_path):
+    """The reference materialises every sample of a question with the question's single seed: test and
+    support samples of an episode share one seed, another repetition draws another, and pool-wide SNR
+    statistics use a seed per sample."""
+    from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
+
+    _, _, _, key0 = materialize(env, tmp_path, "rep0", seed=0)
+    _, _, _, key1 = materialize(env, tmp_path, "rep1", seed=1)
+    seeds0 = {t["noise_seed"] for group in ("test", "support") for t in key0[group].values()}
+    seeds1 = {t["noise_seed"] for group in ("test", "support") for t in key1[group].values()}
+    assert seeds0 == {noise_seed(0, 0)} and seeds1 == {noise_seed(0, 1)} and noise_seed(0, 0) != noise_seed(0, 1)
+    ids = [t["sample_id"] for t in key0["test"].values()]
+    assert len({sample_noise_seed(0, sid) for sid in ids}) == len(ids)
 
 
 def test_materialize_is_deterministic(env, tmp_path):
