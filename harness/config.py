@@ -7,6 +7,9 @@ the field path and what was expected.
 from __future__ import annotations
 
 import glob
+import reprlib
+import types
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -126,15 +129,44 @@ class TaskSpec(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+#: characters of an invalid value an error message quotes (a prefix, then "...")
+SHOWN_CHARS = 40
+#: problems one error message lists (then "and N more")
+SHOWN_PROBLEMS = 5
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 2, 3, 3, 3, 3
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = SHOWN_CHARS
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters (ending ``...`` when cut)."""
+    text = " ".join(text.split()) if len(text) <= 100 * limit else " ".join(text[:100 * limit].split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def show_value(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """A short prefix of ``value``'s repr: bounded in time and length whatever the value's size or nesting
+    (a value built from YAML aliases is never expanded)."""
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is shown by its type
+        text = f"<{type(value).__name__}>"
+    return shorten(text, limit)
+
+
 def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem: ``field.path: message (got: value)``."""
+    """One line per problem: ``field.path: message (got: value)``; values and messages are quoted as a
+    short prefix (:func:`show_value`), and at most :data:`SHOWN_PROBLEMS` problems are listed."""
     lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
-        got = err.get("input")
-        shown = "" if err["type"] == "missing" else f" (got: {got!r})"
-        message = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    errors = exc.errors(include_url=False, include_context=False, include_input=True)
+    for err in errors[:SHOWN_PROBLEMS]:
+        loc = shorten(".".join(str(p) for p in (prefix, *err["loc"]) if p != ""), 2 * SHOWN_CHARS)
+        shown = "" if err["type"] == "missing" else f" (got: {show_value(err.get('input'))})"
+        message = shorten(err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, "), 120)
         lines.append(f"{loc or '<root>'}: {message}{shown}")
+    if len(errors) > SHOWN_PROBLEMS:
+        lines.append(f"and {len(errors) - SHOWN_PROBLEMS} more")
     return lines
 
 
@@ -142,20 +174,62 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_yaml(path: Path | str) -> Any:
-    """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable or invalid."""
+#: Bounds on a YAML file read by :func:`load_yaml`: its bytes, the values it holds once aliases are
+#: expanded (a file of a few lines can alias its way to billions: the "billion laughs"), and its nesting.
+MAX_YAML_BYTES = 8 * 1024 * 1024
+MAX_YAML_VALUES = 200_000
+MAX_YAML_DEPTH = 64
+
+
+def load_yaml(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> Any:
+    """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable, not UTF-8,
+    invalid, larger than ``max_bytes``, or holding more than :data:`MAX_YAML_VALUES` values with its aliases
+    expanded or nesting deeper than :data:`MAX_YAML_DEPTH` (checked in bounded time and memory)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise ConfigError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    if len(raw) > max_bytes:
+        raise ConfigError(path, [f"larger than {max_bytes // (1024 * 1024)} MiB; a spec is a short text file"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(path, [f"not UTF-8 (byte 0x{raw[exc.start]:02x} at line {line}, offset {exc.start}); "
+                                 "save the file as UTF-8"]) from None
     try:
         data = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(path, [f"{where}invalid YAML: {getattr(exc, 'problem', exc)}"]) from None
+        raise ConfigError(path, [f"{where}invalid YAML: {shorten(str(getattr(exc, 'problem', exc)), 120)}"]) \
+            from None
+    except RecursionError:
+        raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"]) from None
+    _check_bounds(data, path)
     return data
+
+
+def _check_bounds(data: Any, path: Path) -> None:
+    """ConfigError when ``data`` holds more than :data:`MAX_YAML_VALUES` values counting every alias's
+    expansion, or nests deeper than :data:`MAX_YAML_DEPTH`; iterative, stops at the first bound passed."""
+    stack = [(data, 1)]
+    count = 0
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            raise ConfigError(path, [f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded "
+                                     "(an alias bomb?)"])
+        if depth > MAX_YAML_DEPTH:
+            raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"])
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+            count += len(value)  # the keys
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def read_yaml(path: Path | str) -> dict:
@@ -167,11 +241,40 @@ def read_yaml(path: Path | str) -> dict:
 
 
 def parse(model: type[BaseModel], data: dict, file: Path | str, prefix: str = "") -> Any:
-    """Validate ``data`` against ``model``; ConfigError naming ``file`` and each field path."""
+    """Validate ``data`` against ``model``; ConfigError naming ``file`` and each field path.
+
+    A boolean field takes ``true``/``false`` only: a string (``"yes"``, ``"off"``, ``"0"``), which pydantic
+    would coerce, is refused (a quoted ``"false"`` silently read as a choice is how a spec says what it did
+    not mean)."""
+    problems = string_bools(model, data, prefix)
+    if problems:
+        raise ConfigError(file, problems[:SHOWN_PROBLEMS])
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(file, format_validation_error(exc, prefix)) from None
+
+
+def string_bools(model: type[BaseModel], data: Any, prefix: str = "") -> list[str]:
+    """Problems (``field.path: ...``) for each string given to a boolean field of ``model`` (and of the
+    models nested in it, when given as mappings)."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        return problems
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        if key not in data:
+            continue
+        value, annotation = data[key], info.annotation
+        union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        kinds = set(typing.get_args(annotation)) if union else {annotation}
+        where = f"{prefix}.{key}" if prefix else key
+        if bool in kinds and str not in kinds and isinstance(value, str):
+            problems.append(f"{where}: expected true or false, not a string (got: {show_value(value)})")
+        for kind in kinds:
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                problems += string_bools(kind, value, where)
+    return problems
 
 
 def load_profile(path: Path | str) -> AgentProfile:
@@ -194,6 +297,14 @@ def load_task_spec(path: Path | str) -> TaskSpec:
 def task_params(spec: TaskSpec, params_model: type[BaseModel], file: Path | str) -> BaseModel:
     """Validate ``spec.params`` against the template's model; errors name ``params.<field>``."""
     return parse(params_model, spec.params, file, prefix="params")
+
+
+def path_component(value: str) -> str:
+    """A name used as one folder name under a run's root (an experiment's, a stage's): letters, digits,
+    ``_``, ``.``, ``-``, and not ``.`` or ``..`` (which would name the root itself or its parent)."""
+    if value.strip(".") == "":
+        raise ValueError("must name a folder: letters, digits, '_', '-', '.', not only dots")
+    return value
 
 
 class ForecasterRef(Strict):
@@ -226,6 +337,11 @@ class StageSpec(Strict):
     @classmethod
     def _names(cls, value: Any) -> Any:
         return _forecaster_refs(value)
+
+    @field_validator("name")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        return path_component(value)
 
     @field_validator("seeds")
     @classmethod
@@ -326,6 +442,11 @@ class ExperimentSpec(Strict):
     @classmethod
     def _names(cls, value: Any) -> Any:
         return _forecaster_refs(value)
+
+    @field_validator("name")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        return path_component(value)
 
     @model_validator(mode="after")
     def _stages(self) -> "ExperimentSpec":

@@ -133,5 +133,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         from harness.cli._console import console
 
-        console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        from rich.markup import escape
+
+        console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
         sys.exit(2)

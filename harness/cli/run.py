@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title, with_seed
 from harness.profiles import resolve_profile
 from harness.run import execute, load_task, preflight
-from harness.store import RunStore
+from harness.store import RunStore, inside
 
 #: results column -> summary table header: the row key first, then the templates' own
 #: (``TaskTemplate.summary_columns``), then these harness columns
@@ -210,7 +210,7 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
     if seeds or sets or agent_profile:
         raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
     spec = load_experiment(experiment_file)
-    planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+    planned = plan_experiment(spec, experiment_file, Path(out) if out else inside(Path("runs"), spec.name),
                               resolve_profile, load_task)
     for stage in planned:
         warn_repeats(stage.name, stage.units)
