@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import queue
 import re
-import shutil
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
+from harness._untrusted import remove_tree
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
@@ -432,7 +432,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
     attempt = 0
     while True:
         if paths.root.exists():  # an interrupted or failed attempt: start the episode afresh
-            shutil.rmtree(paths.root)
+            remove_tree(paths.root)
         try:
             if proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)

@@ -127,6 +127,25 @@ class RunStore:
         return path
 
 
+def run_dirs(base: Path | str, marker: str = "run.json", max_depth: int = 4) -> list[Path]:
+    """Folders under ``base`` (``base`` included, at most ``max_depth`` levels down) holding ``marker`` (a run
+    directory's ``run.json``, or its ``episodes`` folder), sorted.  Never enters an ``episodes`` folder:
+    what agents wrote (a workspace of any depth or size) is not walked."""
+    found, stack = [], [(Path(base), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if (folder / marker).exists():
+            found.append(folder)
+        if depth >= max_depth:
+            continue
+        try:
+            children = [e for e in os.scandir(folder) if e.name != "episodes" and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        stack += [(Path(e.path), depth + 1) for e in children]
+    return sorted(found)
+
+
 def inside(root: Path | str, name: str) -> Path:
     """``root / name`` when ``name`` is one folder name that stays inside ``root`` once resolved (no ``..``,
     no separator, no link out); HarnessError naming both otherwise.  Every output folder named by a spec
