@@ -322,7 +322,7 @@ class ModelProxy:
                 except Exception:  # noqa: BLE001
                     pass
             self._finish(ep, seq, wire, uresp, bytes(buf), stream, parser, acc, first, last, interrupted,
-                         client_gone, cut_off)
+                         client_gone, cut_off, request.method != "HEAD")
         if interrupted and request.transport is not None:
             request.transport.close()  # the client must see a broken stream, not a clean end
         elif not client_gone:
@@ -337,7 +337,7 @@ class ModelProxy:
 
     def _finish(self, ep: _Episode, seq: int, wire: Any, uresp: UpstreamResponse, raw: bytes, stream: bool,
                 parser: SSEParser, acc: StreamUsage, first: float | None, last: float | None,
-                interrupted: str | None, client_gone: bool, cut_off: bool) -> None:
+                interrupted: str | None, client_gone: bool, cut_off: bool, model_call: bool = True) -> None:
         meter = ep.meter
         usage = None
         body, encoding = encode_body(raw)
@@ -370,6 +370,9 @@ class ModelProxy:
             record["cut_off"] = "the episode was closed while the response was streaming"
         if uresp.assertion_failure:
             record["assertion_failure"] = uresp.assertion_failure
+        if model_call and uresp.status < 400 and (usage is None or interrupted or cut_off or client_gone):
+            meter.usage_missing += 1  # the totals are lower bounds (EpisodeUsage.usage_missing)
+            record["usage_missing"] = "partial" if usage is not None else "none"
         ep.log.write(record)
 
 
