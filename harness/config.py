@@ -99,6 +99,11 @@ class RunSettings(Strict):
     ``rate_limits``: per provider (the profile's ``provider``, or the ``--model-backend`` name),
     see :class:`RateLimit`; ``max_run_cost_usd``: the run's cost cap (no new episode starts once the
     finished episodes' ``cost_usd`` reaches it; running ones finish under their own ``budget``).
+
+    The model proxy's own memory and disk are bounded apart from the agent's: ``proxy_inflight_mb``, the
+    request bodies all of the run's proxies hold at once (a request that would pass it waits for room; one
+    larger than it is refused with 413); ``proxy_log_mb``, the bodies one episode's ``proxy.jsonl`` stores
+    in full (past it a body is stored as a short prefix with ``truncated``, ``size`` and ``sha256``).
     """
 
     jobs: int = Field(1, ge=1)
@@ -106,6 +111,8 @@ class RunSettings(Strict):
     rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     max_run_cost_usd: float | None = Field(None, gt=0)
     infra_backoff_s: float = Field(2.0, ge=0)
+    proxy_inflight_mb: int = Field(1024, ge=1)
+    proxy_log_mb: int = Field(256, ge=0)
 
     episode_timeout: float = Field(3600.0, gt=0)
     sandbox: str = "auto"

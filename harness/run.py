@@ -315,7 +315,7 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
     thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
     """
-    from harness.limits import RunLimits
+    from harness.limits import InflightBytes, RunLimits
 
     limits_ = limits_ or RunLimits(settings.rate_limits)
     executor = executor or LocalExecutor()
@@ -338,6 +338,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
             todo.append(plan)
     spent = sum(_cost(r) for r in rows.values())
 
+    inflight = InflightBytes(settings.proxy_inflight_mb * 1024 * 1024)  # shared by the run's proxies
+
     def proxy_for(plan):
         if plan.agent is None or not plan.agent.needs_model:
             return None
@@ -347,7 +349,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
 
                 limiter = limits_.for_provider(model_backend or plan.profile.provider)
                 options = {**model_options, **(profile_options or {}).get(plan.profile.name, {})}
-                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter)
+                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter, inflight,
+                                                         settings.proxy_log_mb * 1024 * 1024)
             return proxies[plan.profile.name]
 
     def one(plan):
