@@ -7,7 +7,6 @@ the field path and what was expected.
 from __future__ import annotations
 
 import glob
-import reprlib
 import types
 import typing
 from pathlib import Path
@@ -15,6 +14,9 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.spec_bounds import (MAX_YAML_BYTES, MAX_YAML_DEPTH, SHOWN_CHARS, SHOWN_PROBLEMS, shorten,  # noqa: F401
+                                 show_value, yaml_bounds_problem)
 
 #: the folder holding the shipped ``tasks/`` and ``agent_profiles/``
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -136,32 +138,6 @@ class TaskSpec(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-#: characters of an invalid value an error message quotes (a prefix, then "...")
-SHOWN_CHARS = 40
-#: problems one error message lists (then "and N more")
-SHOWN_PROBLEMS = 5
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 2, 3, 3, 3, 3
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = SHOWN_CHARS
-
-
-def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
-    """``text`` on one line, cut to at most ``limit`` characters (ending ``...`` when cut)."""
-    text = " ".join(text.split()) if len(text) <= 100 * limit else " ".join(text[:100 * limit].split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def show_value(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """A short prefix of ``value``'s repr: bounded in time and length whatever the value's size or nesting
-    (a value built from YAML aliases is never expanded)."""
-    try:
-        text = _REPR.repr(value)
-    except Exception:  # noqa: BLE001 - a value whose repr fails is shown by its type
-        text = f"<{type(value).__name__}>"
-    return shorten(text, limit)
-
-
 def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
     """One line per problem: ``field.path: message (got: value)``; values and messages are quoted as a
     short prefix (:func:`show_value`), and at most :data:`SHOWN_PROBLEMS` problems are listed."""
@@ -181,17 +157,10 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-#: Bounds on a YAML file read by :func:`load_yaml`: its bytes, the values it holds once aliases are
-#: expanded (a file of a few lines can alias its way to billions: the "billion laughs"), and its nesting.
-MAX_YAML_BYTES = 8 * 1024 * 1024
-MAX_YAML_VALUES = 200_000
-MAX_YAML_DEPTH = 64
-
-
 def load_yaml(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> Any:
     """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable, not UTF-8,
-    invalid, larger than ``max_bytes``, or holding more than :data:`MAX_YAML_VALUES` values with its aliases
-    expanded or nesting deeper than :data:`MAX_YAML_DEPTH` (checked in bounded time and memory)."""
+    invalid, larger than ``max_bytes``, or over the bounds of :func:`harness.spec_bounds.yaml_bounds_problem`
+    (values with aliases expanded, nesting; checked in bounded time and memory)."""
     path = Path(path)
     try:
         with open(path, "rb") as handle:
@@ -215,28 +184,10 @@ def load_yaml(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> Any:
             from None
     except RecursionError:
         raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"]) from None
-    _check_bounds(data, path)
+    problem = yaml_bounds_problem(data)
+    if problem:
+        raise ConfigError(path, [problem])
     return data
-
-
-def _check_bounds(data: Any, path: Path) -> None:
-    """ConfigError when ``data`` holds more than :data:`MAX_YAML_VALUES` values counting every alias's
-    expansion, or nests deeper than :data:`MAX_YAML_DEPTH`; iterative, stops at the first bound passed."""
-    stack = [(data, 1)]
-    count = 0
-    while stack:
-        value, depth = stack.pop()
-        count += 1
-        if count > MAX_YAML_VALUES:
-            raise ConfigError(path, [f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded "
-                                     "(an alias bomb?)"])
-        if depth > MAX_YAML_DEPTH:
-            raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"])
-        if isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values())
-            count += len(value)  # the keys
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value)
 
 
 def read_yaml(path: Path | str) -> dict:

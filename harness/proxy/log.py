@@ -77,8 +77,8 @@ FULL_BODY_MAX = 16 * 1024 * 1024
 
 def truncated_body(raw: bytes) -> dict[str, Any]:
     """The log fields of a body stored truncated: a text prefix, ``truncated``, ``size``, ``sha256``."""
-    return {"body": bytes(raw[:TRUNCATED_PREFIX]).decode("utf-8", "replace"), "body_encoding": "text", "truncated": True,
-            "size": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+    return {"body": bytes(raw[:TRUNCATED_PREFIX]).decode("utf-8", "replace"), "body_encoding": "text",
+            "truncated": True, "size": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
 
 
 def decode_body(body: Any, encoding: str | None) -> bytes:
