@@ -31,6 +31,7 @@ from harness.contracts import (
     SubmissionRunner,
     TaskTemplate,
 )
+from harness import interrupt
 from harness.errors import EpisodeError, ErrorKind
 from harness.proxy.log import last_request_seq
 from harness.sandbox.errors import SandboxError
@@ -97,20 +98,23 @@ def run_episode(
         proxy_socket=getattr(channel, "socket_path", None),
         labels={"harness.run": plan.run_id, "harness.episode": plan.key},
     )
+    interrupt.check()
     try:
         sandbox = plan.backend.create(spec)
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
         raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
     try:
-        result = sandbox.exec(
-            invocation.argv,
-            env=invocation.env,
-            cwd=invocation.cwd or WORKSPACE,
-            stdin=invocation.stdin,
-            timeout=plan.settings.episode_timeout,
-        )
+        with interrupt.guard(sandbox.destroy):
+            result = sandbox.exec(
+                invocation.argv,
+                env=invocation.env,
+                cwd=invocation.cwd or WORKSPACE,
+                stdin=invocation.stdin,
+                timeout=plan.settings.episode_timeout,
+            )
     finally:
         sandbox.destroy()
+    interrupt.check()  # stopped during the agent phase: no scoring
     (paths.root / "agent.stdout").write_text(result.stdout)
     (paths.root / "agent.stderr").write_text(result.stderr)
 
@@ -121,6 +125,7 @@ def run_episode(
     try:
         score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
     except SandboxError as exc:  # the rule sandbox could not start: infrastructure, retried
+        interrupt.check()
         raise EpisodeError(ErrorKind.SANDBOX_START, f"rule evaluation: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - nothing an agent produces may stop the run
         score = EpisodeScore(metrics={}, warnings=[f"scoring failed: {type(exc).__name__}: {exc}"])

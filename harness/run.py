@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
+from harness import interrupt
 from harness._untrusted import remove_tree
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
@@ -359,6 +360,7 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                              proxy_for(plan), emit)
 
     capped = False
+    interrupt.reset()
     executor.start(settings.jobs, one, store, settings, model_backend, model_options)
     running: dict[Any, EpisodePlan] = {}
     try:
@@ -384,6 +386,9 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                 spent += _cost(row)
                 on_event("done", {"key": plan.key, "row": row, "running": len(running)})
         _drain(events, on_event)
+    except BaseException:  # Ctrl-C, SIGTERM: every sandbox still running goes now, the threads unwind
+        interrupt.stop_all()
+        raise
     finally:
         executor.close(list(running))
         for proxy in proxies.values():
@@ -445,6 +450,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             write_json(paths.row, row)  # atomically, with the attempt count
             return row
         except EpisodeError as exc:
+            interrupt.check()  # a sandbox destroyed by the stop is no infrastructure failure to retry
             if not exc.kind.infra:
                 raise
             if attempt >= settings.infra_retries:

@@ -44,7 +44,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness import untrusted
+from harness import interrupt, untrusted
 from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
 from harness.contracts.task import CallResult, SubmissionRunner
 from harness.sandbox import owner
@@ -302,13 +302,24 @@ class SandboxedSubmissionRunner:
         return worker, None
 
     def _run_all(self, sandbox, argv: list[str], samples: list[bytes]) -> list[CallResult]:
+        """One result per sample; a run being stopped (SIGINT, SIGTERM) destroys ``sandbox`` at once and
+        raises :class:`harness.interrupt.Interrupted` here."""
+        started = time.monotonic()
+        self._budget_end = started + max(0.0, self.budget - self.spent)
+        stop = getattr(sandbox, "destroy", None) or getattr(sandbox, "recycle")  # kills the worker, now
+        try:
+            with interrupt.guard(stop):
+                return self._calls(sandbox, argv, samples)
+        finally:
+            self.spent += time.monotonic() - started
+
+    def _calls(self, sandbox, argv: list[str], samples: list[bytes]) -> list[CallResult]:
         results: list[CallResult] = []
         worker: _Worker | None = None
         fatal: str | None = None
-        started = time.monotonic()
-        self._budget_end = started + max(0.0, self.budget - self.spent)
         try:
             for sample in samples:
+                interrupt.check()
                 if time.monotonic() >= self._budget_end:
                     fatal = f"rule budget of {self.budget:g}s spent"
                 if fatal is None and worker is None:
@@ -317,13 +328,13 @@ class SandboxedSubmissionRunner:
                     results.append(CallResult(error=fatal))
                     continue
                 result, alive = self._call(worker, sample)
+                interrupt.check()  # a worker killed by the stop answers nothing
                 results.append(result)
                 if not alive:
                     worker = None
         finally:
             if worker is not None:
-                worker.close()
-            self.spent += time.monotonic() - started
+                worker.proc.kill() if interrupt.stopping() else worker.close()
         return results
 
     def _call(self, worker: _Worker, sample: bytes) -> tuple[CallResult, bool]:

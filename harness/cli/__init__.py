@@ -122,9 +122,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         cli.main(args=args, prog_name="harness", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        from harness.interrupt import Terminated
+
         click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc.__cause__, Terminated) else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
