@@ -40,7 +40,8 @@ agree and are wrong otherwise; a byte-order mark is accepted; more than
 every sample wrong with that reason.  In a file that is otherwise a well-formed
 object, a value over a bound (NaN or Infinity, nesting deeper than 16, a string
 over 10,000 characters, more than 200,000 values) makes only its own sample
-wrong, with the bound named (:func:`split_members`).
+wrong, with the bound named (:func:`split_members`); an object of more than
+200,000 members is over the bound as a whole.
 
 Direct answers come from ``results.json`` (an object mapping test file names,
 with or without ``.parquet`` and with or without a ``test_samples/`` prefix,
@@ -226,6 +227,8 @@ def _read_members(text: str) -> tuple[Any, str | None]:
     members = split_members(text)
     if members is None:
         return None, "not an object"
+    if len(members) > RESULTS_BOUNDS.max_items:  # the file itself is over the bound, not one value
+        return None, "too many members"
     pairs = _Pairs()
     for key_text, value_text, depth in members:
         try:
