@@ -45,11 +45,11 @@ class SleepyAgent(Agent):
     name = "sleepy-test"
     version = "1"
     needs_model = False
-    image_capable = False
+    image_capable = bool(os.environ.get("SLEEPY_IMAGE"))
 
     def command(self, ctx):
-        return AgentInvocation(argv=[sys.executable, "-c", WRITER, ctx.task_info["submission"],
-                                     os.environ["SLEEPY_MARKER"]])
+        python = "python3" if self.image_capable else sys.executable
+        return AgentInvocation(argv=[python, "-c", WRITER, ctx.task_info["submission"], os.environ["SLEEPY_MARKER"]])
 
 
 @hookimpl
@@ -58,7 +58,8 @@ def register_agents(register):
 '''
 
 
-def start(tmp_path: Path, submission: str, sandbox: str, marker: str) -> tuple[subprocess.Popen, Path]:
+def start(tmp_path: Path, submission: str, sandbox: str, marker: str,
+          **extra_env: str) -> tuple[subprocess.Popen, Path]:
     site = tmp_path / "site"
     info = site / "sleepy_agent-1.0.dist-info"
     info.mkdir(parents=True)
@@ -77,7 +78,8 @@ def start(tmp_path: Path, submission: str, sandbox: str, marker: str) -> tuple[s
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HARNESS_PROFILES": str(profiles),
-           "PYTHONPATH": os.pathsep.join([str(site), str(REPO)]), "TMPDIR": str(temp), "SLEEPY_MARKER": marker}
+           "PYTHONPATH": os.pathsep.join([str(site), str(REPO)]), "TMPDIR": str(temp), "SLEEPY_MARKER": marker,
+           **extra_env}
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--task", "spec.yaml", "--agent", "sleepy-test",
                              "--out", "run", "--settings", "settings.yaml", "--sandbox", sandbox],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -147,3 +149,54 @@ def test_a_signal_stops_the_run_and_leaves_nothing(tmp_path, backend, phase, sig
     assert leftover_groups(proc.pid) == []
     rows = list((tmp_path / "run" / "episodes").glob("*/row.json")) if (tmp_path / "run").exists() else []
     assert rows == []  # the interrupted episode is not recorded as finished: a re-run runs it again
+
+
+def owned_by(pid: int) -> tuple[list[str], list[str]]:
+    """(containers, volumes) of the Docker engine whose owner label names the harness process ``pid``."""
+    import socket
+
+    from harness.sandbox.docker_engine import LABEL_OWNER, connect
+
+    client = connect(timeout=10)
+    try:
+        prefix = f"{socket.gethostname()}:{pid}-"
+        containers = [c.name for c in client.containers.list(all=True, filters={"label": LABEL_OWNER})
+                      if c.labels.get(LABEL_OWNER, "").startswith(prefix)]
+        volumes = [v.name for v in client.volumes.list(filters={"label": LABEL_OWNER})
+                   if (v.attrs.get("Labels") or {}).get(LABEL_OWNER, "").startswith(prefix)]
+        return containers, volumes
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.parametrize("phase", ["agent", "rule"])
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_docker_run_and_leaves_nothing(tmp_path, phase, signum, code):
+    from tests.support.terminal_e2e import AGENT_IMAGE, NO_IMAGE_REASON
+
+    if AGENT_IMAGE is None:
+        pytest.skip(NO_IMAGE_REASON)
+    marker = f"sleepy-{uuid.uuid4().hex[:10]}"
+    proc, temp = start(tmp_path, "direct" if phase == "agent" else "programmatic", "docker", marker,
+                       SLEEPY_IMAGE="1")
+    if phase == "agent":
+        wait_for(lambda: bool(owned_by(proc.pid)[0]), 180, proc)
+        time.sleep(3)  # the agent's command runs
+    else:
+        wait_for(lambda: any(n.startswith("harness-rule-") for n in owned_by(proc.pid)[0]), 300, proc)
+        time.sleep(8)  # the worker imports pandas, then sleeps inside predict()
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=CALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"still running {CALL_TIMEOUT} s after the signal: {err[-2000:]}")
+    assert proc.returncode == code, err[-2000:]
+    assert time.monotonic() - sent < CALL_TIMEOUT
+    assert "Traceback" not in err, err[-3000:]
+    assert owned_by(proc.pid) == ([], [])
+    assert sorted(p.name for p in temp.iterdir() if p.name.startswith(("harness-sbx-", "harness-sub-"))) == []
