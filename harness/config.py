@@ -146,7 +146,7 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
     for err in errors[:SHOWN_PROBLEMS]:
         loc = shorten(".".join(str(p) for p in (prefix, *err["loc"]) if p != ""), 2 * SHOWN_CHARS)
         shown = "" if err["type"] == "missing" else f" (got: {show_value(err.get('input'))})"
-        message = shorten(err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, "), 120)
+        message = shorten(err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, "), 400)
         lines.append(f"{loc or '<root>'}: {message}{shown}")
     if len(errors) > SHOWN_PROBLEMS:
         lines.append(f"and {len(errors) - SHOWN_PROBLEMS} more")
