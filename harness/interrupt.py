@@ -91,5 +91,8 @@ def install_handlers() -> None:
             raise Terminated()
         raise KeyboardInterrupt()
 
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers belong to the main thread (a run driven from another thread keeps its own)
+    _signalled.clear()
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
