@@ -27,6 +27,9 @@ deeper than ``max_depth``      reason
 more than ``max_items``        reason
 larger than ``max_bytes``      reason (nothing is read past the bound)
 =============================  ===============================================
+
+Folder trees the agent wrote (its workspace) are listed by :func:`walk_files`:
+iterative, links not followed, bounded in depth, entries and time.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ import json
 import math
 import os
 import stat
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +239,97 @@ def json_lines(text: str, bounds: Bounds = DEFAULT, max_lines: int = 200_000) ->
     if skipped:
         problems.append(f"{skipped} more bad lines")
     return values, problems
+
+
+@dataclass(frozen=True)
+class WalkBounds:
+    """Limits of one walk of an agent-written folder tree: folder depth below the root, directory entries
+    seen in total, wall-clock seconds."""
+
+    max_depth: int = 64
+    max_entries: int = 200_000
+    max_seconds: float = 10.0
+
+
+@dataclass
+class Walk:
+    """What :func:`walk_files` found: ``files`` (relative POSIX paths of the entries that are not folders,
+    links included, not followed) and, when a bound stopped it, ``reason`` (one line; ``files`` then holds
+    what was found before)."""
+
+    files: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.reason is None
+
+
+def walk_files(root: Path | str, skip: set[str] | frozenset[str] = frozenset(),
+               bounds: WalkBounds = WalkBounds()) -> Walk:
+    """List the files under ``root`` without recursion (a tree thousands of levels deep is safe), skipping
+    folders named in ``skip``; stops at the first bound of ``bounds`` passed, saying which in ``reason``.
+    Never raises: an unreadable folder is skipped; a missing root gives an empty, complete walk."""
+    out = Walk()
+    deadline = time.monotonic() + bounds.max_seconds
+    stack: list[tuple[str, str, int]] = [(os.fspath(root), "", 0)]
+    seen = 0
+    while stack:
+        folder, prefix, depth = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > bounds.max_entries:
+                        out.reason = f"more than {bounds.max_entries:,} entries"
+                        return out
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    relative = prefix + entry.name
+                    if not is_dir:
+                        out.files.append(relative)
+                    elif entry.name in skip:
+                        continue
+                    elif depth + 1 > bounds.max_depth:
+                        out.reason = f"folders nested deeper than {bounds.max_depth} levels ({safe_str(relative, 80)})"
+                    else:
+                        stack.append((entry.path, relative + "/", depth + 1))
+        except OSError:
+            continue
+        if time.monotonic() > deadline:
+            out.reason = f"listing took longer than {bounds.max_seconds:g} s"
+            return out
+    out.files.sort()
+    return out
+
+
+def remove_tree(path: Path | str) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)`` that also removes a tree too deep for it (Python 3.11's
+    rmtree recurses once per level: an agent's folder 1,500 levels deep raises RecursionError there), by
+    the iterative ``rm -rf``.  Never raises for what is below ``path``."""
+    import shutil
+    import subprocess
+
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--", os.fspath(path)], check=False, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
+def copy_tree(src: Path | str, dest: Path | str) -> None:
+    """``shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)``, by the iterative ``cp -a`` when
+    the tree is too deep for it (see :func:`remove_tree`); OSError when the copy fails."""
+    import shutil
+    import subprocess
+
+    try:
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+    except RecursionError:
+        Path(dest).mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["cp", "-a", "--", os.fspath(Path(src)) + "/.", os.fspath(dest)], check=False,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise OSError(f"copying {src} failed: {done.stderr.strip()[-300:]}") from None

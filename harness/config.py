@@ -7,11 +7,16 @@ the field path and what was expected.
 from __future__ import annotations
 
 import glob
+import types
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.spec_bounds import (MAX_YAML_BYTES, MAX_YAML_DEPTH, SHOWN_CHARS, SHOWN_PROBLEMS, shorten,  # noqa: F401
+                                 show_value, yaml_bounds_problem)
 
 #: the folder holding the shipped ``tasks/`` and ``agent_profiles/``
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +101,11 @@ class RunSettings(Strict):
     ``rate_limits``: per provider (the profile's ``provider``, or the ``--model-backend`` name),
     see :class:`RateLimit`; ``max_run_cost_usd``: the run's cost cap (no new episode starts once the
     finished episodes' ``cost_usd`` reaches it; running ones finish under their own ``budget``).
+
+    The model proxy's own memory and disk are bounded apart from the agent's: ``proxy_inflight_mb``, the
+    request bodies all of the run's proxies hold at once (a request that would pass it waits for room; one
+    larger than it is refused with 413); ``proxy_log_mb``, the bodies one episode's ``proxy.jsonl`` stores
+    in full (past it a body is stored as a short prefix with ``truncated``, ``size`` and ``sha256``).
     """
 
     jobs: int = Field(1, ge=1)
@@ -103,6 +113,8 @@ class RunSettings(Strict):
     rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     max_run_cost_usd: float | None = Field(None, gt=0)
     infra_backoff_s: float = Field(2.0, ge=0)
+    proxy_inflight_mb: int = Field(1024, ge=1)
+    proxy_log_mb: int = Field(256, ge=0)
 
     episode_timeout: float = Field(3600.0, gt=0)
     sandbox: str = "auto"
@@ -127,14 +139,17 @@ class TaskSpec(Strict):
 
 
 def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem: ``field.path: message (got: value)``."""
+    """One line per problem: ``field.path: message (got: value)``; values and messages are quoted as a
+    short prefix (:func:`show_value`), and at most :data:`SHOWN_PROBLEMS` problems are listed."""
     lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
-        got = err.get("input")
-        shown = "" if err["type"] == "missing" else f" (got: {got!r})"
-        message = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    errors = exc.errors(include_url=False, include_context=False, include_input=True)
+    for err in errors[:SHOWN_PROBLEMS]:
+        loc = shorten(".".join(str(p) for p in (prefix, *err["loc"]) if p != ""), 2 * SHOWN_CHARS)
+        shown = "" if err["type"] == "missing" else f" (got: {show_value(err.get('input'))})"
+        message = shorten(err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, "), 400)
         lines.append(f"{loc or '<root>'}: {message}{shown}")
+    if len(errors) > SHOWN_PROBLEMS:
+        lines.append(f"and {len(errors) - SHOWN_PROBLEMS} more")
     return lines
 
 
@@ -142,19 +157,36 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_yaml(path: Path | str) -> Any:
-    """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable or invalid."""
+def load_yaml(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> Any:
+    """Read a YAML (or JSON) document; ConfigError naming the file (and line) when unreadable, not UTF-8,
+    invalid, larger than ``max_bytes``, or over the bounds of :func:`harness.spec_bounds.yaml_bounds_problem`
+    (values with aliases expanded, nesting; checked in bounded time and memory)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise ConfigError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    if len(raw) > max_bytes:
+        raise ConfigError(path, [f"larger than {max_bytes // (1024 * 1024)} MiB; a spec is a short text file"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(path, [f"not UTF-8 (byte 0x{raw[exc.start]:02x} at line {line}, offset {exc.start}); "
+                                 "save the file as UTF-8"]) from None
     try:
         data = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(path, [f"{where}invalid YAML: {getattr(exc, 'problem', exc)}"]) from None
+        raise ConfigError(path, [f"{where}invalid YAML: {shorten(str(getattr(exc, 'problem', exc)), 120)}"]) \
+            from None
+    except RecursionError:
+        raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"]) from None
+    problem = yaml_bounds_problem(data)
+    if problem:
+        raise ConfigError(path, [problem])
     return data
 
 
@@ -167,11 +199,40 @@ def read_yaml(path: Path | str) -> dict:
 
 
 def parse(model: type[BaseModel], data: dict, file: Path | str, prefix: str = "") -> Any:
-    """Validate ``data`` against ``model``; ConfigError naming ``file`` and each field path."""
+    """Validate ``data`` against ``model``; ConfigError naming ``file`` and each field path.
+
+    A boolean field takes ``true``/``false`` only: a string (``"yes"``, ``"off"``, ``"0"``), which pydantic
+    would coerce, is refused (a quoted ``"false"`` silently read as a choice is how a spec says what it did
+    not mean)."""
+    problems = string_bools(model, data, prefix)
+    if problems:
+        raise ConfigError(file, problems[:SHOWN_PROBLEMS])
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(file, format_validation_error(exc, prefix)) from None
+
+
+def string_bools(model: type[BaseModel], data: Any, prefix: str = "") -> list[str]:
+    """Problems (``field.path: ...``) for each string given to a boolean field of ``model`` (and of the
+    models nested in it, when given as mappings)."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        return problems
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        if key not in data:
+            continue
+        value, annotation = data[key], info.annotation
+        union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        kinds = set(typing.get_args(annotation)) if union else {annotation}
+        where = f"{prefix}.{key}" if prefix else key
+        if bool in kinds and str not in kinds and isinstance(value, str):
+            problems.append(f"{where}: expected true or false, not a string (got: {show_value(value)})")
+        for kind in kinds:
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                problems += string_bools(kind, value, where)
+    return problems
 
 
 def load_profile(path: Path | str) -> AgentProfile:
@@ -194,6 +255,14 @@ def load_task_spec(path: Path | str) -> TaskSpec:
 def task_params(spec: TaskSpec, params_model: type[BaseModel], file: Path | str) -> BaseModel:
     """Validate ``spec.params`` against the template's model; errors name ``params.<field>``."""
     return parse(params_model, spec.params, file, prefix="params")
+
+
+def path_component(value: str) -> str:
+    """A name used as one folder name under a run's root (an experiment's, a stage's): letters, digits,
+    ``_``, ``.``, ``-``, and not ``.`` or ``..`` (which would name the root itself or its parent)."""
+    if value.strip(".") == "":
+        raise ValueError("must name a folder: letters, digits, '_', '-', '.', not only dots")
+    return value
 
 
 class ForecasterRef(Strict):
@@ -226,6 +295,11 @@ class StageSpec(Strict):
     @classmethod
     def _names(cls, value: Any) -> Any:
         return _forecaster_refs(value)
+
+    @field_validator("name")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        return path_component(value)
 
     @field_validator("seeds")
     @classmethod
@@ -326,6 +400,11 @@ class ExperimentSpec(Strict):
     @classmethod
     def _names(cls, value: Any) -> Any:
         return _forecaster_refs(value)
+
+    @field_validator("name")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        return path_component(value)
 
     @model_validator(mode="after")
     def _stages(self) -> "ExperimentSpec":

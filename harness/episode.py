@@ -31,6 +31,7 @@ from harness.contracts import (
     SubmissionRunner,
     TaskTemplate,
 )
+from harness import interrupt
 from harness.errors import EpisodeError, ErrorKind
 from harness.proxy.log import last_request_seq
 from harness.sandbox.errors import SandboxError
@@ -98,20 +99,23 @@ def run_episode(
         proxy_socket=getattr(channel, "socket_path", None),
         labels={"harness.run": plan.run_id, "harness.episode": plan.key},
     )
+    interrupt.check()
     try:
         sandbox = plan.backend.create(spec)
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
         raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
     try:
-        result = sandbox.exec(
-            invocation.argv,
-            env=invocation.env,
-            cwd=invocation.cwd or WORKSPACE,
-            stdin=invocation.stdin,
-            timeout=plan.settings.episode_timeout,
-        )
+        with interrupt.guard(sandbox.destroy):
+            result = sandbox.exec(
+                invocation.argv,
+                env=invocation.env,
+                cwd=invocation.cwd or WORKSPACE,
+                stdin=invocation.stdin,
+                timeout=plan.settings.episode_timeout,
+            )
     finally:
         sandbox.destroy()
+    interrupt.check()  # stopped during the agent phase: no scoring
     (paths.root / "agent.stdout").write_text(result.stdout)
     (paths.root / "agent.stderr").write_text(result.stderr)
 
@@ -122,24 +126,14 @@ def run_episode(
     try:
         score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
     except SandboxError as exc:  # the rule sandbox could not start: infrastructure, retried
+        interrupt.check()
         raise EpisodeError(ErrorKind.SANDBOX_START, f"rule evaluation: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - nothing an agent produces may stop the run
         score = EpisodeScore(metrics={}, warnings=[f"scoring failed: {type(exc).__name__}: {exc}"])
         status, error_kind, error = "failed", ErrorKind.SCORING.value, f"scoring raised {type(exc).__name__}: {exc}"
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
 
-    proxy_log = paths.root / "proxy.jsonl"
-    metrics: dict[str, Any] = {}
-    try:
-        trajectory = plan.agent.trajectory(paths.home, result.stdout, proxy_log if proxy_log.exists() else None)
-        if trajectory is not None:
-            write_json(paths.root / "trajectory.json", trajectory)
-        artifacts = EpisodeArtifacts(trajectory, proxy_log if proxy_log.exists() else None, paths.workspace,
-                                     plan.profile)
-        for extractor in plan.extractors:
-            metrics.update(extractor.extract(artifacts))
-    except Exception as exc:  # noqa: BLE001 - the score stands; the metrics say why they are missing
-        metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"[:300]}
+    metrics = _metrics(plan, paths, result.stdout)
     failures = list(getattr(usage, "assertion_failures", None) or [])
     if failures and status != "ok":
         error = f"{error}; model script assertion failed: {failures[0]}"
@@ -168,6 +162,37 @@ def run_episode(
         row.update(_usage_columns(usage))
     write_json(paths.row, row)
     return row
+
+
+def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> dict[str, Any]:
+    """The extractors' columns.  Each extractor runs on its own: one that raises leaves its own columns
+    None and is named in ``metrics_error`` (``name: Type: message``, ``; ``-separated), the others' columns
+    stand; a trajectory that cannot be built is named there too (``trajectory: ...``) and the extractors run
+    without one.  Nothing here touches the proxy's usage columns (tokens, cost), which the row takes from
+    the proxy."""
+    proxy_log = paths.root / "proxy.jsonl"
+    log = proxy_log if proxy_log.exists() else None
+    metrics: dict[str, Any] = {}
+    errors: list[str] = []
+    trajectory = None
+    try:
+        trajectory = plan.agent.trajectory(paths.home, stdout, log)
+        if trajectory is not None:
+            write_json(paths.root / "trajectory.json", trajectory)
+    except Exception as exc:  # noqa: BLE001 - the score stands; the row says why the trajectory is missing
+        trajectory = None
+        errors.append(f"trajectory: {type(exc).__name__}: {one_line(str(exc), 200)}")
+    artifacts = EpisodeArtifacts(trajectory, log, paths.workspace, plan.profile)
+    for extractor in plan.extractors:
+        try:
+            metrics.update(extractor.extract(artifacts))
+        except Exception as exc:  # noqa: BLE001 - this extractor's columns only
+            metrics.update(dict.fromkeys(getattr(extractor, "columns", ()) or ()))
+            errors.append(f"{getattr(extractor, 'name', type(extractor).__name__)}: {type(exc).__name__}: "
+                          f"{one_line(str(exc), 200)}")
+    if errors:
+        metrics["metrics_error"] = "; ".join(errors)
+    return metrics
 
 
 def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from harness.config import AgentProfile, ConfigError, ExperimentSpec, StageSpec, task_files
 from harness.contracts import TaskTemplate
 from harness.errors import HarnessError
+from harness.store import inside
 
 #: Hex digits of an episode id (48 bits: no collision expected below ~10^6 episodes per run directory).
 ID_LENGTH = 12
@@ -203,7 +204,7 @@ def stage_dirs(spec: ExperimentSpec, root: Path) -> dict[str, Path]:
     stages = spec.stage_list()
     if not spec.stages:
         return {stages[0].name: root}
-    return {s.name: root / s.name for s in stages}
+    return {s.name: inside(root, s.name) for s in stages}
 
 
 @dataclass

@@ -105,6 +105,34 @@ class RateLimiter:
             self._largest = max(self._largest, tokens)
 
 
+class InflightBytes:
+    """Bytes of request bodies held by a run's proxies at once, at most ``limit``; thread-safe (each proxy
+    has its own event loop thread).  :meth:`take` waits for room; a body larger than ``limit`` is refused
+    by the caller (it could never fit)."""
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.used = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def try_take(self, n: int) -> bool:
+        with self._lock:
+            if self.used + n > self.limit:
+                return False
+            self.used += n
+            self.peak = max(self.peak, self.used)
+            return True
+
+    async def take(self, n: int, poll: float = 0.02) -> None:
+        while not self.try_take(n):
+            await asyncio.sleep(poll)
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self.used -= n
+
+
 class RunLimits:
     """The limiters of one run: one :class:`RateLimiter` per provider named in ``RunSettings.rate_limits``."""
 

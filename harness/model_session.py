@@ -62,9 +62,11 @@ class ProxySession:
 
 
 def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, Any],
-                limiter: Any = None) -> ProxySession:
+                limiter: Any = None, inflight: Any = None, log_budget: int | None = None) -> ProxySession:
     """Start the run's proxy for ``profile`` on model backend ``backend`` (default: the profile's provider);
-    ``limiter``: the provider's :class:`harness.limits.RateLimiter`, shared with the run's other proxies."""
+    ``limiter``: the provider's :class:`harness.limits.RateLimiter`, shared with the run's other proxies;
+    ``inflight``: the run's :class:`harness.limits.InflightBytes` (request bodies held at once, shared too);
+    ``log_budget``: bytes of bodies each episode's ``proxy.jsonl`` stores in full (see ``RunSettings``)."""
     from harness.proxy import ModelProxy
 
     name = backend or profile.provider
@@ -72,4 +74,5 @@ def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, A
         raise HarnessError(f"profile {profile.name!r} names no provider; pass --model-backend")
     opts = {"base_url": profile.base_url, "model": profile.model, **options}
     upstream = registry.get("model_backend", name).upstream(opts)
-    return ProxySession(ModelProxy(upstream, limiter=limiter).start(), profile)
+    return ProxySession(ModelProxy(upstream, limiter=limiter, inflight=inflight, log_budget=log_budget).start(),
+                        profile)

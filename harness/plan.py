@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.config import RunSettings
 from harness.experiment import Unit
-from harness.store import RunStore, episode_rows, read_row
+from harness.store import RunStore, episode_rows, read_row, run_dirs
 
 USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
@@ -58,8 +58,8 @@ def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, fl
     """Mean ``prompt/cached/completion_tokens`` of finished episodes under ``dirs`` by (profile, task)."""
     sums: dict[tuple, list] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
     for d in dirs:
-        for episodes in sorted(Path(d).glob("**/episodes")):  # a run directory, or a stage of one
-            for row in episode_rows(episodes.parent, skip_invalid=True):
+        for run in run_dirs(d, "episodes"):  # a run directory, or a stage of one
+            for row in episode_rows(run, skip_invalid=True):
                 if row.get("status") == "infra_failed" or not isinstance(row.get("prompt_tokens"), (int, float)):
                     continue
                 acc = sums[(row.get("profile"), row.get("task"))]

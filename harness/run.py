@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import queue
 import re
-import shutil
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
+from harness import interrupt
+from harness._untrusted import remove_tree
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
@@ -319,7 +320,7 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
     thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
     """
-    from harness.limits import RunLimits
+    from harness.limits import InflightBytes, RunLimits
 
     limits_ = limits_ or RunLimits(settings.rate_limits)
     executor = executor or LocalExecutor()
@@ -342,6 +343,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
             todo.append(plan)
     spent = sum(_cost(r) for r in rows.values())
 
+    inflight = InflightBytes(settings.proxy_inflight_mb * 1024 * 1024)  # shared by the run's proxies
+
     def proxy_for(plan):
         if plan.in_harness:
             return harness_proxy_for(plan)
@@ -353,7 +356,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
 
                 limiter = limits_.for_provider(model_backend or plan.profile.provider)
                 options = {**model_options, **(profile_options or {}).get(plan.profile.name, {})}
-                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter)
+                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter, inflight,
+                                                         settings.proxy_log_mb * 1024 * 1024)
             return proxies[plan.profile.name]
 
     def harness_proxy_for(plan):
@@ -383,6 +387,7 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                              proxy_for(plan), emit)
 
     capped = False
+    interrupt.reset()
     executor.start(settings.jobs, one, store, settings, model_backend, model_options)
     running: dict[Any, EpisodePlan] = {}
     try:
@@ -408,6 +413,9 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                 spent += _cost(row)
                 on_event("done", {"key": plan.key, "row": row, "running": len(running)})
         _drain(events, on_event)
+    except BaseException:  # Ctrl-C, SIGTERM: every sandbox still running goes now, the threads unwind
+        interrupt.stop_all()
+        raise
     finally:
         executor.close(list(running))
         for proxy in proxies.values():
@@ -459,7 +467,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
     attempt = 0
     while True:
         if paths.root.exists():  # an interrupted or failed attempt: start the episode afresh
-            shutil.rmtree(paths.root)
+            remove_tree(paths.root)
         try:
             if proxy is not None and plan.in_harness:  # the template's model users call through it
                 from harness.model_client import episode_client
@@ -473,6 +481,7 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
             write_json(paths.row, row)  # atomically, with the attempt count
             return row
         except EpisodeError as exc:
+            interrupt.check()  # a sandbox destroyed by the stop is no infrastructure failure to retry
             if not exc.kind.infra:
                 raise
             if attempt >= settings.infra_retries:

@@ -94,7 +94,9 @@ class RunStore:
         return cls(root)
 
     def episode(self, key: str) -> EpisodePaths:
-        return EpisodePaths(self.root / "episodes" / key)
+        """The folders of episode ``key``: ``episodes/<key>``, refused (HarnessError) unless it is one folder
+        inside ``episodes/``."""
+        return EpisodePaths(inside(self.root / "episodes", key))
 
     def read_run_json(self) -> dict[str, Any] | None:
         """The run's ``run.json``, or None for a new run."""
@@ -123,6 +125,37 @@ class RunStore:
         frame.to_parquet(tmp, index=False)
         os.replace(tmp, path)
         return path
+
+
+def run_dirs(base: Path | str, marker: str = "run.json", max_depth: int = 4) -> list[Path]:
+    """Folders under ``base`` (``base`` included, at most ``max_depth`` levels down) holding ``marker`` (a run
+    directory's ``run.json``, or its ``episodes`` folder), sorted.  Never enters an ``episodes`` folder:
+    what agents wrote (a workspace of any depth or size) is not walked."""
+    found, stack = [], [(Path(base), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if (folder / marker).exists():
+            found.append(folder)
+        if depth >= max_depth:
+            continue
+        try:
+            children = [e for e in os.scandir(folder) if e.name != "episodes" and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        stack += [(Path(e.path), depth + 1) for e in children]
+    return sorted(found)
+
+
+def inside(root: Path | str, name: str) -> Path:
+    """``root / name`` when ``name`` is one folder name that stays inside ``root`` once resolved (no ``..``,
+    no separator, no link out); HarnessError naming both otherwise.  Every output folder named by a spec
+    (a run's, a stage's, an episode's) goes through here."""
+    root = Path(root)
+    path = root / name
+    parent = Path(os.path.realpath(root))
+    if name in ("", ".", "..") or "/" in name or "\0" in name or Path(os.path.realpath(path)).parent != parent:
+        raise HarnessError(f"{name!r}: not a folder name inside {root} (output must stay under it)")
+    return path
 
 
 class RowError(HarnessError):

@@ -44,14 +44,14 @@ import threading
 import time
 from pathlib import Path
 
-from harness import untrusted
+from harness import interrupt, untrusted
 from harness.contracts.sandbox import WORKSPACE, Limits, SandboxBackend, SandboxSpec
 from harness.contracts.task import CallResult, SubmissionRunner
 from harness.sandbox import owner
 from harness.sandbox.errors import SandboxError
 from harness.sandbox.mounts import Mount
 from harness.sandbox.process import SandboxProcess
-from harness.sandbox.rule_worker import HEADER
+from harness.sandbox.rule_worker import HEADER, SEQ
 
 SUBMISSION_DIR = "/submission"
 #: Host uids handed to rule workers: a range no distribution allocates to users.
@@ -87,10 +87,18 @@ class WorkerGone(Exception):
 
 
 class _Worker:
-    """One running rule worker: framed requests with deadlines, stderr kept for diagnostics."""
+    """One running rule worker: framed requests with deadlines, stderr kept for diagnostics.
 
-    def __init__(self, proc: SandboxProcess):
+    ``seq``: the number of the last request sent; ``pid``: the worker's pid (from its hello);
+    ``discarded``: replies dropped because they answered another request or came from another process."""
+
+    def __init__(self, proc: SandboxProcess, memory_cap_hit=None):
         self.proc = proc
+        #: a callable saying whether the kernel killed a process of the worker's group for its memory cap
+        self.memory_cap_hit = memory_cap_hit
+        self.seq = 0
+        self.pid: int | None = None
+        self.discarded = 0
         self.out = proc.stdout.fileno()
         self.inp = proc.stdin.fileno()
         os.set_blocking(self.inp, False)
@@ -138,6 +146,20 @@ class _Worker:
             raise WorkerGone("protocol error: reply is not an object")
         return reply
 
+    def request(self, sample: bytes, deadline: float) -> dict | None:
+        """Send ``sample`` as the next numbered request and return its reply (replies that carry another
+        number or pid are discarded), or None when ``deadline`` passes first; raises WorkerGone."""
+        self.seq += 1
+        if not self.write(SEQ.pack(self.seq) + sample, deadline):
+            return None
+        while True:
+            reply = self.read(deadline)
+            if reply is None:
+                return None
+            if reply.get("seq") == self.seq and reply.get("pid") == self.pid:
+                return reply
+            self.discarded += 1
+
     def write(self, payload: bytes, deadline: float) -> bool:
         """Send one frame; False when ``deadline`` passes first; raises WorkerGone."""
         view = memoryview(HEADER.pack(len(payload)) + payload)
@@ -164,6 +186,9 @@ class _Worker:
         self._drain.join(1)
         tail = b"".join(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()
         last = f" ({tail[-1][:300]})" if tail else ""
+        if rc is not None and rc in (128 + signal.SIGKILL, -signal.SIGKILL) and self.memory_cap_hit is not None \
+                and self.memory_cap_hit():
+            return f"worker killed: the rule's memory cap was hit{last}"
         if rc is not None and rc > 128:
             try:
                 name = signal.Signals(rc - 128).name
@@ -179,6 +204,16 @@ class _Worker:
         except (OSError, WorkerGone, subprocess.TimeoutExpired):
             pass  # closing is best effort; the kill below ends it either way
         self.proc.kill()
+
+
+def memory_cap_watch(sandbox):
+    """A callable saying whether the kernel killed a process of ``sandbox``'s control group for its memory cap
+    since this call (None when the sandbox has no group whose kills can be read)."""
+    group = getattr(sandbox, "group", None)
+    before = group.oom_kills() if group is not None else None
+    if before is None:
+        return None
+    return lambda: (group.oom_kills() or 0) > before
 
 
 class SandboxedSubmissionRunner:
@@ -241,7 +276,7 @@ class SandboxedSubmissionRunner:
         Failures before the worker announces ``loading`` are the sandbox's
         (raised as SandboxError); after it, they are the submitted module's.
         """
-        worker = _Worker(sandbox.spawn(argv, cwd=WORKSPACE))
+        worker = _Worker(sandbox.spawn(argv, cwd=WORKSPACE), memory_cap_watch(sandbox))
         deadline = time.monotonic() + self.import_timeout
         try:
             hello = worker.read(deadline)
@@ -251,6 +286,7 @@ class SandboxedSubmissionRunner:
             worker.proc.kill()
             detail = "no answer" if hello is None else hello.get("error")
             raise SandboxError(f"rule worker did not start: {detail}")
+        worker.pid = hello.get("pid")
         try:
             reply = worker.read(min(deadline, self._budget_end))
         except WorkerGone as gone:
@@ -266,13 +302,24 @@ class SandboxedSubmissionRunner:
         return worker, None
 
     def _run_all(self, sandbox, argv: list[str], samples: list[bytes]) -> list[CallResult]:
+        """One result per sample; a run being stopped (SIGINT, SIGTERM) destroys ``sandbox`` at once and
+        raises :class:`harness.interrupt.Interrupted` here."""
+        started = time.monotonic()
+        self._budget_end = started + max(0.0, self.budget - self.spent)
+        stop = getattr(sandbox, "destroy", None) or getattr(sandbox, "recycle")  # kills the worker, now
+        try:
+            with interrupt.guard(stop):
+                return self._calls(sandbox, argv, samples)
+        finally:
+            self.spent += time.monotonic() - started
+
+    def _calls(self, sandbox, argv: list[str], samples: list[bytes]) -> list[CallResult]:
         results: list[CallResult] = []
         worker: _Worker | None = None
         fatal: str | None = None
-        started = time.monotonic()
-        self._budget_end = started + max(0.0, self.budget - self.spent)
         try:
             for sample in samples:
+                interrupt.check()
                 if time.monotonic() >= self._budget_end:
                     fatal = f"rule budget of {self.budget:g}s spent"
                 if fatal is None and worker is None:
@@ -281,19 +328,19 @@ class SandboxedSubmissionRunner:
                     results.append(CallResult(error=fatal))
                     continue
                 result, alive = self._call(worker, sample)
+                interrupt.check()  # a worker killed by the stop answers nothing
                 results.append(result)
                 if not alive:
                     worker = None
         finally:
             if worker is not None:
-                worker.close()
-            self.spent += time.monotonic() - started
+                worker.proc.kill() if interrupt.stopping() else worker.close()
         return results
 
     def _call(self, worker: _Worker, sample: bytes) -> tuple[CallResult, bool]:
         deadline = min(time.monotonic() + self.call_timeout, self._budget_end)
         try:
-            reply = worker.read(deadline) if worker.write(sample, deadline) else None
+            reply = worker.request(sample, deadline)
         except WorkerGone as gone:
             worker.proc.kill()
             return CallResult(error=str(gone)), False

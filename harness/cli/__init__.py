@@ -122,9 +122,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         cli.main(args=args, prog_name="harness", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        from harness.interrupt import Terminated
+
         click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc.__cause__, Terminated) else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -133,5 +135,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         from harness.cli._console import console
 
-        console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        from rich.markup import escape
+
+        console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
         sys.exit(2)

@@ -13,11 +13,12 @@ from rich.text import Text
 
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
+from harness import interrupt
 from harness.errors import HarnessError
 from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title, with_seed
 from harness.profiles import resolve_profile
 from harness.run import execute, load_task, preflight
-from harness.store import RunStore
+from harness.store import RunStore, inside
 
 #: results column -> summary table header: the row key first, then the templates' own
 #: (``TaskTemplate.summary_columns``), then these harness columns
@@ -59,6 +60,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     scored, written to a run directory that a re-run resumes."""
     if (task_file is None) == (experiment_file is None):
         raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
+    interrupt.install_handlers()  # SIGTERM stops the run as Ctrl-C does, leaving nothing behind
     if any(s < 0 for s in seeds):
         raise click.BadParameter("repetition seeds are non-negative integers", param_hint="--seed")
     data = read_yaml(settings_file) if settings_file else {}
@@ -210,7 +212,7 @@ def run_stages(task_file, experiment_file, agent_profile, seeds, sets, out):
     if seeds or sets or agent_profile:
         raise click.UsageError("--seed, --set and --agent apply to --task runs; an experiment lists its own")
     spec = load_experiment(experiment_file)
-    planned = plan_experiment(spec, experiment_file, Path(out) if out else Path("runs") / spec.name,
+    planned = plan_experiment(spec, experiment_file, Path(out) if out else inside(Path("runs"), spec.name),
                               resolve_profile, load_task)
     for stage in planned:
         warn_repeats(stage.name, stage.units)

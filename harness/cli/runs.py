@@ -11,7 +11,7 @@ from rich.table import Table
 
 from harness.cli._console import console
 from harness.experiment import task_title
-from harness.store import episode_rows
+from harness.store import episode_rows, run_dirs
 
 
 def run_summary(root: Path) -> dict | None:
@@ -74,7 +74,7 @@ def runs_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def list_runs(base: Path, as_json: bool) -> None:
     """Run directories under BASE (default ./runs; stages of an experiment are listed each)."""
-    found = [s for p in sorted({p.parent for p in base.glob("**/run.json")}) if (s := run_summary(p))]
+    found = [s for p in run_dirs(base) if (s := run_summary(p))]
     if as_json:
         for s in found:
             click.echo(json.dumps(s))

@@ -54,7 +54,10 @@ class EpisodeUsage:
     those refused by a cap;
     ``budget_exceeded`` names the cap (``max_requests``/``max_tokens``/
     ``max_cost_usd``) or is None; ``assertion_failures`` lists failed
-    expectations of a model script (script backends only).
+    expectations of a model script (script backends only); ``usage_missing``
+    counts model responses (non-``HEAD`` requests answered with a status below
+    400) that carried no usage or whose stream was cut: when it is above 0 the
+    token and cost totals are lower bounds.
     """
 
     episode_id: str
@@ -68,6 +71,7 @@ class EpisodeUsage:
     budget_exceeded: str | None = None
     errors: list[ProxyError] = field(default_factory=list)
     assertion_failures: list[str] = field(default_factory=list)
+    usage_missing: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -95,6 +99,7 @@ class EpisodeMeter:
         self.budget_exceeded: str | None = None
         self.errors: list[ProxyError] = []
         self.assertion_failures: list[str] = []
+        self.usage_missing = 0
         self._seq = 0
 
     def next_seq(self) -> int:
@@ -148,7 +153,8 @@ class EpisodeMeter:
         u = self.usage
         return EpisodeUsage(self.episode_id, u.prompt_tokens, u.cached_tokens, u.completion_tokens,
                             u.reasoning_tokens, self.cost_usd, self.n_requests, self.n_refused,
-                            self.budget_exceeded, list(self.errors), list(self.assertion_failures))
+                            self.budget_exceeded, list(self.errors), list(self.assertion_failures),
+                            self.usage_missing)
 
 
 def classify_status(status: int) -> ErrorKind | None:

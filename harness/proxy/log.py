@@ -18,7 +18,11 @@ Response line (same ``seq``)::
 
 ``ts`` values are Unix epoch seconds.  Bodies are parsed JSON when the bytes are
 strict JSON (``body_encoding: "json"``), else UTF-8 text (``"text"``), else
-base64 (``"base64"``); nothing is truncated (image inputs included), and JSON
+base64 (``"base64"``), image inputs included, while the episode's body budget
+lasts (``RunSettings.proxy_log_mb``); past it, or over :data:`FULL_BODY_MAX`
+bytes, a body is stored truncated: its
+first :data:`TRUNCATED_PREFIX` bytes as text, with ``"truncated": true``,
+``"size"`` (bytes of the whole body) and ``"sha256"`` (hex digest of it).  JSON
 string escaping keeps every record on one line.  Headers are logged from an
 allowlist only, so credentials never reach the file; every line is also scrubbed
 of the upstream's secrets before it is written.
@@ -27,6 +31,7 @@ of the upstream's secrets before it is written.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import stat
@@ -63,6 +68,19 @@ def encode_body(raw: bytes) -> tuple[Any, str | None]:
         return base64.b64encode(raw).decode("ascii"), "base64"
 
 
+#: Bytes of a truncated body kept in the log (as text, invalid UTF-8 replaced).
+TRUNCATED_PREFIX = 1024
+#: Largest body stored in full whatever the budget: writing a body costs several copies of it in memory
+#: (decoded, JSON-encoded, written), so a larger one is stored truncated like a body past the budget.
+FULL_BODY_MAX = 16 * 1024 * 1024
+
+
+def truncated_body(raw: bytes) -> dict[str, Any]:
+    """The log fields of a body stored truncated: a text prefix, ``truncated``, ``size``, ``sha256``."""
+    return {"body": bytes(raw[:TRUNCATED_PREFIX]).decode("utf-8", "replace"), "body_encoding": "text",
+            "truncated": True, "size": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
 def decode_body(body: Any, encoding: str | None) -> bytes:
     """Inverse of :func:`encode_body` (JSON is re-serialized, so bytes may differ in spacing)."""
     if body is None:
@@ -80,14 +98,29 @@ def logged_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class ProxyLogWriter:
-    """Appends records to ``path`` (created with its parent folders); thread-safe."""
+    """Appends records to ``path`` (created with its parent folders); thread-safe.
 
-    def __init__(self, path: Path | str, redact: Redactor | None = None):
+    ``body_budget``: bytes of bodies stored in full (None: no bound); :meth:`body_fields` spends it."""
+
+    def __init__(self, path: Path | str, redact: Redactor | None = None, body_budget: int | None = None):
+        self.body_budget = body_budget
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._redact = redact or Redactor([])
         self._lock = threading.Lock()
         self._file = self.path.open("a", encoding="utf-8")
+
+    def body_fields(self, raw: bytes, parsed: tuple[Any, str | None] | None = None) -> dict[str, Any]:
+        """``{"body", "body_encoding"}`` of ``raw`` (``parsed``: its :func:`encode_body`, when already
+        computed) while the body budget lasts, else :func:`truncated_body` (the body is never parsed)."""
+        with self._lock:
+            fits = len(raw) <= FULL_BODY_MAX and (self.body_budget is None or len(raw) <= self.body_budget)
+            if fits and self.body_budget is not None:
+                self.body_budget -= len(raw)
+        if not fits:
+            return truncated_body(raw)
+        body, encoding = parsed if parsed is not None else encode_body(raw)
+        return {"body": body, "body_encoding": encoding}
 
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str)

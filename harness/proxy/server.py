@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from harness.limits import InflightBytes
 from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
@@ -37,6 +38,12 @@ T = TypeVar("T")
 MAX_SOCKET_PATH = 107
 #: Largest request body accepted (image inputs can be big).
 MAX_BODY_BYTES = 512 * 1024 * 1024
+#: Request bodies a proxy holds at once when not given a run's shared bound (RunSettings.proxy_inflight_mb).
+DEFAULT_INFLIGHT_BYTES = 1024 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    """A request body that can never fit the in-flight bound."""
 
 
 @dataclass
@@ -63,13 +70,16 @@ class ModelProxy:
     """
 
     def __init__(self, upstream: Upstream, *, shutdown_timeout: float = 2.0, max_body_bytes: int = MAX_BODY_BYTES,
-                 limiter: Any = None):
+                 limiter: Any = None, inflight: Any = None, log_budget: int | None = None):
         if not isinstance(upstream, Upstream):
             raise TypeError(f"ModelProxy needs a harness.proxy.Upstream, got {type(upstream).__name__}")
         self.upstream = upstream
         self.shutdown_timeout = shutdown_timeout
         self.max_body_bytes = max_body_bytes
         self.limiter = limiter  # harness.limits.RateLimiter shared by the run's proxies (None: no limit)
+        # harness.limits.InflightBytes shared by the run's proxies: request bodies held at once
+        self.inflight = inflight if inflight is not None else InflightBytes(DEFAULT_INFLIGHT_BYTES)
+        self.log_budget = log_budget  # bytes of bodies each episode's proxy.jsonl stores in full (None: all)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._episodes: dict[str, _Episode] = {}
@@ -155,7 +165,7 @@ class ModelProxy:
             if episode_id in self._episodes:
                 raise ValueError(f"episode {episode_id!r} is already open on the model proxy")
             redact = Redactor(up.secrets() + self.upstream.secrets())
-            episode = _Episode(episode_id, socket_path, ProxyLogWriter(log_path, redact),
+            episode = _Episode(episode_id, socket_path, ProxyLogWriter(log_path, redact, self.log_budget),
                                EpisodeMeter(episode_id, prices, budget), up, up is not self.upstream, redact)
             self._episodes[episode_id] = episode
         try:
@@ -217,20 +227,73 @@ class ModelProxy:
         return self._call(snap())
 
     # -- request handling ----------------------------------------------------
+    async def _read_body(self, request: web.Request) -> tuple[bytes, int]:
+        """The request body and the in-flight bytes taken for it (given back by the caller); waits for room
+        under the run's in-flight bound; raises _TooLarge for a body that can never fit."""
+        limit = min(self.inflight.limit, self.max_body_bytes)
+        known = request.content_length
+        if known is not None:
+            if known > limit:
+                raise _TooLarge(known)
+            await self.inflight.take(known)
+            try:  # filled in place: the body is held once (request.read() holds it twice while reading)
+                body = bytearray(known)
+                view, pos = memoryview(body), 0
+                while pos < known:
+                    chunk = await request.content.readany()
+                    if not chunk:
+                        break
+                    view[pos:pos + len(chunk)] = chunk[:known - pos]
+                    pos += len(chunk)
+                view.release()
+                del body[pos:]
+                return body, known
+            except BaseException:
+                self.inflight.give(known)
+                raise
+        parts, held = [], 0
+        try:
+            async for chunk in request.content.iter_chunked(1 << 20):
+                if held + len(chunk) > limit:
+                    raise _TooLarge(held + len(chunk))
+                await self.inflight.take(len(chunk))
+                held += len(chunk)
+                parts.append(chunk)
+        except BaseException:
+            self.inflight.give(held)
+            raise
+        return b"".join(parts), held
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         ep = request.app[_EPISODE]
         meter = ep.meter
         seq = meter.next_seq()
-        body = await request.read()
+        try:
+            body, held = await self._read_body(request)
+        except _TooLarge as exc:
+            limit = min(self.inflight.limit, self.max_body_bytes)
+            url = request.rel_url
+            wire = UpstreamRequest(ep.episode_id, request.method, url.raw_path, "", {}, b"").wire or "unknown"
+            ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": request.method,
+                          "path": url.raw_path, "wire": wire, "headers": logged_headers(dict(request.headers)),
+                          "body": None, "body_encoding": None, "truncated": True, "size": int(str(exc))})
+            return self._local_error(ep, seq, wire, 413, f"model proxy: request body of at least {exc} bytes "
+                                     f"is over the proxy's bound of {limit} bytes", code="request_too_large")
+        try:
+            return await self._forward(request, ep, seq, body)
+        finally:
+            self.inflight.give(held)
+
+    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes) -> web.StreamResponse:
+        meter = ep.meter
         url = request.rel_url
         ureq = UpstreamRequest(ep.episode_id, request.method, url.raw_path, url.raw_query_string,
                                dict(request.headers), body)
         wire = ureq.wire or "unknown"
-        logged_body, encoding = encode_body(body)
         shown_query = "&".join(p for p in ureq.query.split("&") if p and not p.startswith("key="))
         ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": ureq.method, "path": ureq.path,
                       "query": shown_query, "wire": wire, "headers": logged_headers(ureq.headers),
-                      "body": logged_body, "body_encoding": encoding})
+                      **ep.log.body_fields(body)})
 
         cap = meter.admit() if request.method != "HEAD" else None  # connectivity probes are not model requests
         if cap:
@@ -322,7 +385,7 @@ class ModelProxy:
                 except Exception:  # noqa: BLE001
                     pass
             self._finish(ep, seq, wire, uresp, bytes(buf), stream, parser, acc, first, last, interrupted,
-                         client_gone, cut_off)
+                         client_gone, cut_off, request.method != "HEAD")
         if interrupted and request.transport is not None:
             request.transport.close()  # the client must see a broken stream, not a clean end
         elif not client_gone:
@@ -337,23 +400,24 @@ class ModelProxy:
 
     def _finish(self, ep: _Episode, seq: int, wire: Any, uresp: UpstreamResponse, raw: bytes, stream: bool,
                 parser: SSEParser, acc: StreamUsage, first: float | None, last: float | None,
-                interrupted: str | None, client_gone: bool, cut_off: bool) -> None:
+                interrupted: str | None, client_gone: bool, cut_off: bool, model_call: bool = True) -> None:
         meter = ep.meter
         usage = None
-        body, encoding = encode_body(raw)
+        parsed = encode_body(raw) if not stream or ep.log.body_budget is None or len(raw) <= ep.log.body_budget \
+            else None
         if uresp.status < 400:
             if stream:
                 for event in parser.close():
                     acc.feed(event)
                 usage = acc.result()
-            elif encoding == "json":
-                usage = usage_from_body(body, wire)
+            elif parsed is not None and parsed[1] == "json":
+                usage = usage_from_body(parsed[0], wire)
         cost = meter.add(usage) if usage is not None else 0.0
         self._settle((ep.episode_id, seq), usage)
         record: dict[str, Any] = {
             "type": "response", "seq": seq, "ts": time.time(), "status": uresp.status, "stream": stream,
             "content_type": uresp.headers.get("content-type"), "headers": logged_headers(uresp.headers),
-            "first_byte_ts": first, "last_byte_ts": last, "body": body, "body_encoding": encoding,
+            "first_byte_ts": first, "last_byte_ts": last, **ep.log.body_fields(raw, parsed),
             "usage": usage.to_dict() if usage is not None else None, "cost_usd": cost, "origin": "upstream",
         }
         kind = classify_status(uresp.status)
@@ -370,6 +434,9 @@ class ModelProxy:
             record["cut_off"] = "the episode was closed while the response was streaming"
         if uresp.assertion_failure:
             record["assertion_failure"] = uresp.assertion_failure
+        if model_call and uresp.status < 400 and (usage is None or interrupted or cut_off or client_gone):
+            meter.usage_missing += 1  # the totals are lower bounds (EpisodeUsage.usage_missing)
+            record["usage_missing"] = "partial" if usage is not None else "none"
         ep.log.write(record)
 
 

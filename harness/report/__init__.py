@@ -66,6 +66,18 @@ class Report:
         return out / FORMATS[fmt][0]
 
 
+def lower_bound_notes(frame) -> list[str]:
+    """A note when some episodes' token and cost totals are lower bounds (``usage_missing`` above 0)."""
+    if "usage_missing" not in frame.columns:
+        return []
+    counts = frame["usage_missing"].fillna(0)
+    hit = counts[counts > 0]
+    if hit.empty:
+        return []
+    return [f"tokens and cost are lower bounds for {len(hit)} episode(s): {int(hit.sum())} model response(s) "
+            "carried no usage or were cut mid-stream (column usage_missing)"]
+
+
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),
                  with_figures: bool = True, alpha: float = 0.05,
                  sections: Mapping[str, Builder] | None = None) -> Report:
@@ -84,7 +96,7 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
         contributed = contribute(results.frame, sections)
     finally:
         _OPTIONS.reset(token)
-    report.messages += contributed.messages
+    report.messages += contributed.messages + lower_bound_notes(results.frame)
     report.tables += contributed.tables
     if with_figures:
         report.figures.update(contributed.figures)

@@ -44,6 +44,8 @@ Agent-episode templates (``harness run`` episodes in a sandboxed agent)
     ``n_refused`` int: requests refused by a budget cap · ``budget_exceeded`` str:
     the cap that was hit (null: none) · ``proxy_errors``, ``assertion_failures`` str:
     JSON lists (upstream errors; failed assertions of a model script) ·
+    ``usage_missing`` int: model responses without usage or cut mid-stream (above 0: the
+    token and cost totals are lower bounds) ·
     ``usage_source`` str: ``proxy`` | ``trajectory`` · ``total_seconds`` float:
     agent-system wall-clock (s): the longer of the trajectory's span and the
     proxy log's (first request to last response byte).
@@ -118,6 +120,8 @@ USAGE: Columns = {
     "budget_exceeded": ("str", "which budget cap was hit; null when none"),
     "proxy_errors": ("str", "JSON list of upstream errors seen by the proxy"),
     "assertion_failures": ("str", "JSON list of failed assertions of a model script"),
+    "usage_missing": ("int", "model responses without usage or cut mid-stream: above 0, tokens and cost are "
+                             "lower bounds"),
     "usage_source": ("str", "proxy | trajectory"),
     "total_seconds": ("float", "agent-system wall-clock: longer of the trajectory's and the proxy log's span (s)"),
 }

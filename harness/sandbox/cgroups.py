@@ -146,6 +146,19 @@ class SandboxGroup:
         except (OSError, ValueError):
             return None
 
+    def oom_kills(self) -> int | None:
+        """Processes of the group the kernel killed for passing its memory cap so far (None where unknown):
+        ``oom_kill`` of ``memory.events`` (v2) or ``memory.oom_control`` (v1)."""
+        name = "memory.events" if self.version == "v2" else "memory.oom_control"
+        try:
+            for line in (self.dirs[0] / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            return None
+        return None
+
     def kill(self, rounds: int = 50) -> None:
         """SIGKILL every process of the group until none is left (forks racing the kill are caught)."""
         for _ in range(rounds):

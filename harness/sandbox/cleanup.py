@@ -18,11 +18,11 @@ folders or containers without an owner record).
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness._untrusted import remove_tree
 from harness.sandbox import cgroups, owner
 
 TEMP_PREFIXES = ("harness-sbx-", "harness-sub-", "harness-probe-")
@@ -63,7 +63,7 @@ def cleanup(run_id: str | None = None, include_live: bool = False, docker: bool 
         group.remove()
         out.groups.append(group.dirs[0].name)
     for d in folders:
-        shutil.rmtree(d, ignore_errors=True)
+        remove_tree(d)
         out.folders.append(str(d))
     if docker:
         from harness.sandbox.docker import DockerSandboxError

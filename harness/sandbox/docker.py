@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 import re
 import select
-import shutil
 import socket
 import stat
 import struct
@@ -44,6 +43,7 @@ import time
 import uuid
 from pathlib import Path
 
+from harness._untrusted import copy_tree, remove_tree
 from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxSpec
 
 from harness.sandbox.docker_engine import (LABEL_EPISODE, LABEL_MANAGED, LABEL_RUN, DockerSandboxError, connect,
@@ -130,9 +130,13 @@ def _name_part(value: str) -> str:
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
     """Give ``root`` and everything below it (not following symlinks) to uid:gid."""
     os.chown(root, uid, gid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+    stack = [os.fspath(root)]
+    while stack:  # iterative: any depth
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                os.chown(entry.path, uid, gid, follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
 
 
 def bridge_script() -> Path:
@@ -480,10 +484,10 @@ class DockerSandbox(Sandbox):
             if not copied.exists() and not copied.is_symlink():
                 raise FileNotFoundError(f"{path} could not be copied out of the sandbox")
             if dest.is_dir() and copied.is_dir():
-                shutil.copytree(copied, dest, symlinks=True, dirs_exist_ok=True)
+                copy_tree(copied, dest)
             else:
                 if dest.is_dir() and not dest.is_symlink():
-                    shutil.rmtree(dest)
+                    remove_tree(dest)
                 elif dest.exists() or dest.is_symlink():
                     dest.unlink()
                 copied.rename(dest)

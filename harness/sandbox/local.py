@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness._untrusted import copy_tree, remove_tree
 from harness.contracts.sandbox import (
     HOME,
     WORKSPACE,
@@ -164,7 +165,7 @@ class LocalSandbox(Sandbox):
                 self.mounts()  # fail at create, not at the first exec
                 self.group = cgroups.create(spec.limits.memory_mb, spec.limits.pids)
             except BaseException as exc:
-                shutil.rmtree(self.private, ignore_errors=True)
+                remove_tree(self.private)
                 if isinstance(exc, OSError):
                     raise SandboxError(f"cannot set up the sandbox's control group: {exc}") from exc
                 raise
@@ -316,7 +317,7 @@ class LocalSandbox(Sandbox):
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+            copy_tree(src, dest)
         elif src.is_file():
             shutil.copyfile(src, dest)
         else:
@@ -333,7 +334,7 @@ class LocalSandbox(Sandbox):
             proc.kill()
         if self.group is not None:
             self.group.remove()
-        shutil.rmtree(self.private, ignore_errors=True)
+        remove_tree(self.private)
 
 
 def _feed(pipe, data: bytes) -> None:

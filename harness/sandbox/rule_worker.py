@@ -9,15 +9,21 @@ requests until its input ends.
 Protocol (the host side is :mod:`harness.submission`); a frame is an 8-byte
 big-endian length followed by that many bytes:
 
-* worker -> host, once pandas is imported: ``{"loading": true}`` (or
+* worker -> host, once pandas is imported: ``{"loading": true, "pid": <the worker's pid>}`` (or
   ``{"ready": false, "error": ...}``: the worker itself could not start, an
   infrastructure failure); then, once the module is imported,
   ``{"ready": true, "error": null}``, or with ``"error": "<Type>: <message>"``
   when the module cannot be imported or has no such function (every call then
   gets that error);
-* host -> worker: one sample as Parquet bytes; an empty frame ends the session;
-* worker -> host: ``{"ok": true, "value": <JSON value>}`` or
-  ``{"ok": false, "type": "<exception type>", "error": "<message>"}``.
+* host -> worker: a request: its sequence number (8 bytes, big-endian, counting from 1) then one sample
+  as Parquet bytes; an empty frame ends the session;
+* worker -> host: ``{"seq": n, "pid": p, "ok": true, "value": <JSON value>}`` or
+  ``{"seq": n, "pid": p, "ok": false, "type": "<exception type>", "error": "<message>"}``: ``n`` the
+  request's number, ``p`` the worker's pid.
+
+A rule that forks: a child returning from ``predict`` exits at once, without replying or reading another
+request (it shares the protocol descriptors); the host also discards every reply whose sequence number or
+pid is not the one it waits for, so a reply can only ever answer its own request.
 
 The protocol uses private duplicates of the original stdin/stdout: during the
 calls file descriptor 0 is ``/dev/null`` and descriptor 1 (and ``sys.stdout``)
@@ -38,6 +44,8 @@ import struct
 import sys
 
 HEADER = struct.Struct(">Q")
+#: A request's sequence number, before its sample.
+SEQ = struct.Struct(">Q")
 #: Largest JSON answer accepted for one call.
 MAX_ANSWER = 1 << 20
 EXIT_SETUP = 3
@@ -148,13 +156,16 @@ def main(argv: list[str] | None = None) -> int:
         send(proto_out, {"ready": False, "error": f"worker setup failed ({kind}: {msg}); memory_mb={args.memory_mb}"})
         return EXIT_SETUP
 
-    send(proto_out, {"loading": True})
+    own = os.getpid()
+    send(proto_out, {"loading": True, "pid": own})
     try:
         fn = load_function(args.module, args.function)
         error = None
     except BaseException as exc:  # noqa: BLE001 - any failure of the submitted module
         kind, msg = describe(exc)
         fn, error = None, f"{kind}: {msg}" if msg else kind
+    if os.getpid() != own:  # a child the module forked while imported
+        os._exit(0)
     send(proto_out, {"ready": True, "error": error})
     if fn is None:
         return 0
@@ -167,9 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         if size == 0:
             return 0
         payload = read_exact(proto_in, size)
-        if payload is None:
+        if payload is None or size < SEQ.size:
             return 0
-        send(proto_out, answer(fn, payload, pd.read_parquet))
+        (seq,) = SEQ.unpack(payload[:SEQ.size])
+        reply = answer(fn, payload[SEQ.size:], pd.read_parquet)
+        if os.getpid() != own:  # a child the rule forked, back from predict(): not the worker
+            os._exit(0)
+        send(proto_out, {"seq": seq, "pid": own, **reply})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness._untrusted import walk_files
 from harness.report.load import read_run
 from harness.trajectory import content_images, content_text, steps as trajectory_steps
 
@@ -310,14 +310,11 @@ def workspace_images(folder: Path | None) -> dict[str, int]:
     if folder is None or not (folder / "workspace").is_dir():
         return found
     root = folder / "workspace"
-    for here, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
-        for name in files:
-            if name.lower().endswith(IMAGE_EXTENSIONS):
-                relative = (Path(here) / name).relative_to(root).as_posix()
-                path = regular_file(root, relative)
-                if path is not None:
-                    found[relative] = path.stat().st_size
+    for relative in walk_files(root, SKIPPED_DIRS).files:  # bounded: the agent wrote this tree
+        if relative.lower().endswith(IMAGE_EXTENSIONS):
+            path = regular_file(root, relative)
+            if path is not None:
+                found[relative] = path.stat().st_size
     return found
 
 

@@ -128,6 +128,14 @@ class Site:
         if run.index_of(rest[0]) is None:
             return None
         slug, rest = rest[0], rest[1:]
+        try:
+            return self._episode_path(run, slug, rest)
+        except Exception as exc:  # noqa: BLE001 - a broken episode is shown as broken, the rest of the site stands
+            if rest and rest != ["index.html"]:
+                return None
+            return self._html(self.broken_page(run, slug, exc))
+
+    def _episode_path(self, run: Run, slug: str, rest: list[str]) -> tuple[bytes, str] | None:
         if not rest or rest == ["index.html"]:
             return self._html(self.episode_page(run, slug))
         if len(rest) == 1 and rest[0].startswith("steps-") and rest[0].endswith(".js"):
@@ -150,7 +158,10 @@ class Site:
             yield f"runs/{run.id}/index.html"
             for slug in run.episode_slugs:
                 yield f"runs/{run.id}/{slug}/index.html"
-                episode = self._episode(run, slug)
+                try:
+                    episode = self._episode(run, slug)
+                except Exception:  # noqa: BLE001 - its index page says why (broken_page); no other files
+                    continue
                 for chunk in range((len(episode.steps) + CHUNK - 1) // CHUNK):
                     yield f"runs/{run.id}/{slug}/steps-{chunk}.js"
                 for plot in episode.plots:
@@ -282,6 +293,16 @@ class Site:
             row=row, facts=facts, panels=panels, plots=episode.plots, prompt=view.read_text("prompt.txt"),
             steps=steps, chunk_size=CHUNK, chunks=(len(steps) + CHUNK - 1) // CHUNK, totals=totals,
             folder=view.folder)
+
+    def broken_page(self, run: Run, slug: str, exc: BaseException) -> str:
+        """The page of an episode that cannot be shown (its files are unreadable or too large to list): the
+        reason, in the site's frame."""
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()[:300]
+        body = Markup(f'<div class="error-box">episode {escape(slug)} cannot be shown: {escape(detail)}</div>')
+        return self.env.get_template("episode.html").render(
+            title=slug, root="../../../", crumbs=[(run.id, "../index.html"), (slug, None)], reveal=False,
+            row={"status": "broken"}, facts=[("status", "cannot be shown")], panels=[Panel("episode", body)],
+            plots=[], prompt=None, steps=[], chunk_size=CHUNK, chunks=0, totals=None, folder=None)
 
     def steps_script(self, run: Run, slug: str, chunk: int) -> str | None:
         """``harnessView.steps(k, [[index, html], ...])`` for steps ``k*CHUNK`` ... (None past the end)."""

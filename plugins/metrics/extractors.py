@@ -9,11 +9,10 @@ Missing evidence gives ``None`` (shown as "–"), never a made-up zero.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from harness import EpisodeArtifacts, MetricExtractor
+from harness import EpisodeArtifacts, MetricExtractor, untrusted
 from harness import content_text, exchanges, parse_timestamp, steps
 from tsagent_plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
 from tsagent_plugins.metrics.numbers import count_numbers
@@ -109,17 +108,16 @@ class PythonUseMetrics(MetricExtractor):
 
 
 def generated_images(workspace: Path | None) -> set[str]:
-    """Image-like files in the workspace (relative POSIX paths), tool caches excluded."""
-    found: set[str] = set()
+    """Image-like files in the workspace (relative POSIX paths), tool caches excluded.
+
+    The workspace is listed with the bounds of :func:`harness.untrusted.walk_files` (folder depth, entries,
+    time); ValueError naming the bound when the listing stopped (the count would be a guess)."""
     if workspace is None or not Path(workspace).is_dir():
-        return found
-    root = Path(workspace)
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
-        for name in files:
-            if name.lower().endswith(IMAGE_EXTENSIONS):
-                found.add((Path(folder) / name).relative_to(root).as_posix())
-    return found
+        return set()
+    walk = untrusted.walk_files(workspace, SKIPPED_DIRS)
+    if not walk.complete:
+        raise ValueError(f"workspace listing stopped: {walk.reason}")
+    return {f for f in walk.files if f.lower().endswith(IMAGE_EXTENSIONS)}
 
 
 class PlotMetrics(MetricExtractor):

@@ -39,6 +39,17 @@ DIRECT_CASES = {
     "symlink": "os.symlink('/etc/passwd', 'results.json')",
     "print_100mb": "[sys.stdout.write('x' * (1 << 20)) for _ in range(100)]; "
                    "json.dump({n: ['mass'] for n in names}, open('results.json', 'w'))",
+    # a folder 1,500 levels deep beside 100,000 files (os.makedirs recurses per level: mkdir + chdir)
+    "deep_tree": "json.dump({n: ['mass'] for n in names}, open('results.json', 'w')); os.mkdir('many'); "
+                 "[open('many/f%d' % i, 'w').close() for i in range(100000)]; "
+                 "[(os.mkdir('d'), os.chdir('d')) for _ in range(1500)]; open('plot.png', 'w').close()",
+    # one 64 MiB request to the model proxy: stored truncated in proxy.jsonl, answered all the same
+    "large_body": "import urllib.request; body = json.dumps({'model': 'm', 'messages': [{'role': 'user', "
+                  "'content': 'x' * (64 << 20)}]}).encode(); "
+                  "urllib.request.urlopen(urllib.request.Request(os.environ['HOSTILE_MODEL_URL'] + "
+                  "'/v1/chat/completions', body, {'content-type': 'application/json', "
+                  "'authorization': 'Bearer dummy'}), timeout=120).read(); "
+                  "json.dump({n: ['mass'] for n in names}, open('results.json', 'w'))",
 }
 #: rule.py cases: the body of predict(df).
 RULE_CASES = {
@@ -50,6 +61,9 @@ RULE_CASES = {
     "print_100mb": "[print('x' * (1 << 20)) for _ in range(100)]\n    return ['mass']",
     "sleeps": "import time\n    time.sleep(1000)",
     "deep_return": "v = []\n    for _ in range(5000):\n        v = [v]\n    return v",
+    # every call forks a child that answers at once: only the worker's own (later) answer may count
+    "forking": "if os.fork() == 0:\n        return ['child']\n    import time\n    time.sleep(0.05)\n"
+               "    return ['mass']",
 }
 
 AGENT = '''
@@ -78,7 +92,7 @@ else:
 class HostileAgent(Agent):
     name = "hostile-test"
     version = "1"
-    needs_model = False
+    needs_model = True  # the large-body case writes to the model proxy
     image_capable = False
 
     def __init__(self):
@@ -89,7 +103,8 @@ class HostileAgent(Agent):
         names = sorted(CASES[mode])
         case = names[self.episodes % len(names)]
         self.episodes += 1
-        return AgentInvocation(argv=[sys.executable, "-c", WRITER, mode, case, CASES[mode][case]])
+        return AgentInvocation(argv=[sys.executable, "-c", WRITER, mode, case, CASES[mode][case]],
+                               env={"HOSTILE_MODEL_URL": ctx.model_base_url or ""})
 
     def native_logs(self, home):
         return sorted((Path(home) / "logs").glob("*.jsonl"))
@@ -107,6 +122,15 @@ class HostileAgent(Agent):
 def register_agents(register):
     register(HostileAgent())
 '''
+
+
+@pytest.fixture(autouse=True)
+def _remove_deep_trees(tmp_path):
+    """pytest's own clean-up of old temporary folders recurses per level: remove the deep tree here."""
+    yield
+    from harness._untrusted import remove_tree
+
+    remove_tree(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +152,8 @@ def run(tmp_path: Path, cache_dir: Path, submission: str, cases: dict) -> tuple[
                                "heldout_per_class": 2}}
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text(yaml.safe_dump(spec))
+    script = tmp_path / "script.yaml"
+    script.write_text("final: {text: done}\n")
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump({"rule_call_timeout": 5, "rule_budget": 12, "episode_timeout": 120}))
     out = tmp_path / "run"
@@ -136,7 +162,8 @@ def run(tmp_path: Path, cache_dir: Path, submission: str, cases: dict) -> tuple[
            "HOSTILE_CASES": json.dumps({submission: cases})}
     seeds = [a for i in range(len(cases)) for a in ("--seed", str(i))]
     proc = subprocess.run([sys.executable, "-m", "harness", "run", "--task", str(spec_file), "--agent", "hostile-test",
-                           "--out", str(out), "--settings", str(settings), *seeds],
+                           "--out", str(out), "--settings", str(settings), "--model-backend", "scripted",
+                           "--script", str(script), *seeds],
                           capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path)
     return out, proc
 
@@ -167,6 +194,15 @@ def test_direct_run_with_a_hostile_results_json_per_episode_completes(tmp_path, 
         assert fragment in reasons, fragment
     trajectories = [json.loads((out / "episodes" / e / "trajectory.json").read_text()) for e in frame["episode"]]
     assert all(len(t["steps"]) == 2 and "\ufffd" in t["steps"][0]["message"] for t in trajectories)
+    cases = case_rows(out, frame)
+    deep = cases["deep_tree"]  # scored; only the plot count (a walk past its depth bound) is missing, named
+    assert deep["status"] == "ok" and deep["accuracy"] is not None and deep["plots_generated"] is None
+    assert deep["metrics_error"].startswith("plots: ValueError: workspace listing stopped: folders nested deeper")
+    large = cases["large_body"]
+    assert large["status"] == "ok" and large["accuracy"] is not None and large["n_requests"] == 1
+    request = next(r for r in (json.loads(line) for line in (out / "episodes" / large["episode"] / "proxy.jsonl")
+                               .read_text().splitlines()) if r["type"] == "request")
+    assert request["truncated"] is True and request["size"] > 64 << 20 and len(request["sha256"]) == 64
 
 
 @pytest.mark.slow
@@ -179,3 +215,16 @@ def test_programmatic_run_with_a_hostile_rule_per_episode_completes(tmp_path, ca
                      "rule budget of 12s spent"):
         assert fragment in reasons, fragment
     assert json.loads((out / "run.json").read_text())["rule_budget_seconds"] == 12
+    forking = json.loads((out / "episodes" / case_rows(out, frame)["forking"]["episode"] / "score.json")
+                         .read_text())["details"]
+    assert [d["predicted"] for d in forking] == [["mass"]] * len(forking)  # never a child's answer
+
+
+def case_rows(out: Path, frame: pd.DataFrame) -> dict[str, dict]:
+    """Each case's row, by the case name its native log records."""
+    rows = {}
+    for _, row in frame.iterrows():
+        log = next((out / "episodes" / row["episode"] / "home" / "logs").glob("*.jsonl")).read_bytes()
+        name = log.split(b"case ", 1)[1].split(b'"', 1)[0].decode("utf-8", "replace").split()[-1]
+        rows[name] = json.loads((out / "episodes" / row["episode"] / "row.json").read_text())
+    return rows

@@ -18,6 +18,7 @@ import pytest
 from tests.support.terminal_e2e import AGENT_IMAGE, e2e_marks
 
 from harness.contracts.sandbox import Limits
+from harness.contracts.task import CallResult
 from harness.sandbox.docker import LABEL_RUN, DockerBackend, connect
 from harness.sandbox.docker_rules import LABEL_ROLE, DockerSubmissionRunner
 from harness.submission import make_runner
@@ -174,4 +175,17 @@ def test_an_unimportable_rule_fails_every_call(tmp_path, run_id):
                                     labels={LABEL_RUN: run_id})
     results = runner(rule, "predict", inputs)
     assert [r.error for r in results] == ["ModuleNotFoundError: No module named 'module_that_does_not_exist'"] * 2
+    assert rule_containers(run_id) == []
+
+
+def test_a_forking_rule_scores_only_on_its_own_answers(tmp_path, run_id):
+    """Every predict() forks a child that returns at once: only the worker's own, numbered replies count."""
+    from tests.harness.test_submission_replies import FORKING
+
+    inputs = samples(tmp_path, ["ok"] * 12)
+    rule = tmp_path / "rule.py"
+    rule.write_text(FORKING)
+    runner = DockerSubmissionRunner(DockerBackend(image=AGENT_IMAGE), Limits(pids=64), CALL_TIMEOUT, MEMORY_MB,
+                                    labels={LABEL_RUN: run_id})
+    assert runner(rule, "predict", inputs) == [CallResult(value=["parent", i]) for i in range(12)]
     assert rule_containers(run_id) == []

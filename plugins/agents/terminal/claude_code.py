@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness import AgentContext
+from harness import AgentContext, untrusted
 from harness import from_anthropic
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
@@ -105,7 +105,8 @@ class ClaudeCode(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        return sorted((Path(home) / ".claude" / "projects").glob("**/*.jsonl"))
+        root = Path(home) / ".claude" / "projects"  # the agent's home: listed with bounds
+        return [root / f for f in untrusted.walk_files(root).files if f.endswith(".jsonl")]
 
     def _session_file(self, home: Path, events: list[dict]) -> Path:
         session = next((e.get("session_id") for e in events if e.get("session_id")), None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness import AgentContext
+from harness import AgentContext, untrusted
 from harness import Usage
 from tsagent_plugins.agents.terminal import toml
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
@@ -126,7 +126,9 @@ class Codex(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        return sorted((Path(home) / ".codex" / "sessions").glob("**/rollout-*.jsonl"))
+        root = Path(home) / ".codex" / "sessions"  # the agent's home: listed with bounds
+        return [root / f for f in untrusted.walk_files(root).files
+                if f.rsplit("/", 1)[-1].startswith("rollout-") and f.endswith(".jsonl")]
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         logs = self.native_logs(home)

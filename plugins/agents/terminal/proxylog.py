@@ -31,6 +31,9 @@ class ProxyCall:
     equation (1) at the profile's prices.  ``has_tools``: the request offered
     tools (the agent's conversation, as opposed to side calls such as session
     titles or routing).  ``error``: the recorded upstream error, if any.
+    ``truncated``: ``{"request"|"response": {"size": bytes, "sha256": hex}}`` for a body the proxy log
+    stores truncated (past the episode's log budget): ``body``/``response`` then hold only a text prefix,
+    never decoded as the provider's format.
     """
 
     seq: int
@@ -50,9 +53,12 @@ class ProxyCall:
     assertion_failure: str | None = None
     response: Any = None
     extra: dict = field(default_factory=dict)
+    truncated: dict = field(default_factory=dict)
 
     def events(self) -> list[Any]:
         """The response's payload objects: each SSE event's JSON, or the JSON body (a list's items)."""
+        if "response" in self.truncated:
+            return []  # a prefix of a body: never decoded as the provider's format
         if isinstance(self.response, str):
             return [obj for obj in (e.json() for e in parse_sse(self.response)) if obj is not None]
         if isinstance(self.response, list):
@@ -99,6 +105,11 @@ def _float(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
 
 
+def _truncation(record: dict) -> dict:
+    size, digest = record.get("size"), record.get("sha256")
+    return {"size": size if isinstance(size, int) else None, "sha256": digest if isinstance(digest, str) else None}
+
+
 def read_calls(path: Path | str) -> list[ProxyCall]:
     """The calls of a ``proxy.jsonl`` in request order.
 
@@ -116,6 +127,8 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
                 path=str(record.get("path") or ""), wire=str(record.get("wire") or "unknown"),
                 model=_model(record), has_tools=_has_tools(record.get("body")), body=record.get("body"),
             )
+            if record.get("truncated") is True:
+                calls[seq].truncated["request"] = _truncation(record)
         elif record.get("type") == "response" and seq in calls:
             call = calls[seq]
             call.status = record.get("status")
@@ -126,6 +139,8 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
             call.refused = record.get("refused")
             call.assertion_failure = record.get("assertion_failure")
             call.response = record.get("body")
+            if record.get("truncated") is True:
+                call.truncated["response"] = _truncation(record)
     return [calls[k] for k in sorted(calls)]
 
 

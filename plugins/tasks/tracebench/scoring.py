@@ -37,7 +37,11 @@ without a ``test_samples/`` prefix names the file; keys naming no test file
 are ignored with a warning; two keys for one file count when their values
 agree and are wrong otherwise; a byte-order mark is accepted; more than
 10 MiB, invalid UTF-8, invalid JSON, a symbolic link or not an object make
-every sample wrong with that reason.
+every sample wrong with that reason.  In a file that is otherwise a well-formed
+object, a value over a bound (NaN or Infinity, nesting deeper than 16, a string
+over 10,000 characters, more than 200,000 values) makes only its own sample
+wrong, with the bound named (:func:`split_members`); an object of more than
+200,000 members is over the bound as a whole.
 
 Direct answers come from ``results.json`` (an object mapping test file names,
 with or without ``.parquet`` and with or without a ``test_samples/`` prefix,
@@ -49,6 +53,7 @@ on the test files and on the held-out files.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -166,6 +171,85 @@ def _sample(split: str, file: str, truth: dict, pred: Prediction, raw: Any) -> S
 _Pairs = untrusted.Pairs
 
 
+_STRUCTURE = re.compile(r'["\\{}\[\],:]')
+
+
+def split_members(text: str) -> list[tuple[str, str, int]] | None:
+    """The members of the JSON object ``text`` as ``(key JSON text, value JSON text, value nesting depth)``,
+    found without parsing the values (a value thousands of levels deep is measured, not decoded); None when
+    ``text`` is not one object whose members are ``key: value`` separated by commas.  Iterative and linear."""
+    body = text.strip()
+    if not body.startswith("{") or not body.endswith("}"):
+        return None
+    members: list[tuple[str, str, int]] = []
+    depth, deepest, in_string, skip = 0, 0, False, -1
+    start, colon = 1, None
+    for match in _STRUCTURE.finditer(body):
+        pos, char = match.start(), match.group()
+        if pos <= skip:
+            continue
+        if in_string:
+            if char == "\\":
+                skip = pos + 1
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth - 1)
+        elif char in "}]":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                if pos != len(body) - 1:
+                    return None
+                if colon is not None:
+                    members.append((body[start:colon], body[colon + 1:pos], deepest))
+                elif body[start:pos].strip():
+                    return None
+        elif depth == 1 and char == ":" and colon is None:
+            colon = pos
+        elif depth == 1 and char == ",":
+            if colon is None:
+                return None
+            members.append((body[start:colon], body[colon + 1:pos], deepest))
+            start, colon, deepest = pos + 1, None, 0
+    return members if depth == 0 and not in_string else None
+
+
+def _read_members(text: str) -> tuple[Any, str | None]:
+    """``results.json`` text whose whole parse failed: its members (``_Pairs``), each value parsed within
+    :data:`RESULTS_BOUNDS` on its own or replaced by a :class:`Prediction` naming the bound; ``(None,
+    reason)`` when the text is not a well-formed object after all (the caller keeps the whole-file reason)."""
+    members = split_members(text)
+    if members is None:
+        return None, "not an object"
+    if len(members) > RESULTS_BOUNDS.max_items:  # the file itself is over the bound, not one value
+        return None, "too many members"
+    pairs = _Pairs()
+    for key_text, value_text, depth in members:
+        try:
+            key = json.loads(key_text)
+        except ValueError:
+            return None, "a key is not a JSON string"
+        if not isinstance(key, str):
+            return None, "a key is not a JSON string"
+        if depth > RESULTS_BOUNDS.max_depth:
+            pairs.append((key, Prediction(None, f"the value is nested deeper than {RESULTS_BOUNDS.max_depth} "
+                                                "levels")))
+            continue
+        try:  # syntax first (NaN allowed here): a value that is not JSON at all breaks the whole file
+            json.loads(value_text)
+        except (ValueError, RecursionError):
+            return None, "a value is not JSON"
+        read = untrusted.parse_json(value_text, RESULTS_BOUNDS, "the value", pairs=True)
+        pairs.append((key, read.value if read.ok else Prediction(None, read.reason)))
+    return pairs, None
+
+
 def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
     """Read ``results.json`` and match its keys to the test ``files``.
 
@@ -175,10 +259,19 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
     reason when the whole file is unusable (missing, a symbolic link, too large,
     invalid JSON, not an object); ``warnings`` names ignored keys.
     """
-    read = untrusted.read_json(workspace / RESULTS_FILE, RESULTS_BOUNDS, pairs=True, name=RESULTS_FILE,
-                                where=" in the workspace")
+    raw = untrusted.read_bytes(workspace / RESULTS_FILE, RESULTS_BOUNDS.max_bytes, RESULTS_FILE, " in the workspace")
+    if not raw.ok:
+        return {}, raw.reason, []
+    read = untrusted.parse_json(raw.value, RESULTS_BOUNDS, RESULTS_FILE, pairs=True)
     if not read.ok:
-        return {}, read.reason, []
+        try:
+            text = raw.value.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return {}, read.reason, []
+        members, _ = _read_members(text) if len(raw.value) else (None, None)
+        if members is None:
+            return {}, read.reason, []
+        read = untrusted.Read(members)
     data = read.value
     if not isinstance(data, _Pairs):
         kind = _type_name(_plain(data))
@@ -196,7 +289,10 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
     entries: dict[str, Any] = {}
     for file, pairs in given.items():
         values = [v for _, v in pairs]
-        if all(v == values[0] for v in values):
+        refused = next((v for v in values if isinstance(v, Prediction)), None)
+        if refused is not None:
+            entries[file] = refused
+        elif all(v == values[0] for v in values):
             entries[file] = values[0]
         else:
             keys = ", ".join(repr(k) for k, _ in pairs)
@@ -209,7 +305,8 @@ def read_results(workspace: Path, files: Sequence[str]) -> tuple[dict[str, Any],
 
 
 def _plain(value: Any) -> Any:
-    """Undo :class:`_Pairs` inside a value (nested objects become dicts)."""
+    """Undo :class:`_Pairs` inside a value (nested objects become dicts); a :class:`Prediction` (a value
+    refused by a bound) is kept."""
     if isinstance(value, _Pairs):
         return {k: _plain(v) for k, v in value}
     if isinstance(value, list):

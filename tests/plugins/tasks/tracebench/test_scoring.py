@@ -352,3 +352,38 @@ def test_leniency_table_results_json_rows(tmp_path):
     score = score_episode(ws, tmp_path, make_key(), runner_not_called)
     assert score.metrics["accuracy"] == 1.0
     assert score.warnings == ["results.json: ignored 1 key(s) that name no file in test_samples/: 'zzz.parquet'"]
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ("[" * 900 + "]" * 900, "the value is nested deeper than 16 levels"),
+    ("NaN", "the value is not valid JSON: NaN is not allowed in JSON"),
+    ('["' + "m" * 10_001 + '"]', "the value has a string longer than 10000 characters"),
+    ("[" + ", ".join(["1"] * 200_001) + "]", "the value has more than 200000 JSON values"),
+])
+def test_one_value_over_a_bound_costs_only_its_own_sample(tmp_path, bad, reason):
+    """A well-formed results.json whose one entry breaks a bound: that sample wrong with the bound named,
+    the three correct ones stay correct (the module docstring's promise)."""
+    files = sorted(TRUTH)
+    members = [f'"{f}": {json.dumps([TRUTH[f]])}' for f in files[1:]]
+    body = "{" + f'"{files[0]}": {bad}, ' + ", ".join(members) + "}"
+    score = score_results(tmp_path, body, raw=True)
+    d = by_file(score)
+    assert d[files[0]]["reason"] == reason and not d[files[0]]["correct"]
+    assert all(d[f]["correct"] and d[f]["reason"] is None for f in files[1:])
+    assert score.metrics == {"accuracy": 0.75, "shortlist": 0.75, "n_test": 4, "n_invalid": 1}
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, }', '{"a": [1]] }', '{"a" [1]}', '{"a": [1], "b"}', '[{"a": 1}]',
+                                  '{"a": "\\"}', '{"a": 1} {"b": 2}'])
+def test_a_malformed_file_still_makes_every_sample_wrong(tmp_path, text):
+    score = score_results(tmp_path, text, raw=True)
+    assert score.metrics["n_invalid"] == 4
+    assert all(d["reason"].startswith("results.json") for d in score.details)
+
+
+def test_split_members_reads_strings_and_escapes():
+    from tsagent_plugins.tasks.tracebench.scoring import split_members
+
+    assert split_members('{"a,b": ["x]", "y\\"}"], "c": {"d": [[1]]}}') == [
+        ('"a,b"', ' ["x]", "y\\"}"]', 1), (' "c"', ' {"d": [[1]]}', 3)]
+    assert split_members("{}") == [] and split_members("[]") is None

@@ -90,7 +90,7 @@ def test_params_defaults():
     ({"submission": "json"}, "params.submission: Input should be 'direct' or 'programmatic'"),
     ({"examples_per_class": -1}, "params.examples_per_class: Input should be greater than or equal to 0"),
     ({"n_test": 0}, "params.n_test: Input should be greater than or equal to 1"),
-    ({"context": "maybe"}, "params.context: Input should be a valid boolean"),
+    ({"context": "maybe"}, "params.context: expected true or false, not a string (got: 'maybe')"),
     ({"simulator": "pendulum"}, "params.simulator: no simulator named 'pendulum' (known: balldrop, toyball)"),
 ])
 def test_malformed_params_name_the_field(tmp_path, params, field):
