@@ -125,18 +125,32 @@ def _number(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce")
 
 
+def within_group_sd(values: pd.Series, groups: pd.Series) -> float | None:
+    """Sample SD (ddof = 1) of ``values`` minus their group's mean (the report's within-simulator SD,
+    :func:`harness.report.stats.within_simulator_sd`); None when it is undefined."""
+    from harness.report.stats import within_simulator_sd
+
+    return within_simulator_sd(values.tolist(), groups.astype(str).tolist())
+
+
 def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: tuple[str, ...],
-                agent_column: str = "profile") -> tuple[list[str], list[dict]]:
+                agent_column: str = "profile", group_column: str | None = None,
+                extra: tuple[str, ...] = ()) -> tuple[list[str], list[dict]]:
     """Rows of one template's leaderboard: one per run × agent × condition.
 
-    Each entry: ``run``, ``agent``, the condition columns, ``n`` (episodes),
-    ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2),
-    ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
-    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose
-    ``status`` is not ``ok``).  Returns (condition columns present, entries).
+    Each entry: ``run``, ``agent`` (``agent_column``, else ``profile`` for rows without one: a
+    template's research episodes are run by an agent profile, its forecasts by a forecaster),
+    ``conditions`` (one value per returned condition column, None where a row has none),
+    ``n`` (episodes), ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2;
+    with ``group_column`` the SD of the values minus their group's mean, as the report's
+    aggregate tables spread them), ``extra`` (column -> mean of each ``extra`` column present, else
+    None), ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
+    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose ``status`` is not ``ok``).
+    Returns (condition columns present in some row, entries).
     """
     entries: list[dict] = []
     present: list[str] = []
+    frames = []
     for run in runs:
         frame = run.rows
         if "template" not in frame.columns:
@@ -144,28 +158,32 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
         frame = frame[frame["template"] == template]
         if frame.empty:
             continue
-        present += [c for c in conditions if c in frame.columns and c not in present]
-    for run in runs:
-        frame = run.rows
-        if "template" not in frame.columns:
-            continue
-        frame = frame[frame["template"] == template].copy()
-        if frame.empty:
-            continue
-        frame["_agent"] = frame[agent_column].astype(object).where(frame[agent_column].notna(), "–") \
-            if agent_column in frame.columns else "–"
-        keys = ["_agent"] + [c for c in present if c in frame.columns]
-        for c in present:
+        present += [c for c in conditions if c in frame.columns and frame[c].notna().any() and c not in present]
+        frames.append((run, frame.copy()))
+    present = [c for c in conditions if c in present]
+    for run, frame in frames:
+        agent = frame[agent_column] if agent_column in frame.columns else pd.Series(None, index=frame.index)
+        if "profile" in frame.columns:
+            agent = agent.where(agent.notna(), frame["profile"])
+        frame["_agent"] = agent.astype(object).where(agent.notna(), "–")
+        for c in present:  # every condition column exists before grouping: one cell per header
             if c not in frame.columns:
                 frame[c] = None
-        for values, group in frame.groupby(keys, dropna=False, sort=True):
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), "–")
+        for values, group in frame.groupby(["_agent"] + present, dropna=False, sort=True):
             values = values if isinstance(values, tuple) else (values,)
             entry = {"run": run.id, "agent": values[0],
-                     "conditions": [_clean(v) for v in values[1:]], "n": len(group)}
+                     "conditions": [None if v == "–" else _clean(v) for v in values[1:]], "n": len(group)}
             has_metric = bool(metric) and metric in group.columns
-            scores = _number(group[metric]).dropna() if has_metric else pd.Series([], dtype=float)
-            entry["metric_mean"] = float(scores.mean()) if len(scores) else None
-            entry["metric_sd"] = float(scores.std(ddof=1)) if len(scores) > 1 else None
+            scores = _number(group[metric]) if has_metric else pd.Series([], dtype=float)
+            ok = scores.notna()
+            entry["metric_mean"] = float(scores[ok].mean()) if ok.any() else None
+            if group_column and group_column in group.columns and ok.sum() > 1:
+                entry["metric_sd"] = within_group_sd(scores[ok], group.loc[ok, group_column])
+            else:
+                entry["metric_sd"] = float(scores[ok].std(ddof=1)) if ok.sum() > 1 else None
+            entry["extra"] = {c: (float(_number(group[c]).mean()) if c in group.columns
+                                  and _number(group[c]).notna().any() else None) for c in extra}
             for name, columns in (("tokens", ("total_tokens",)), ("cost", ("cost_usd",)),
                                   ("seconds", ("agent_seconds", "seconds"))):
                 column = next((c for c in columns if c in group.columns), None)

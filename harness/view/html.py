@@ -34,10 +34,12 @@ def highlight_numbers(text: str) -> Markup:
 
 
 def table(header: Iterable[Any], rows: Iterable[Iterable[Any]], css: str = "") -> Markup:
-    """A plain table; cells that are :class:`Markup` are kept, others escaped."""
+    """A plain table in a box that scrolls sideways when the table is wider than the page (phones);
+    cells that are :class:`Markup` are kept, others escaped."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return Markup(f'<table class="{escape(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    return Markup(f'<div class="scroll"><table class="{escape(css)}"><thead><tr>{head}</tr></thead>'
+                  f'<tbody>{body}</tbody></table></div>')
 
 
 # -- inline SVG charts (fast enough to draw dozens per page; no figure library in the request path) -------------

@@ -91,8 +91,16 @@ class ViewPage:
     ``metric``: the results column the leaderboard ranks by (``metric_label``
     shown, ``lower_is_better`` for the sort); ``conditions``: the columns that
     make a condition (e.g. noise, submission); ``agent_column``: who is being
-    evaluated (default ``profile``); ``render``: episode panels, or None;
-    ``labels_public(row)``: whether answers of that row may ever be exported.
+    evaluated (default ``profile``; rows without one fall back to ``profile``); ``render``: episode
+    panels, or None; ``labels_public(row)``: whether answers of that row may ever be exported.
+
+    ``group_column``: the leaderboard's ± is the SD within this column's groups (TraceBench:
+    ``simulator``, as the report's Table 1) and a second table splits the board by it;
+    ``board_columns``: (column, label, lower_is_better) of further per-episode numbers the
+    leaderboard averages (e.g. deep-research recall read from the run folder); ``hidden_columns``: results
+    columns that reveal answers (left out of every page unless answers are revealed);
+    ``run_columns(run_root, rows)``: the template's rows of a run with columns added from the run
+    folder (returns the same index; read tolerantly: a missing file adds nothing).
     """
 
     template: str
@@ -103,6 +111,10 @@ class ViewPage:
     agent_column: str = "profile"
     render: Callable[[EpisodeView], list[Panel]] | None = None
     labels_public: Callable[[dict], bool] = field(default=_always)
+    group_column: str | None = None
+    board_columns: tuple[tuple[str, str, bool], ...] = ()
+    hidden_columns: tuple[str, ...] = ()
+    run_columns: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None
 
 
 def registered_pages() -> dict[str, ViewPage]:

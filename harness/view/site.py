@@ -15,6 +15,8 @@ Only these paths exist: the server never maps a URL onto the file system.
 from __future__ import annotations
 
 import json
+import math
+import re
 import mimetypes
 import threading
 import traceback
@@ -59,10 +61,26 @@ def _pm(mean: float | None, sd: float | None) -> str:
     return f"{mean:.3f} ± {sd:.3f}" if sd is not None else f"{mean:.3f}"
 
 
-def _sortval(value: Any, negate: bool = False) -> str:
-    if value is None:
-        return ""
-    return str(-value if negate else value)
+def _sortval(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+#: An absolute local path inside a value (``/home/me/runs/x``, ``C:\runs\x``); a bundle never carries one.
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/(?:[\w.+@-]+/)+[\w.+@-]*|[A-Za-z]:\\[^\s\"']+)")
+
+
+def _last_part(match: re.Match) -> str:
+    parts = [p for p in re.split(r"[/\\]", match.group()) if p]
+    return f"<{parts[-1] if parts else 'path'}>"
+
+
+def scrub_paths(value: Any) -> Any:
+    """``value`` with every absolute local path replaced by its last part in angle brackets (strings only)."""
+    return ABSOLUTE_PATH.sub(_last_part, value) if isinstance(value, str) else value
+
+
+def _heading(column: str) -> str:
+    return column.replace("_", " ")
 
 
 def _clip(text: str | None) -> str:
@@ -99,16 +117,47 @@ class Site:
     (default: the registered ones).
     """
 
-    def __init__(self, runs: list[Run], reveal: bool = True, pages: dict[str, ViewPage] | None = None):
-        self.runs = {run.id: run for run in runs}
+    def __init__(self, runs: list[Run], reveal: bool = True, pages: dict[str, ViewPage] | None = None,
+                 bundle: bool = False):
         self.reveal = reveal
+        self.bundle = bundle
         self.pages = registered_pages() if pages is None else pages
+        self.runs = {run.id: self._with_run_columns(run) for run in runs}
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("harness.view", "templates"),
                                       autoescape=True, trim_blocks=False, lstrip_blocks=False)
         self.env.globals.update(fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
                                 numbers=highlight_numbers, figure=self._figure)
         self._episodes: OrderedDict[tuple[str, str], _Episode] = OrderedDict()
         self._lock = threading.Lock()
+
+    def _with_run_columns(self, run: Run) -> Run:
+        """``run`` with each template's ``run_columns`` added to its rows (a failing plugin adds none)."""
+        if "template" not in run.rows.columns:
+            return run
+        rows = run.rows.copy()
+        for template in pd.unique(rows["template"].dropna()):
+            page = self.pages.get(template)
+            if page is None or page.run_columns is None:
+                continue
+            mask = rows["template"] == template
+            try:
+                added = page.run_columns(run.root, rows[mask])
+            except Exception:  # noqa: BLE001 - a plugin's reader never breaks the viewer
+                continue
+            for column in added.columns:
+                if column not in rows.columns:
+                    rows[column] = None
+                    rows[column] = rows[column].astype(object)
+                elif not (rows.loc[mask, column].astype(object).equals(added[column].astype(object))):
+                    rows[column] = rows[column].astype(object)
+                rows.loc[mask, column] = added[column].to_numpy(dtype=object)
+        run.rows = rows
+        return run
+
+    def _hidden(self, row: dict, page: ViewPage | None, reveal: bool) -> dict:
+        """The row as a page shows it: answer columns left out unless revealed; in a bundle, no local path."""
+        hidden = set(page.hidden_columns) if page is not None and not reveal else set()
+        return {k: (scrub_paths(v) if self.bundle else v) for k, v in row.items() if k not in hidden}
 
     # -- routing --------------------------------------------------------------------------------------------------
     def render(self, path: str) -> tuple[bytes, str] | None:
@@ -170,43 +219,74 @@ class Site:
             templates += [t for t in found if t not in templates]
             tasks, tasks_title = _names_cell([str(t) for t in pd.unique(rows["task"].dropna())]
                                              if "task" in rows.columns else [])
-            runs.append({"id": run.id, "root": str(run.root), "n": len(rows), "templates": ", ".join(map(str, found)),
-                         "tasks": tasks, "tasks_title": tasks_title,
+            runs.append({"id": run.id, "root": None if self.bundle else str(run.root), "n": len(rows),
+                         "templates": ", ".join(map(str, found)), "tasks": tasks, "tasks_title": tasks_title,
                          "failures": int((rows["status"] != "ok").sum()) if "status" in rows.columns else 0})
         boards = []
         for template in templates:
             page = self.pages.get(template, ViewPage(template))
-            conditions, entries = leaderboard(list(self.runs.values()), template, page.metric, page.conditions,
-                                              page.agent_column)
-            label = page.metric_label or page.metric or "score"
-            direction = "lower is better" if page.lower_is_better else "higher is better"
-            note = (f"{label}: mean ± sample SD over episodes ({direction}); tokens, cost and time are means per "
-                    f"episode; failures count episodes whose status is not ok. Click a header to sort.")
-            if template not in self.pages:
-                note = f"No view page is registered for template {template!r}: counts only. " + note
-            boards.append({"template": template, "conditions": conditions, "entries": entries, "note": note,
-                           "metric_label": label, "lower_is_better": page.lower_is_better})
+            boards.append(self._board(template, page, page.conditions, split=False))
+            if page.group_column:
+                boards.append(self._board(template, page, (page.group_column, *page.conditions), split=True))
         return self.env.get_template("index.html").render(title="Runs", root="", crumbs=[], reveal=self.reveal,
-                                                          runs=runs, boards=boards)
+                                                          runs=runs, boards=boards, bundle=self.bundle)
+
+    def _board(self, template: str, page: ViewPage, conditions: tuple[str, ...], split: bool) -> dict:
+        group = None if split else page.group_column
+        extra = tuple(c for c, _, _ in page.board_columns)
+        present, entries = leaderboard(list(self.runs.values()), template, page.metric, conditions,
+                                       page.agent_column, group_column=group, extra=extra)
+        label = page.metric_label or page.metric or "score"
+        direction = "lower is better" if page.lower_is_better else "higher is better"
+        spread = (f"mean ± SD within {_heading(group)} (the report's spread: each {_heading(group)}'s mean "
+                  f"subtracted first)" if group else "mean ± sample SD over episodes")
+        note = (f"{label}: {spread} ({direction}); tokens, cost and time are means per episode; failures count "
+                f"episodes whose status is not ok. Click a header (or Tab to it and press Enter) to sort; "
+                f"the first click puts the best first.")
+        if template not in self.pages:
+            note = f"No view page is registered for template {template!r}: counts only. " + note
+        extras = [{"column": c, "label": l, "lower": low} for c, l, low in page.board_columns
+                  if any(e["extra"].get(c) is not None for e in entries)]
+        return {"template": template, "split": _heading(page.group_column) if split else None,
+                "conditions": [_heading(c) for c in present], "entries": entries, "note": note,
+                "metric_label": label, "lower_is_better": page.lower_is_better, "extras": extras}
+
+    def _condition_text(self, row: dict, page: ViewPage | None) -> str:
+        if page is None:
+            return ""
+        return " · ".join(str(row[c]) for c in page.conditions if row.get(c) is not None)
+
+    def _score(self, row: dict, page: ViewPage) -> tuple[float | None, str]:
+        """(value, text) of a row's headline number: the page's metric, else its first board column present."""
+        for column, label in ([(page.metric, page.metric_label or page.metric)] if page.metric else []) + \
+                [(c, l) for c, l, _ in page.board_columns]:
+            value = row.get(column)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                return float(value), f"{label}: {value:.3f}"
+        return None, "–"
 
     def run_page(self, run: Run) -> str:
         rows = []
         for i, slug in enumerate(run.episode_slugs):
             row = run.row(i)
-            page = self.pages.get(row.get("template"), ViewPage(""))
-            score = row.get(page.metric) if page.metric else None
-            score = score if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+            page = self.pages.get(row.get("template"))
+            score, score_text = self._score(row, page or ViewPage(""))
             seconds = row.get("agent_seconds", row.get("seconds"))
+            agent = row.get(page.agent_column) if page else None
             rows.append({"slug": slug, "episode": row.get("episode") or slug, "template": row.get("template"),
-                         "task": row.get("task"), "agent": row.get(page.agent_column or "profile") or
-                         row.get("profile") or "–", "status": row.get("status"), "score": score,
-                         "score_text": "–" if score is None else f"{page.metric_label or page.metric}: {score:.3f}",
+                         "task": row.get("task"), "agent": agent or row.get("profile") or "–",
+                         "condition": self._condition_text(row, page), "status": row.get("status"),
+                         "score": score, "score_text": score_text,
                          "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "seconds": seconds,
-                         "error": str(row.get("error") or "")[:160]})
+                         "error": scrub_paths(str(row.get("error") or "")[:160]) if self.bundle
+                         else str(row.get("error") or "")[:160]})
         created = run.meta.get("created") or run.meta.get("started")
+        templates = [t for t in pd.unique(run.rows["template"].dropna())] if "template" in run.rows.columns else []
+        lower = bool(templates) and all(self.pages.get(t, ViewPage("")).lower_is_better for t in templates)
         return self.env.get_template("run.html").render(
             title=f"Run {run.id}", root="../../", crumbs=[(run.id, None)], reveal=self.reveal, run=run, rows=rows,
-            created=created if isinstance(created, str) else None)
+            created=created if isinstance(created, str) else None, folder=None if self.bundle else str(run.root),
+            score_first="asc" if lower else "desc")
 
     def _episode(self, run: Run, slug: str) -> _Episode:
         """The parsed episode (the last 8 are kept; the server renders from several threads)."""
@@ -263,8 +343,10 @@ class Site:
             ("task", "task"), ("template", "template"), ("agent", agent),
             ("model", "model"), ("sandbox", "sandbox"), ("status", "status"))
             if row.get(column) is not None]
-        if page is not None and page.metric and row.get(page.metric) is not None:
-            facts.append((page.metric_label or page.metric, _fmt(row.get(page.metric))))
+        if page is not None:
+            facts += [(label, _fmt(row.get(column))) for column, label in
+                      [(page.metric, page.metric_label or page.metric)] + [(c, l) for c, l, _ in page.board_columns]
+                      if column and row.get(column) is not None]
         for label, column, digits in (("tokens", "total_tokens", 0), ("cost (USD)", "cost_usd", 4),
                                       ("time (s)", "agent_seconds", 1)):
             if isinstance(row.get(column), (int, float)):
@@ -279,7 +361,7 @@ class Site:
         return self.env.get_template("episode.html").render(
             title=str(row.get("episode") or slug), root="../../../",
             crumbs=[(run.id, "../index.html"), (str(row.get("episode") or slug), None)], reveal=view.reveal,
-            row=row, facts=facts, panels=panels, plots=episode.plots, prompt=view.read_text("prompt.txt"),
+            row=self._hidden(row, page, view.reveal), facts=facts, panels=panels, plots=episode.plots, prompt=view.read_text("prompt.txt"),
             steps=steps, chunk_size=CHUNK, chunks=(len(steps) + CHUNK - 1) // CHUNK, totals=totals,
             folder=view.folder)
 

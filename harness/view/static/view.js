@@ -6,19 +6,38 @@
     if (v !== null && v !== "" && !isNaN(Number(v))) return Number(v);
     return cell.textContent.trim().toLowerCase();
   }
+  // Sortable tables: a header's first click sorts its data-first direction (the best first for a score),
+  // the next reverses it; headers are reachable with Tab and sort with Enter or Space; aria-sort says how.
+  function sortBy(table, th, col) {
+    var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+    var current = th.getAttribute("data-dir");
+    var next = current ? (current === "asc" ? "desc" : "asc") : (th.getAttribute("data-first") || "asc");
+    var dir = next === "asc" ? 1 : -1;
+    table.querySelectorAll("thead th").forEach(function (o) {
+      o.removeAttribute("data-dir");
+      o.setAttribute("aria-sort", "none");
+    });
+    th.setAttribute("data-dir", next);
+    th.setAttribute("aria-sort", next === "asc" ? "ascending" : "descending");
+    rows.sort(function (a, b) {
+      var x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
+      var xe = x === "" || x === "–", ye = y === "" || y === "–";
+      if (xe || ye) return xe === ye ? 0 : (xe ? 1 : -1);  // empty cells last either way
+      if (typeof x === typeof y) return (x < y ? -1 : x > y ? 1 : 0) * dir;
+      return (typeof x === "number" ? -1 : 1) * dir;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     table.querySelectorAll("thead th").forEach(function (th, col) {
-      th.addEventListener("click", function () {
-        var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-        var dir = th.getAttribute("data-dir") === "asc" ? -1 : 1;
-        table.querySelectorAll("thead th").forEach(function (o) { o.removeAttribute("data-dir"); });
-        th.setAttribute("data-dir", dir === 1 ? "asc" : "desc");
-        rows.sort(function (a, b) {
-          var x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
-          if (typeof x === typeof y) return (x < y ? -1 : x > y ? 1 : 0) * dir;
-          return (typeof x === "number" ? -1 : 1) * dir;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
+      th.setAttribute("tabindex", "0");
+      th.setAttribute("aria-sort", "none");
+      th.addEventListener("click", function () { sortBy(table, th, col); });
+      th.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          sortBy(table, th, col);
+        }
       });
     });
   });

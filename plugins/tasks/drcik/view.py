@@ -31,8 +31,18 @@ from harness import EpisodeView, Markup, Panel, ViewPage, fan_svg
 from harness import html_escape as escape
 
 HISTORY_HORIZONS = 3
-#: The leaderboard's condition columns.
-CONDITIONS = ("context",)
+#: The leaderboard's condition columns (a DR condition is one per evidence agent: never pooled).
+CONDITIONS = ("context", "evidence_agent")
+#: dr_scores.jsonl fields shown per research episode and averaged on the leaderboard: (field, column the
+#: viewer adds, label, lower is better).  Read, never computed here (Dr-CiK Table 3's definitions).
+DR_FIELDS = (("evidence_recall", "dr_evidence_recall", "evidence recall", False),
+             ("supporting_recall", "dr_supporting_recall", "supporting-doc recall", False),
+             ("distractor_avoidance", "dr_distractor_avoidance", "distractor avoidance", False),
+             ("hallucinated", "dr_hallucinated", "hallucinated ids", True))
+#: Results columns that, beside the citations a page shows, tell which documents are distractors or
+#: another task's (and a local folder): left out unless answers are revealed.
+HIDDEN_COLUMNS = ("distractor_citations", "hallucinated_ids", "cross_task_citations", "evidence_run",
+                  "dr_distractor_avoidance", "dr_hallucinated", "dr_judge")
 
 
 def _tasks_values(value) -> list[str]:
@@ -213,8 +223,54 @@ def labels_public(row: dict) -> bool:
     return row.get("scale_status") != "labels_hidden"
 
 
+def _judge(rows: list[dict]) -> str | None:
+    """The judge whose rows are shown: the one that scored the most rows (ties: the first label in order)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[str(r.get("judge_label"))] = counts.get(str(r.get("judge_label")), 0) + 1
+    return min(counts, key=lambda label: (-counts[label], label)) if counts else None
+
+
+def run_columns(run_root: Path, rows):
+    """The research rows' DR metrics from the run's ``dr_scores.jsonl`` (:data:`DR_FIELDS`, matched on
+    agent profile and task; one judge, see :func:`_judge`; ``dr_judge`` names it).  Lines that are not
+    JSON objects and fields that are missing or not numbers are skipped: the file is read, not validated."""
+    import json
+
+    import pandas as pd
+
+    from tsagent_plugins.tasks.drcik.dr_scoring import SCORES_FILE
+
+    path = Path(run_root) / SCORES_FILE
+    out = pd.DataFrame(index=rows.index)
+    if not path.is_file() or not {"profile", "benchmark_id"} <= set(rows.columns):
+        return out
+    scores = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            scores.append(item)
+    judge = _judge(scores)
+    by = {(s.get("agent"), s.get("benchmark_id")): s for s in scores if str(s.get("judge_label")) == judge}
+    for field, column, _, _ in DR_FIELDS:
+        values = []
+        for profile, task in zip(rows["profile"], rows["benchmark_id"]):
+            value = by.get((profile, task), {}).get(field)
+            values.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        if any(v is not None for v in values):
+            out[column] = pd.Series(values, index=rows.index, dtype=object)
+    if len(out.columns):
+        out["dr_judge"] = [judge if (p, t) in by else None for p, t in zip(rows["profile"], rows["benchmark_id"])]
+    return out
+
+
 PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
-                conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public)
+                conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public,
+                board_columns=tuple((column, label, lower) for _, column, label, lower in DR_FIELDS),
+                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns)
 
 
 @hookimpl

@@ -31,7 +31,8 @@ from harness import html_escape as escape, html_table as table
 MAX_POINTS = 600
 #: Test samples plotted per episode page.
 MAX_SAMPLES = 24
-CONDITIONS = ("noise", "submission", "context", "examples_per_class")
+#: The leaderboard's condition: the paper's condition name with its settings (:func:`condition_name`).
+CONDITIONS = ("condition",)
 
 
 def _sample_chart(frame: pd.DataFrame, title: str) -> Markup:
@@ -108,8 +109,36 @@ def render(episode: EpisodeView) -> list[Panel]:
     return panels
 
 
+def condition_name(row: dict) -> str | None:
+    """The paper's condition slug and its settings (``gentle-cloud · low noise, direct, context, 3 ex/class``);
+    the settings alone for a condition the paper does not have (no ``slug``)."""
+    parts = []
+    if row.get("noise") is not None:
+        parts.append(f"{row['noise']} noise")
+    if row.get("submission") is not None:
+        parts.append(str(row["submission"]))
+    if row.get("context") is not None:
+        parts.append("context" if row["context"] else "no context")
+    if isinstance(row.get("examples_per_class"), (int, float)):
+        parts.append(f"{int(row['examples_per_class'])} ex/class")
+    settings = ", ".join(parts)
+    slug = row.get("slug")
+    if isinstance(slug, str) and slug:
+        return f"{slug} · {settings}" if settings else slug
+    return settings or None
+
+
+def run_columns(run_root, rows):
+    """``condition`` (:func:`condition_name`) of each row: the leaderboard's condition column."""
+    import pandas as pd
+
+    names = [condition_name({k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()})
+             for r in rows.to_dict("records")]
+    return pd.DataFrame({"condition": pd.Series(names, index=rows.index, dtype=object)})
+
+
 PAGE = ViewPage(template="tracebench", metric="accuracy", metric_label="accuracy", conditions=CONDITIONS,
-                render=render)
+                render=render, group_column="simulator", run_columns=run_columns)
 
 
 @hookimpl
