@@ -101,6 +101,11 @@ class ViewPage:
     columns that reveal answers (left out of every page unless answers are revealed);
     ``run_columns(run_root, rows)``: the template's rows of a run with columns added from the run
     folder (returns the same index; read tolerantly: a missing file adds nothing).
+
+    ``compare_key(row)``: rows of every run with the same key saw the same input (TraceBench: one
+    test batch of a condition), or None; the viewer gives each key a comparison page with the rows
+    side by side (differing fields marked) and ``compare(episodes)``'s panels (e.g. each agent's
+    answer per test sample beside its plot).  Panels follow ``reveal`` as episode panels do.
     """
 
     template: str
@@ -115,6 +120,8 @@ class ViewPage:
     board_columns: tuple[tuple[str, str, bool], ...] = ()
     hidden_columns: tuple[str, ...] = ()
     run_columns: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None
+    compare_key: Callable[[dict], str | None] | None = None
+    compare: Callable[[list[EpisodeView]], list[Panel]] | None = None
 
 
 def registered_pages() -> dict[str, ViewPage]:

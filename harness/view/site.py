@@ -30,7 +30,8 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard, plots as find_plots,
-                               read_trajectory, step_views, workspace_images)
+                               read_trajectory, slug as file_slug, step_views,
+                               workspace_images)
 from harness.view.html import highlight_numbers
 from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
 
@@ -123,6 +124,7 @@ class Site:
         self.bundle = bundle
         self.pages = registered_pages() if pages is None else pages
         self.runs = {run.id: self._with_run_columns(run) for run in runs}
+        self._comparisons: dict[str, dict] | None = None
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("harness.view", "templates"),
                                       autoescape=True, trim_blocks=False, lstrip_blocks=False)
         self.env.globals.update(fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
@@ -168,6 +170,12 @@ class Site:
         if parts[0] == "static" and len(parts) == 2 and parts[1] in _STATIC:
             data = resources.files("harness.view").joinpath("static").joinpath(parts[1]).read_bytes()
             return data, "text/css" if parts[1].endswith(".css") else "text/javascript"
+        if parts[0] == "compare":
+            if parts[1:] in ([], ["index.html"]):
+                return self._html(self.compare_index())
+            if len(parts) >= 2 and parts[1] in self.comparisons() and parts[2:] in ([], ["index.html"]):
+                return self._html(self.compare_page(parts[1]))
+            return None
         if parts[0] != "runs" or len(parts) < 2 or parts[1] not in self.runs:
             return None
         run = self.runs[parts[1]]
@@ -195,6 +203,10 @@ class Site:
         yield "index.html"
         for name in _STATIC:
             yield f"static/{name}"
+        if self.comparisons():
+            yield "compare/index.html"
+            for key in self.comparisons():
+                yield f"compare/{key}/index.html"
         for run in self.runs.values():
             yield f"runs/{run.id}/index.html"
             for slug in run.episode_slugs:
@@ -229,7 +241,8 @@ class Site:
             if page.group_column:
                 boards.append(self._board(template, page, (page.group_column, *page.conditions), split=True))
         return self.env.get_template("index.html").render(title="Runs", root="", crumbs=[], reveal=self.reveal,
-                                                          runs=runs, boards=boards, bundle=self.bundle)
+                                                          runs=runs, boards=boards, bundle=self.bundle,
+                                                          comparisons=len(self.comparisons()))
 
     def _board(self, template: str, page: ViewPage, conditions: tuple[str, ...], split: bool) -> dict:
         group = None if split else page.group_column
@@ -287,6 +300,69 @@ class Site:
             title=f"Run {run.id}", root="../../", crumbs=[(run.id, None)], reveal=self.reveal, run=run, rows=rows,
             created=created if isinstance(created, str) else None, folder=None if self.bundle else str(run.root),
             score_first="asc" if lower else "desc")
+
+    # -- comparing agents on the same input ----------------------------------------------------------------------
+    def comparisons(self) -> dict[str, dict]:
+        """Comparison pages by slug: ``title``, ``template`` and ``members`` ((run id, episode slug), ...), for
+        every template ``compare_key`` shared by at least two episodes (of any runs)."""
+        if self._comparisons is not None:
+            return self._comparisons
+        found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for run in self.runs.values():
+            for i, episode_slug in enumerate(run.episode_slugs):
+                row = run.row(i)
+                page = self.pages.get(row.get("template"))
+                if page is None or page.compare_key is None:
+                    continue
+                try:
+                    key = page.compare_key(row)
+                except Exception:  # noqa: BLE001 - a plugin's key never breaks the viewer
+                    key = None
+                if key:
+                    found.setdefault((str(row["template"]), str(key)), []).append((run.id, episode_slug))
+        out: dict[str, dict] = {}
+        for (template, key), members in sorted(found.items()):
+            if len(members) > 1:
+                out[file_slug(f"{template}_{key}")] = {"title": key, "template": template, "members": members}
+        self._comparisons = out
+        return out
+
+    def compare_index(self) -> str:
+        items = [{"slug": k, "title": v["title"], "template": v["template"], "n": len(v["members"]),
+                  "agents": ", ".join(dict.fromkeys(self._agent(*m) for m in v["members"]))}
+                 for k, v in self.comparisons().items()]
+        return self.env.get_template("compare_index.html").render(
+            title="Compare", root="../", crumbs=[("compare", None)], reveal=self.reveal, items=items)
+
+    def _agent(self, run_id: str, episode_slug: str) -> str:
+        run = self.runs[run_id]
+        row = run.row(run.index_of(episode_slug))
+        page = self.pages.get(row.get("template"))
+        return str((row.get(page.agent_column) if page else None) or row.get("profile") or "–")
+
+    def compare_page(self, key: str) -> str:
+        item = self.comparisons()[key]
+        page = self.pages[item["template"]]
+        episodes = [(run_id, s, self._episode(self.runs[run_id], s)) for run_id, s in item["members"]]
+        views = [e.view for _, _, e in episodes]
+        panels: list[Panel] = []
+        if page.compare is not None:
+            try:
+                panels = list(page.compare(views))
+            except Exception as exc:  # noqa: BLE001 - a plugin's page never breaks the viewer
+                detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                panels = [Panel("comparison", Markup(f'<div class="error-box">the {escape(item["template"])} '
+                                                     f'comparison failed: {escape(detail)}</div>'))]
+        panels = [Panel(p.title, Markup(p.html) if not isinstance(p.html, Markup) else p.html) for p in panels]
+        rows = [self._hidden(e.view.row, page, e.view.reveal) for _, _, e in episodes]
+        columns = list(dict.fromkeys(c for r in rows for c in r))
+        diff = [(c, [_fmt(r.get(c)) for r in rows]) for c in columns]
+        diff = [(c, values, len(set(values)) > 1) for c, values in diff]
+        heads = [{"agent": self._agent(run_id, s), "run": run_id, "href": f"../../runs/{run_id}/{s}/index.html",
+                  "episode": str(e.view.row.get("episode") or s)} for run_id, s, e in episodes]
+        return self.env.get_template("compare.html").render(
+            title=f"Compare {item['title']}", root="../../", crumbs=[("compare", "../index.html"), (item["title"], None)],
+            reveal=self.reveal, item=item, panels=panels, heads=heads, diff=diff)
 
     def _episode(self, run: Run, slug: str) -> _Episode:
         """The parsed episode (the last 8 are kept; the server renders from several threads)."""

@@ -52,6 +52,13 @@
     });
   });
 
+  document.querySelectorAll("input.only-diff").forEach(function (box) {
+    box.addEventListener("change", function () {
+      var table = document.getElementById("diff");
+      if (table) table.classList.toggle("only-diff", box.checked);
+    });
+  });
+
   // A link to an anchor inside a folded <details> (a cited document) unfolds it first.
   document.addEventListener("click", function (event) {
     var link = event.target.closest ? event.target.closest('a[href^="#"]') : null;

@@ -137,8 +137,77 @@ def run_columns(run_root, rows):
     return pd.DataFrame({"condition": pd.Series(names, index=rows.index, dtype=object)})
 
 
+def compare_key(row: dict) -> str | None:
+    """Episodes with the same simulator, condition, repetition seed, pool seed and batch size saw the same
+    test batch (the template draws it from these alone): ``balldrop · gentle-cloud · … · seed 0``."""
+    if row.get("simulator") is None or row.get("seed") is None:
+        return None
+    parts = [str(row["simulator"]), condition_name(row) or "", f"seed {row['seed']}"]
+    if row.get("pool_seed") is not None:
+        parts.append(f"pool {row['pool_seed']}")
+    if row.get("n_test") is not None:
+        parts.append(f"n_test {row['n_test']}")
+    return " · ".join(p for p in parts if p)
+
+
+def _agent_name(episode: EpisodeView) -> str:
+    return str(episode.row.get("profile") or episode.row.get("episode") or "?")
+
+
+def compare(episodes: list[EpisodeView]) -> list[Panel]:
+    """Each agent's answer per test sample of one batch, beside the sample's plot (see :func:`compare_key`);
+    true labels and right/wrong only when revealed."""
+    import pandas as pd
+
+    details = []
+    for episode in episodes:
+        score = episode.read_json("score.json") or {}
+        details.append({d.get("file"): d for d in score.get("details") or []
+                        if isinstance(d, dict) and d.get("split") == "test"})
+    files = sorted({f for d in details for f in d if isinstance(f, str)})
+    reveal = all(e.reveal for e in episodes)
+    summary = [[_agent_name(e), e.row.get("accuracy"), e.row.get("n_invalid"), e.row.get("status")]
+               for e in episodes]
+    panels = [Panel("Agents on this batch", table(["agent", "accuracy", "invalid", "status"],
+                                                   [[a, "–" if x is None else f"{x:.3f}", "–" if n is None else n, st]
+                                                    for a, x, n, st in summary], css="grid compare-summary"))]
+    cards = []
+    for name in files[:MAX_SAMPLES]:
+        path = next((p for p in (e.file(f"workspace/test_samples/{name}") for e in episodes) if p is not None), None)
+        try:
+            chart = _sample_chart(pd.read_parquet(path), name) if path is not None else \
+                Markup(f'<div class="hint">{escape(name)}: the sample file is not in any workspace</div>')
+        except Exception as exc:  # noqa: BLE001 - a damaged file is shown, not raised
+            chart = Markup(f'<div class="hint">{escape(name)}: unreadable ({escape(exc)})</div>')
+        truth = next((d[name].get("true_label") for d in details if name in d), None) if reveal else None
+        rows = []
+        for episode, found in zip(episodes, details):
+            detail = found.get(name)
+            answer = _labels(detail.get("predicted")) if detail else "(not scored)"
+            verdict = ""
+            if reveal and detail:
+                verdict = "right" if detail.get("correct") else "wrong"
+            note = (detail or {}).get("reason") or (detail or {}).get("note") or ""
+            rows.append(f'<tr class="agent-answer {verdict}"><th>{escape(_agent_name(episode))}</th>'
+                        f'<td class="answer-text">{escape(answer)}</td>'
+                        + (f'<td class="verdict">{verdict}</td>' if reveal else "")
+                        + f'<td class="hint">{escape(note)}</td></tr>')
+        head = "<tr><th>agent</th><th>ranked answer</th>" + ("<th>top-1</th>" if reveal else "") + "<th>note</th></tr>"
+        label = f'<div class="answer">true label: <b class="true-label">{escape(truth)}</b></div>' if truth else ""
+        cards.append(f'<div class="sample compare-sample" data-file="{escape(name)}">{chart}{label}'
+                     f'<div class="scroll"><table class="grid answers"><thead>{head}</thead>'
+                     f'<tbody>{"".join(rows)}</tbody></table></div></div>')
+    hidden = "" if reveal else '<p class="hint">True labels are not part of this export.</p>'
+    more = f'<p class="hint">{len(files) - MAX_SAMPLES} more test samples not shown.</p>' \
+        if len(files) > MAX_SAMPLES else ""
+    panels.append(Panel(f"Test samples ({len(files)}): every agent's answer", Markup(
+        f'{hidden}<div class="samples compare">{"".join(cards)}</div>{more}')))
+    return panels
+
+
 PAGE = ViewPage(template="tracebench", metric="accuracy", metric_label="accuracy", conditions=CONDITIONS,
-                render=render, group_column="simulator", run_columns=run_columns)
+                render=render, group_column="simulator", run_columns=run_columns, compare_key=compare_key,
+                compare=compare)
 
 
 @hookimpl

@@ -1,0 +1,243 @@
+"""``harness view`` for comparing agents: leaderboards a researcher can read and sort, Dr-CiK deep-research
+agents kept apart with their ``dr_scores.jsonl`` numbers, bundles that leak nothing, phone-width pages and a
+page per test batch with every agent's answer.  Runs are made here by hand (the documented layout), so the
+values checked are known; the browser tests use headless Debian Chromium (Playwright)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.store import RunStore, write_json
+from harness.view.bundle import export_bundle
+from harness.view.data import leaderboard, load_runs
+from harness.view.site import Site, scrub_paths
+
+from tests.support.report_runs import make_main_run, read_json
+from tests.support.view import browser, chromium_missing, served, shot
+
+BROWSER = chromium_missing()
+needs_browser = pytest.mark.skipif(BROWSER is not None, reason=BROWSER or "")
+
+AGENTS = ("retrieval-bm25-gemini-3-flash", "opendr-gemini-3-flash")
+#: dr_scores.jsonl values per agent (task_42): what the leaderboard and the research rows must show
+DR = {AGENTS[0]: {"evidence_recall": 0.5, "supporting_recall": 0.25, "distractor_avoidance": 0.75, "hallucinated": 1},
+      AGENTS[1]: {"evidence_recall": 1.0, "supporting_recall": 0.5, "distractor_avoidance": 1.0, "hallucinated": 0}}
+#: sCRPS of the forecast rows: (context, evidence agent) -> value
+SCRPS = {("no-context", None): 0.40, ("dr-evidence", AGENTS[0]): 0.30, ("dr-evidence", AGENTS[1]): 0.20}
+
+
+def _dr_runs(root: Path) -> tuple[Path, Path]:
+    research = RunStore.create(root / "research")
+    for i, agent in enumerate(AGENTS):
+        paths = research.episode(f"research_task_42-{i}").create()
+        write_json(paths.row, {"run_id": research.run_id, "episode": f"research_task_42-{i}", "task": "drcik-research",
+                               "template": "drcik", "episode_kind": "research", "benchmark_id": "task_42",
+                               "profile": agent, "status": "ok", "total_tokens": 60_000 + i, "cost_usd": 0.03,
+                               "agent_seconds": 10.0, "hallucinated_ids": DR[agent]["hallucinated"],
+                               "distractor_citations": 1 - i, "cross_task_citations": 0, "evidence_items": 3})
+    research.write_results()
+    scores = [{"agent": a, "benchmark_id": "task_42", "judge_label": "lexical@lexical-v1 (lexical)", **v}
+              for a, v in DR.items()]
+    scores.append({"agent": AGENTS[0], "benchmark_id": "task_42", "judge_label": "other@1 (llm)",
+                   "evidence_recall": 0.0})  # a second judge with fewer rows is not the one shown
+    (research.root / "dr_scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores) + "not json\n")
+    forecast = RunStore.create(root / "forecast")
+    for i, ((context, agent), value) in enumerate(SCRPS.items()):
+        key = f"naive_{context}_task_42-{i}"
+        paths = forecast.episode(key).create()
+        write_json(paths.row, {"run_id": forecast.run_id, "episode": key, "task": "drcik-forecast", "template": "drcik",
+                               "episode_kind": "forecast", "benchmark_id": "task_42", "forecaster": "naive",
+                               "context": context, "evidence_agent": agent, "status": "ok", "scrps": value,
+                               "evidence_run": str(research.root) if agent else None, "seconds": 0.5})
+    forecast.write_results()
+    return research.root, forecast.root
+
+
+def _sample(seed: int) -> pd.DataFrame:
+    t = np.linspace(0.0, 10.0, 200)
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"col1": np.cos(t) + rng.normal(0, 0.05, t.size), "col2": -np.sin(t),
+                         "col3": np.zeros_like(t), "col4": t})
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("view-compare")
+    main = make_main_run(root, with_ablation=False)
+    # the balldrop seed-0 low-noise direct batch: both agents' workspaces hold the ten test samples
+    for agent in ("alpha", "beta"):
+        folder = main / "episodes" / f"{agent}-ctx3-low-direct-balldrop-s0" / "workspace" / "test_samples"
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(10):
+            _sample(i).to_parquet(folder / f"{i:012x}.parquet")
+    research, forecast = _dr_runs(root)
+    return {"tracebench": main, "research": research, "forecast": forecast, "root": root}
+
+
+def _site(runs, **options) -> Site:
+    return Site(load_runs([runs["tracebench"], runs["research"], runs["forecast"]]), **options)
+
+
+# -- without a browser -----------------------------------------------------------------------------------------
+
+def test_research_agents_are_apart_with_their_dr_scores(runs):
+    site = _site(runs)
+    rows = site.runs["research"].rows.set_index("profile")
+    for agent, values in DR.items():  # read from dr_scores.jsonl (the judge with most rows), never computed
+        assert rows.loc[agent, "dr_evidence_recall"] == values["evidence_recall"]
+        assert rows.loc[agent, "dr_hallucinated"] == values["hallucinated"]
+        assert rows.loc[agent, "dr_judge"] == "lexical@lexical-v1 (lexical)"
+    page = site.pages["drcik"]
+    present, entries = leaderboard(list(site.runs.values()), "drcik", page.metric, page.conditions,
+                                   page.agent_column, extra=tuple(c for c, _, _ in page.board_columns))
+    assert present == ["context", "evidence_agent"]
+    research = {e["agent"]: e for e in entries if e["run"] == "research"}
+    assert set(research) == set(AGENTS) and all(e["n"] == 1 for e in research.values())
+    assert research[AGENTS[1]]["extra"]["dr_supporting_recall"] == 0.5
+    forecasts = {tuple(e["conditions"]): e for e in entries if e["run"] == "forecast"}
+    assert {k: e["metric_mean"] for k, e in forecasts.items()} == {
+        ("no-context", None): 0.40, ("dr-evidence", AGENTS[0]): 0.30, ("dr-evidence", AGENTS[1]): 0.20}
+    html = site.render("runs/research/index.html")[0].decode()
+    assert "evidence recall: 1.000" in html and "evidence recall: 0.500" in html  # the research rows' score
+    forecast_page = site.render("runs/forecast/index.html")[0].decode()
+    assert forecast_page.count("dr-evidence · opendr-gemini-3-flash") == 1  # the evidence agent is listed
+
+
+def test_every_board_row_has_one_cell_per_header(runs):
+    html = _site(runs).render("index.html")[0].decode()
+    boards = re.findall(r'<table class="grid sortable board".*?</table>', html, re.S)
+    assert len(boards) == 3  # tracebench, tracebench by simulator, drcik
+    for board in boards:
+        head, body = board.split("</thead>")
+        headers = len(re.findall(r"<th[ >]", head))
+        rows = body.split("</tr>")[:-1]
+        assert rows and {len(re.findall(r"<td[ >]", row)) for row in rows} == {headers}
+
+
+def test_scrub_paths_keeps_urls_and_names():
+    assert scrub_paths('{"path": "/home/me/runs/dr/research", "url": "https://x.org/v1/a"}') == \
+        '{"path": "<research>", "url": "https://x.org/v1/a"}'
+    assert scrub_paths("n/a and 3/4 stay; /tmp/x/ goes") == "n/a and 3/4 stay; <x> goes"
+    assert scrub_paths(0.5) == 0.5
+
+
+def test_bundle_has_no_local_path_role_column_review_page_or_calibration_file(runs, tmp_path):
+    local = str(runs["root"])
+    for with_answers in (False, True):
+        out, _ = export_bundle(load_runs([runs["tracebench"], runs["research"], runs["forecast"]]),
+                               tmp_path / f"site-{with_answers}", with_answers=with_answers)
+        files = [p for p in out.rglob("*") if p.is_file()]
+        text = "\n".join(p.read_text(errors="replace") for p in files)
+        assert local not in text and "/tmp/" not in text  # run folders, evidence_run: no absolute path
+        assert not [p for p in files if "calibration" in p.name or "generation-review" in str(p)]
+        research_page = next(p for p in files if "research_task_42-0" in str(p) and p.name == "index.html")
+        shown = research_page.read_text()
+        for column in ("distractor_citations", "hallucinated_ids", "cross_task_citations"):
+            assert (f"<th>{column}</th>" in shown) == with_answers, (column, with_answers)
+        assert "<th>evidence_items</th>" in shown  # other columns stay
+        dr_page = next(p for p in files if "naive_dr-evidence_task_42-1" in str(p) and p.name == "index.html")
+        assert ("<th>evidence_run</th><td>&lt;research&gt;</td>" in dr_page.read_text()) == with_answers
+    assert (out / "compare" / "index.html").is_file()
+
+
+def test_compare_pages_group_episodes_that_saw_the_same_batch(runs):
+    site = _site(runs)
+    pages = site.comparisons()
+    # 4 conditions x 6 (simulator, seed) pairs, each seen by alpha and beta
+    assert len(pages) == 24 and all(len(p["members"]) == 2 for p in pages.values())
+    key = next(k for k, p in pages.items() if p["title"].startswith("balldrop · low noise, direct") and "seed 0" in
+               p["title"])
+    html = site.render(f"compare/{key}/index.html")[0].decode()
+    assert html.count('class="sample compare-sample"') == 10 and html.count("<svg") == 10
+
+
+# -- in the browser ----------------------------------------------------------------------------------------------
+
+@needs_browser
+def test_first_click_puts_the_best_first_and_tab_reaches_the_headers(runs):
+    with served(_site(runs)) as (url, _), browser() as page:
+        page.goto(url)
+        board = page.locator("table.board[data-template=drcik]")
+        header = board.locator("thead th", has_text="sCRPS")
+        header.click()
+        assert header.get_attribute("aria-sort") == "ascending"
+        assert header.evaluate("th => getComputedStyle(th, '::after').content") == '" ▲"'
+        column = [h.strip() for h in board.locator("thead th").all_inner_texts()].index("sCRPS")
+        values = board.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts()
+        assert values[:3] == ["0.200", "0.300", "0.400"] and set(values[3:]) == {"–"}  # lower is better: best first
+        accuracy = page.locator("#board-1 thead th", has_text="accuracy")
+        accuracy.click()
+        assert accuracy.get_attribute("aria-sort") == "descending"  # higher is better: best first
+        # keyboard: Tab from the page start reaches a sort header; Enter sorts it
+        page.goto(url)
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.tagName") == "TH":
+                break
+        assert page.evaluate("document.activeElement.tagName") == "TH"
+        assert page.evaluate("document.activeElement.getAttribute('aria-sort')") == "none"
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.getAttribute('aria-sort')") in ("ascending", "descending")
+
+
+@needs_browser
+def test_board_rows_line_up_with_headers_in_the_browser(runs):
+    with served(_site(runs)) as (url, _), browser() as page:
+        page.goto(url)
+        counts = page.evaluate("""() => Array.from(document.querySelectorAll('table.board')).map(t => [
+            t.tHead.rows[0].cells.length, Array.from(t.tBodies[0].rows).map(r => r.cells.length)])""")
+        assert len(counts) == 3
+        for headers, cells in counts:
+            assert set(cells) == {headers}
+        page.goto(f"{url}runs/research/index.html")
+        page.fill('input[data-table="episodes"]', "opendr")
+        assert page.locator("#episodes tbody tr:visible").count() == 1
+
+
+@needs_browser
+def test_phone_width_pages_do_not_scroll_sideways(runs):
+    site = _site(runs)
+    key = next(iter(site.comparisons()))
+    paths = ["", "runs/run-main/index.html", "runs/research/index.html", "runs/forecast/index.html",
+             "runs/research/research_task_42-0/index.html", "runs/run-main/alpha-ctx3-low-direct-balldrop-s0/index.html",
+             "compare/index.html", f"compare/{key}/index.html"]
+    with served(site) as (url, _), browser() as page:
+        for width in (390, 1280):
+            page.set_viewport_size({"width": width, "height": 844})
+            for path in paths:
+                page.goto(url + path)
+                wide = page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= width, (path, width, wide)
+                shot(page, f"{width}-{(path.replace('/', '_').replace('.html', '') or 'home')}")
+
+
+@needs_browser
+def test_compare_page_shows_every_agents_answer_for_a_sample(runs):
+    site = _site(runs)
+    key = next(k for k, p in site.comparisons().items()
+               if p["title"].startswith("balldrop · low noise, direct") and "seed 0" in p["title"])
+    details = {agent: {d["file"]: d for d in read_json(runs["tracebench"] / "episodes" /
+                                                       f"{agent}-ctx3-low-direct-balldrop-s0" / "score.json")["details"]}
+               for agent in ("alpha", "beta")}
+    with served(site) as (url, _), browser() as page:
+        page.goto(f"{url}compare/{key}/index.html")
+        cards = page.locator(".compare-sample")
+        assert cards.count() == 10
+        for i in range(10):
+            card = cards.nth(i)
+            name = card.get_attribute("data-file")
+            rows = card.locator("tr.agent-answer")
+            assert rows.locator("th").all_inner_texts() == ["alpha", "beta"]
+            assert rows.locator("td.answer-text").all_inner_texts() == [
+                " › ".join(details[a][name]["predicted"]) for a in ("alpha", "beta")]
+            assert card.locator(".true-label").inner_text() == details["alpha"][name]["true_label"]
+            assert card.locator("svg.chart").count() == 1
+        page.check("input.only-diff")
+        assert page.locator("#diff tr.same:visible").count() == 0
+        assert page.locator("#diff tr.differs:visible th").all_inner_texts()[:2] == ["episode", "profile"]
