@@ -213,6 +213,7 @@ class StepView:
     completion_tokens: int | None
     cost_usd: float | None
     error: bool
+    agent_ordinal: int = 0         # 1-based among agent steps (the model call it is linked to); 0 otherwise
 
     @property
     def summary(self) -> str:
@@ -295,6 +296,11 @@ def step_views(trajectory: dict | None) -> list[StepView]:
             prompt_tokens=_count(metrics.get("prompt_tokens")),
             completion_tokens=_count(metrics.get("completion_tokens")), cost_usd=_count(metrics.get("cost_usd")),
             error=any(c["is_error"] for c in calls) or any(r["is_error"] for r in loose) or bool(extra.get("error"))))
+    ordinal = 0
+    for view in out:
+        if view.source == "agent":
+            ordinal += 1
+            view.agent_ordinal = ordinal
     return out
 
 

@@ -32,6 +32,7 @@ from markupsafe import Markup, escape
 from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard, plots as find_plots,
                                read_trajectory, slug as file_slug, step_views,
                                workspace_images)
+from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
 from harness.view.html import highlight_numbers
 from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
 
@@ -125,6 +126,7 @@ class Site:
         self.pages = registered_pages() if pages is None else pages
         self.runs = {run.id: self._with_run_columns(run) for run in runs}
         self._comparisons: dict[str, dict] | None = None
+        self._call_cache: dict[tuple[str, str], tuple[tuple, list[CallSummary]]] = {}
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("harness.view", "templates"),
                                       autoescape=True, trim_blocks=False, lstrip_blocks=False)
         self.env.globals.update(fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
@@ -182,6 +184,8 @@ class Site:
         rest = parts[2:]
         if not rest or rest == ["index.html"]:
             return self._html(self.run_page(run))
+        if rest == ["rows.json"]:
+            return self.rows_json(run).encode("utf-8"), "application/json"
         if run.index_of(rest[0]) is None:
             return None
         slug, rest = rest[0], rest[1:]
@@ -194,6 +198,16 @@ class Site:
                 return None
             body = self.steps_script(run, slug, chunk)
             return None if body is None else (body.encode("utf-8"), "text/javascript")
+        if rest == ["rows.json"]:
+            return self.rows_json(run).encode("utf-8"), "application/json"
+        if rest[:1] == ["trajectory.json"] and len(rest) == 1:
+            found = self.trajectory_json(run, slug)
+            return None if found is None else (found.encode("utf-8"), "application/json")
+        if not self.bundle and rest == ["calls.html"]:  # raw model calls: the local viewer only, on demand
+            return self._html(self.calls_fragment(run, slug))
+        if not self.bundle and len(rest) == 1 and re.fullmatch(r"call-\d+\.html", rest[0]):
+            found = self.call_fragment(run, slug, int(rest[0][5:-5]))
+            return None if found is None else self._html(found)
         if rest[0] == "ws" and len(rest) > 1:
             return self.workspace_file(run, slug, "/".join(rest[1:]))
         return None
@@ -209,8 +223,10 @@ class Site:
                 yield f"compare/{key}/index.html"
         for run in self.runs.values():
             yield f"runs/{run.id}/index.html"
+            yield f"runs/{run.id}/rows.json"
             for slug in run.episode_slugs:
                 yield f"runs/{run.id}/{slug}/index.html"
+                yield f"runs/{run.id}/{slug}/trajectory.json"
                 episode = self._episode(run, slug)
                 for chunk in range((len(episode.steps) + CHUNK - 1) // CHUNK):
                     yield f"runs/{run.id}/{slug}/steps-{chunk}.js"
@@ -286,20 +302,29 @@ class Site:
             score, score_text = self._score(row, page or ViewPage(""))
             seconds = row.get("agent_seconds", row.get("seconds"))
             agent = row.get(page.agent_column) if page else None
-            rows.append({"slug": slug, "episode": row.get("episode") or slug, "template": row.get("template"),
+            facets = {"status": row.get("status"), "agent": agent or row.get("profile")}
+            facets.update({c: row.get(c) for c in (page.conditions if page else ()) if row.get(c) is not None})
+            rows.append({"facets": {k: _fmt(v) for k, v in facets.items() if v is not None},
+                         "slug": slug, "episode": row.get("episode") or slug, "template": row.get("template"),
                          "task": row.get("task"), "agent": agent or row.get("profile") or "–",
                          "condition": self._condition_text(row, page), "status": row.get("status"),
                          "score": score, "score_text": score_text,
                          "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "seconds": seconds,
                          "error": scrub_paths(str(row.get("error") or "")[:160]) if self.bundle
                          else str(row.get("error") or "")[:160]})
+        names = list(dict.fromkeys(k for r in rows for k in r["facets"]))
+        facets = []
+        for name in names:
+            values = sorted({r["facets"][name] for r in rows if name in r["facets"]})
+            if 1 < len(values) <= 40:
+                facets.append({"name": name, "label": _heading(name), "options": values})
         created = run.meta.get("created") or run.meta.get("started")
         templates = [t for t in pd.unique(run.rows["template"].dropna())] if "template" in run.rows.columns else []
         lower = bool(templates) and all(self.pages.get(t, ViewPage("")).lower_is_better for t in templates)
         return self.env.get_template("run.html").render(
             title=f"Run {run.id}", root="../../", crumbs=[(run.id, None)], reveal=self.reveal, run=run, rows=rows,
             created=created if isinstance(created, str) else None, folder=None if self.bundle else str(run.root),
-            score_first="asc" if lower else "desc")
+            score_first="asc" if lower else "desc", facets=facets)
 
     # -- comparing agents on the same input ----------------------------------------------------------------------
     def comparisons(self) -> dict[str, dict]:
@@ -439,7 +464,9 @@ class Site:
             crumbs=[(run.id, "../index.html"), (str(row.get("episode") or slug), None)], reveal=view.reveal,
             row=self._hidden(row, page, view.reveal), facts=facts, panels=panels, plots=episode.plots, prompt=view.read_text("prompt.txt"),
             steps=steps, chunk_size=CHUNK, chunks=(len(steps) + CHUNK - 1) // CHUNK, totals=totals,
-            folder=view.folder)
+            compare=next((f"../../../compare/{k}/index.html" for k, v in self.comparisons().items()
+                          if (run.id, slug) in v["members"]), None),
+            folder=view.folder, has_calls=not self.bundle and bool(proxy_logs(view.folder)))
 
     def steps_script(self, run: Run, slug: str, chunk: int) -> str | None:
         """``harnessView.steps(k, [[index, html], ...])`` for steps ``k*CHUNK`` ... (None past the end)."""
@@ -456,6 +483,54 @@ class Site:
         # "</" escaped so a step's text can never close the script element it is loaded into
         payload = json.dumps(items).replace("</", "<\\/")
         return f"harnessView.steps({chunk}, {payload});\n"
+
+    # -- JSON downloads ------------------------------------------------------------------------------------------
+    def _page_row(self, run: Run, index: int) -> dict:
+        """Row ``index`` as pages show it (answer columns only when revealed and public; no path in a bundle)."""
+        row = run.row(index)
+        page = self.pages.get(row.get("template"))
+        try:
+            public = page is None or bool(page.labels_public(row))
+        except Exception:  # noqa: BLE001
+            public = False
+        return self._hidden(row, page, self.reveal and public)
+
+    def rows_json(self, run: Run) -> str:
+        """``rows.json``: the run's results rows as the pages show them (a list of objects)."""
+        rows = [self._page_row(run, i) for i in range(len(run.rows))]
+        return json.dumps(rows, indent=1, default=str)
+
+    def trajectory_json(self, run: Run, slug: str) -> str | None:
+        """An episode's ``trajectory.json`` (the ATIF steps the page shows; None when it has none)."""
+        trajectory = read_trajectory(run.folder(run.index_of(slug)))
+        return None if trajectory is None else json.dumps(trajectory, indent=1, ensure_ascii=False)
+
+    # -- raw model calls (proxy logs; never in a bundle) ------------------------------------------------------------
+    def _calls(self, run: Run, slug: str) -> list[CallSummary]:
+        folder = run.folder(run.index_of(slug))
+        logs = proxy_logs(folder)
+        stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in logs)
+        with self._lock:
+            cached = self._call_cache.get((run.id, slug))
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        calls = call_index(folder)
+        with self._lock:
+            self._call_cache[(run.id, slug)] = (stamp, calls)
+            while len(self._call_cache) > 8:
+                self._call_cache.pop(next(iter(self._call_cache)))
+        return calls
+
+    def calls_fragment(self, run: Run, slug: str) -> str:
+        """The list of an episode's model calls (an HTML fragment the episode page loads on demand)."""
+        return self.env.get_template("calls.html").render(calls=self._calls(run, slug))
+
+    def call_fragment(self, run: Run, slug: str, n: int) -> str | None:
+        """Request and response of call ``n`` (headers through the proxy's allowlist, bodies, usage, latency)."""
+        call = next((c for c in self._calls(run, slug) if c.n == n), None)
+        if call is None:
+            return None
+        return self.env.get_template("call.html").render(call=call, detail=call_detail(call))
 
     def workspace_file(self, run: Run, slug: str, path: str) -> tuple[bytes, str] | None:
         """An image the agent made (only listed images, at most MAX_IMAGE_BYTES)."""

@@ -186,7 +186,9 @@ def test_bundle_leaves_answers_out_unless_asked(main_run, tmp_path):
 
     hidden, shown = text(public), text(full)
     assert "true-label" not in hidden and "answers hidden" in hidden
-    assert shown.count('class="true-label"') == 0  # no test_samples in these synthetic workspaces
+    # no test_samples in these synthetic workspaces: only the comparison pages (24 batches of 10 samples, from the
+    # scored details) show true labels
+    assert text(full / "runs").count('class="true-label"') == 0 and shown.count('class="true-label"') == 240
     assert not list(public.rglob("key*")) and not list(public.rglob("score.json"))
     frame = pd.read_parquet(main_run / "results.parquet")
     assert len(list((public / "runs" / "run-main").glob("*/index.html"))) == len(frame)

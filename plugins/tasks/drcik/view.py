@@ -91,7 +91,7 @@ def _role(doc, reveal: bool) -> str:
     if not reveal or doc is None:
         return ""
     subtype = f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else ""
-    return f' <span class="answer doc-role">{escape(doc.role)}{subtype}</span>'
+    return f' <span class="answer doc-role {escape(doc.role)}">{escape(doc.role)}{subtype}</span>'
 
 
 def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
@@ -116,7 +116,7 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
         caption = f"{samples.shape[0]} sample paths" + (  # a score, not an answer: shown in every export
             f" · sCRPS {score:.3f}" if isinstance(score, float) and np.isfinite(score) else "")
         chart = fan_svg(hx, history.to_numpy(float), fx, samples, task.future.to_numpy(float) if show_future else None,
-                        title=f"{forecaster} · {name}")
+                        title=f"{forecaster} · {name}", time_axis=True)
         fans.append(f'<div class="sample forecast{current}" data-context="{escape(name)}">{chart}'
                     f'<div>{escape(name)} · {escape(caption)}</div></div>')
     legend = ("history (black), forecast median (dark blue), 25–75 % and 5–95 % sample bands"
@@ -161,7 +161,8 @@ def _research(episode: EpisodeView, task) -> Panel | None:
         release = resolve_id(raw, ids)
         shown = escape(raw) if release in (None, raw) else f"{escape(raw)} → {escape(release)}"
         if release is None:
-            return f'<span class="cite unknown" title="not a document of the corpus">{shown}</span>'
+            return (f'<span class="cite unknown" title="not a document of the corpus">{shown}</span>'
+                    f'<span class="cite-note"> (no such document: counted as a hallucinated id, dropped)</span>')
         if release not in docs:
             owner = f" ({owners.get(release)})" if episode.reveal and owners.get(release) else ""
             return f'<span class="cite cross-task" title="a document of another task{escape(owner)}">{shown}</span>'
@@ -171,12 +172,16 @@ def _research(episode: EpisodeView, task) -> Panel | None:
     body = ""
     report = episode.read_text(f"workspace/{REPORT_FILE}")
     if report is not None:
-        text = str(escape(report))
+        from markdown_it import MarkdownIt
+
+        html = MarkdownIt("commonmark", {"html": False}).render(report)  # raw HTML in the report is escaped
         if ids:
             pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(str(escape(i))) for i in
                                                          sorted(ids, key=len, reverse=True)) + r")(?![\w-])")
-            text = pattern.sub(lambda m: cite(m.group(), role=False), text)
-        body += f'<h3>{REPORT_FILE}</h3><pre class="text report">{text}</pre>'
+            # citations are linked in text only, never inside a tag the Markdown made
+            html = "".join(part if part.startswith("<") else pattern.sub(lambda m: cite(m.group(), role=False), part)
+                           for part in re.split(r"(<[^>]*>)", html))
+        body += f'<h3>{REPORT_FILE}</h3><div class="report-md report">{html}</div>'
     if evidence is not None:
         items, reasons = read_evidence(evidence)
         body += "".join(f'<div class="hint">{escape(r)}</div>' for r in reasons)
@@ -199,6 +204,40 @@ def _documents(task, reveal: bool) -> Panel:
     return Panel(f"Documents ({len(task.documents)})", Markup(body))
 
 
+def _given_context(episode: EpisodeView) -> Panel | None:
+    """The context block of the forecaster's first model request (``<context>…</context>`` of the prompt, as
+    the model read it), for a DR or other context condition of a model-backed forecaster; None otherwise."""
+    import json
+
+    folder = episode.folder
+    if folder is None or not episode.row.get("context") or episode.row.get("context") == "no-context":
+        return None
+    sessions = sorted((folder / "proxy").glob("*/proxy.jsonl")) if (folder / "proxy").is_dir() else []
+    for log in sessions:
+        path = episode.file(f"proxy/{log.parent.name}/proxy.jsonl")
+        if path is None:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            try:
+                first = json.loads(handle.readline())
+            except ValueError:
+                continue
+        messages = (first.get("body") or {}).get("messages") if isinstance(first, dict) else None
+        prompt = messages[-1].get("content") if isinstance(messages, list) and messages and \
+            isinstance(messages[-1], dict) else None
+        found = re.search(r"<context>\n?(.*?)\n?</context>", prompt, re.S) if isinstance(prompt, str) else None
+        if found is None:
+            continue
+        text = found.group(1).strip()
+        agent = episode.row.get("evidence_agent")
+        source = f" from {escape(agent)}'s research" if agent else ""
+        shown = f'<pre class="text">{escape(text)}</pre>' if text else \
+            '<p class="hint">(empty: the condition gave the forecaster no text)</p>'
+        return Panel(f"Context given to the forecaster · {episode.row['context']}", Markup(
+            f'<p class="hint">The &lt;context&gt; block of the first model request{source}.</p>{shown}'))
+    return None
+
+
 def render(episode: EpisodeView) -> list[Panel]:
     """The Dr-CiK panels of one row (see the module docstring)."""
     row = episode.row
@@ -211,6 +250,9 @@ def render(episode: EpisodeView) -> list[Panel]:
     panels = []
     if row.get("forecaster"):
         panels.append(_fans(episode, task, row["forecaster"], row.get("context")))
+        context = _given_context(episode)
+        if context is not None:
+            panels.append(context)
     research = _research(episode, task)
     if research is not None:
         panels.append(research)

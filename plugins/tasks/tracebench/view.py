@@ -150,6 +150,19 @@ def compare_key(row: dict) -> str | None:
     return " · ".join(p for p in parts if p)
 
 
+def _last_message(episode: EpisodeView, limit: int = 400) -> str:
+    """The last agent message of the episode's trajectory (its stated reasoning for the answer), cut to
+    ``limit`` characters; empty for an agent without a trajectory (a baseline)."""
+    trajectory = episode.read_json("trajectory.json")
+    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
+    for step in reversed(steps if isinstance(steps, list) else []):
+        if isinstance(step, dict) and step.get("source") == "agent" and isinstance(step.get("message"), str) \
+                and step["message"].strip():
+            text = step["message"].strip()
+            return text[:limit] + ("…" if len(text) > limit else "")
+    return ""
+
+
 def _agent_name(episode: EpisodeView) -> str:
     return str(episode.row.get("profile") or episode.row.get("episode") or "?")
 
@@ -166,11 +179,18 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
                         if isinstance(d, dict) and d.get("split") == "test"})
     files = sorted({f for d in details for f in d if isinstance(f, str)})
     reveal = all(e.reveal for e in episodes)
-    summary = [[_agent_name(e), e.row.get("accuracy"), e.row.get("n_invalid"), e.row.get("status")]
-               for e in episodes]
-    panels = [Panel("Agents on this batch", table(["agent", "accuracy", "invalid", "status"],
-                                                   [[a, "–" if x is None else f"{x:.3f}", "–" if n is None else n, st]
-                                                    for a, x, n, st in summary], css="grid compare-summary"))]
+    accuracies = [e.row.get("accuracy") if isinstance(e.row.get("accuracy"), (int, float)) else None
+                  for e in episodes]
+    summary = []
+    for episode, accuracy in zip(episodes, accuracies):
+        rank = 1 + sum(1 for other in accuracies if other is not None and accuracy is not None and other > accuracy)
+        summary.append([rank if accuracy is not None else "–", _agent_name(episode),
+                        "–" if accuracy is None else f"{accuracy:.3f}",
+                        "–" if episode.row.get("n_invalid") is None else episode.row.get("n_invalid"),
+                        episode.row.get("status"), _last_message(episode)])
+    summary.sort(key=lambda r: (r[0] if isinstance(r[0], int) else 10**9, r[1]))
+    panels = [Panel("Agents on this batch", table(["rank", "agent", "accuracy", "invalid", "status",
+                                                   "the agent's last words"], summary, css="grid compare-summary"))]
     cards = []
     for name in files[:MAX_SAMPLES]:
         path = next((p for p in (e.file(f"workspace/test_samples/{name}") for e in episodes) if p is not None), None)
