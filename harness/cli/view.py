@@ -40,4 +40,4 @@ def view(run_dirs: tuple[Path, ...], host: str, port: int, bundle: Path | None, 
 
     if not is_loopback(host):
         out.print(f"[bold yellow]warning:[/] serving on {host}: anyone who can reach it sees these runs and answers")
-    serve(Site(runs), host, port, ready=lambda url: out.print(f"harness view: {url}  (Ctrl-C to stop)"))
+    serve(Site(runs, live=True), host, port, ready=lambda url: out.print(f"harness view: {url}  (Ctrl-C to stop)"))

@@ -161,7 +161,8 @@ def readable(body: Any) -> str:
 
 def call_detail(call: CallSummary) -> dict:
     """One call read back: ``request_headers`` / ``response_headers`` (allowlisted), ``request_body`` /
-    ``response_body`` (pretty JSON or text, clipped), ``request_text`` / ``response_text`` (:func:`readable`), ``usage`` (the proxy's), ``latency``, ``status``,
+    ``response_body`` (pretty JSON or text, clipped), ``request_text`` / ``response_text``
+    (:func:`readable`), ``usage`` (the proxy's), ``latency``, ``status``,
     ``error`` (the proxy's error record, if any)."""
     from harness.proxy.log import logged_headers
 
@@ -172,7 +173,8 @@ def call_detail(call: CallSummary) -> dict:
         return logged_headers({str(k): str(v) for k, v in raw.items()}) if isinstance(raw, dict) else {}
 
     return {"request_headers": headers(request), "response_headers": headers(response),
-            "request_text": readable((request or {}).get("body")), "response_text": readable((response or {}).get("body")),
+            "request_text": readable((request or {}).get("body")),
+            "response_text": readable((response or {}).get("body")),
             "request_body": _body_text(request), "response_body": _body_text(response),
             "usage": (response or {}).get("usage") if isinstance((response or {}).get("usage"), dict) else None,
             "latency": call.latency, "status": call.status,

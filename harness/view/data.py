@@ -89,11 +89,46 @@ class Run:
         return folder if folder.is_dir() else None
 
 
-def load_run(root: Path | str, run_id: str | None = None) -> Run:
-    """Read a run directory with the report's row reader (``results.parquet``, or the episodes' rows of a
-    run still in progress); :class:`HarnessError` naming the folder or file when it is not one."""
+def run_stamp(root: Path | str) -> tuple:
+    """What changes when a run makes progress: ``results.parquet``'s modification time and the number and
+    latest modification time of ``episodes/*/row.json`` (a live viewer re-reads a run when it changes)."""
     root = Path(root)
-    rows = read_run(root).drop(columns=["run_dir"])  # ReportError is a HarnessError
+    parquet = root / "results.parquet"
+    rows = list(root.glob("episodes/*/row.json"))
+    times = []
+    for path in rows:
+        try:
+            times.append(path.stat().st_mtime_ns)
+        except OSError:
+            pass
+    return (parquet.stat().st_mtime_ns if parquet.is_file() else None, len(rows), max(times, default=0))
+
+
+def _rows(root: Path) -> pd.DataFrame:
+    """``results.parquet`` (the report's reader) plus the rows of episodes finished since it was written (a
+    resumed run in progress); a run folder whose first episode has not finished yet has no rows."""
+    from harness.errors import HarnessError
+    from harness.store import episode_rows
+
+    try:
+        rows = read_run(root).drop(columns=["run_dir"])  # ReportError is a HarnessError
+    except HarnessError:
+        if (root / "run.json").is_file() and not (root / "results.parquet").exists():
+            return pd.DataFrame({"episode": pd.Series([], dtype=object)})  # started, nothing finished yet
+        raise
+    if (root / "results.parquet").is_file() and "episode" in rows.columns:
+        known = set(rows["episode"].dropna())
+        newer = [r for r in episode_rows(root, skip_invalid=True) if r.get("episode") not in known]
+        if newer:
+            rows = pd.concat([rows, pd.DataFrame(newer)], ignore_index=True)
+    return rows
+
+
+def load_run(root: Path | str, run_id: str | None = None) -> Run:
+    """Read a run directory: ``results.parquet`` and rows of episodes finished since, or the episodes' rows of a
+    run still in progress; :class:`HarnessError` naming the folder or file when it is not one."""
+    root = Path(root)
+    rows = _rows(root)
     try:
         meta = json.loads((root / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -19,6 +19,7 @@ import math
 import re
 import mimetypes
 import threading
+import time
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -29,9 +30,9 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
-from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard, plots as find_plots,
-                               read_trajectory, slug as file_slug, step_views,
-                               workspace_images)
+from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard, load_run, plots as find_plots,
+                               read_trajectory, run_stamp, slug as file_slug,
+                               step_views, workspace_images)
 from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
 from harness.view.html import highlight_numbers
 from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
@@ -43,6 +44,8 @@ CLIP = 20_000
 #: Characters of the run index's Tasks cell before the list is cut (the full list is its title).
 NAMES_CELL = 200
 _STATIC = ("view.css", "view.js")
+#: Seconds between two looks at a run folder by a live viewer (pages poll every 2 s).
+LIVE_CHECK = 1.0
 
 
 def _fmt(value: Any) -> str:
@@ -120,16 +123,18 @@ class Site:
     """
 
     def __init__(self, runs: list[Run], reveal: bool = True, pages: dict[str, ViewPage] | None = None,
-                 bundle: bool = False):
+                 bundle: bool = False, live: bool = False):
         self.reveal = reveal
         self.bundle = bundle
+        self.live = live and not bundle
+        self._stamps = {run.id: (run_stamp(run.root), time.monotonic()) for run in runs} if self.live else {}
         self.pages = registered_pages() if pages is None else pages
         self.runs = {run.id: self._with_run_columns(run) for run in runs}
         self._comparisons: dict[str, dict] | None = None
         self._call_cache: dict[tuple[str, str], tuple[tuple, list[CallSummary]]] = {}
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("harness.view", "templates"),
                                       autoescape=True, trim_blocks=False, lstrip_blocks=False)
-        self.env.globals.update(fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
+        self.env.globals.update(live=self.live, fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
                                 numbers=highlight_numbers, figure=self._figure)
         self._episodes: OrderedDict[tuple[str, str], _Episode] = OrderedDict()
         self._lock = threading.Lock()
@@ -158,6 +163,30 @@ class Site:
         run.rows = rows
         return run
 
+    def refresh(self) -> None:
+        """Live viewer: re-read every run whose folder changed (:func:`run_stamp`), at most once per
+        :data:`LIVE_CHECK` seconds per run; its cached episodes and the comparison pages are rebuilt."""
+        if not self.live:
+            return
+        for run_id, run in list(self.runs.items()):
+            stamp, checked = self._stamps.get(run_id, (None, 0.0))
+            if time.monotonic() - checked < LIVE_CHECK:
+                continue
+            now = run_stamp(run.root)
+            self._stamps[run_id] = (now, time.monotonic())
+            if now == stamp:
+                continue
+            try:
+                fresh = self._with_run_columns(load_run(run.root, run_id))
+            except Exception:  # noqa: BLE001 - a half-written file: keep what is shown, try again later
+                self._stamps[run_id] = (stamp, time.monotonic())
+                continue
+            with self._lock:
+                self.runs[run_id] = fresh
+                self._comparisons = None
+                for key in [k for k in self._episodes if k[0] == run_id]:
+                    del self._episodes[key]
+
     def _hidden(self, row: dict, page: ViewPage | None, reveal: bool) -> dict:
         """The row as a page shows it: answer columns left out unless revealed; in a bundle, no local path."""
         hidden = set(page.hidden_columns) if page is not None and not reveal else set()
@@ -167,6 +196,8 @@ class Site:
     def render(self, path: str) -> tuple[bytes, str] | None:
         """The content and media type at ``path`` (relative, no leading slash), or None when there is none."""
         parts = [p for p in path.split("/") if p]
+        if self.live and (not parts or parts[-1].endswith(".html")):
+            self.refresh()
         if not parts or parts == ["index.html"]:
             return self._html(self.index())
         if parts[0] == "static" and len(parts) == 2 and parts[1] in _STATIC:
@@ -386,7 +417,8 @@ class Site:
         heads = [{"agent": self._agent(run_id, s), "run": run_id, "href": f"../../runs/{run_id}/{s}/index.html",
                   "episode": str(e.view.row.get("episode") or s)} for run_id, s, e in episodes]
         return self.env.get_template("compare.html").render(
-            title=f"Compare {item['title']}", root="../../", crumbs=[("compare", "../index.html"), (item["title"], None)],
+            title=f"Compare {item['title']}", root="../../",
+            crumbs=[("compare", "../index.html"), (item["title"], None)],
             reveal=self.reveal, item=item, panels=panels, heads=heads, diff=diff)
 
     def _episode(self, run: Run, slug: str) -> _Episode:
@@ -462,7 +494,8 @@ class Site:
         return self.env.get_template("episode.html").render(
             title=str(row.get("episode") or slug), root="../../../",
             crumbs=[(run.id, "../index.html"), (str(row.get("episode") or slug), None)], reveal=view.reveal,
-            row=self._hidden(row, page, view.reveal), facts=facts, panels=panels, plots=episode.plots, prompt=view.read_text("prompt.txt"),
+            row=self._hidden(row, page, view.reveal), facts=facts, panels=panels, plots=episode.plots,
+            prompt=view.read_text("prompt.txt"),
             steps=steps, chunk_size=CHUNK, chunks=(len(steps) + CHUNK - 1) // CHUNK, totals=totals,
             compare=next((f"../../../compare/{k}/index.html" for k, v in self.comparisons().items()
                           if (run.id, slug) in v["members"]), None),

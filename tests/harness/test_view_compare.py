@@ -241,3 +241,33 @@ def test_compare_page_shows_every_agents_answer_for_a_sample(runs):
         page.check("input.only-diff")
         assert page.locator("#diff tr.same:visible").count() == 0
         assert page.locator("#diff tr.differs:visible th").all_inner_texts()[:2] == ["episode", "profile"]
+
+
+@needs_browser
+def test_a_page_open_during_a_run_shows_an_episode_that_finishes_later(tmp_path):
+    """No reload, no restart: the live viewer re-reads the run folder and the open page polls it."""
+    store = RunStore.create(tmp_path / "live")
+    row = {"run_id": store.run_id, "task": "t", "template": "other", "profile": "p", "status": "ok"}
+    paths = store.episode("ep-1").create()
+    write_json(paths.row, {**row, "episode": "ep-1"})
+    later = store.episode("ep-2").create()  # started, not finished: no row.json yet
+    site = Site(load_runs([store.root]), live=True)
+    with served(site) as (url, _), browser() as page:
+        page.goto(f"{url}runs/live/index.html")
+        assert page.locator("#episodes tbody tr").all_inner_texts()[0].startswith("ep-1")
+        assert page.locator("#episodes tbody tr").count() == 1
+        page.fill('input[data-table="episodes"]', "ep")  # the filter stays applied to the new rows
+        write_json(later.row, {**row, "episode": "ep-2", "status": "failed"})
+        page.wait_for_function("document.querySelectorAll('#episodes tbody tr').length === 2", timeout=5000)
+        assert page.locator("#episodes tbody tr td:first-child").all_inner_texts() == ["ep-1", "ep-2"]
+        assert page.locator(".toolbar .count").inner_text() == "2 of 2 shown"
+        page.goto(url)
+        assert page.locator("table.sortable tbody tr td:nth-child(4)").first.inner_text() == "2"
+        # a resumed run: results.parquet written, then one more episode finishes
+        store.write_results()
+        third = store.episode("ep-3").create()
+        write_json(third.row, {**row, "episode": "ep-3"})
+        page.wait_for_function(
+            "document.querySelector('table.sortable tbody tr td:nth-child(4)').textContent === '3'", timeout=5000)
+    bundle = Site(load_runs([store.root]), bundle=True)
+    assert 'data-live' not in bundle.render("runs/live/index.html")[0].decode()  # a bundle never polls

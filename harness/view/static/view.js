@@ -151,6 +151,36 @@
     });
   });
 
+  // Live viewer (a run in progress): every 2 s the page is fetched again and its tables' rows replaced (filters,
+  // sort order and open panels kept); an episode page gets its new steps.  Not over file:// (a bundle is fixed).
+  function refreshTables(fresh) {
+    document.querySelectorAll("table.sortable[id]").forEach(function (table) {
+      var other = fresh.getElementById(table.id);
+      if (!other || other.tBodies[0].innerHTML === table.tBodies[0].innerHTML) return;
+      table.tBodies[0].innerHTML = other.tBodies[0].innerHTML;
+      var sorted = table.querySelector("thead th[data-dir]");
+      if (sorted) {  // sort again the same way
+        var col = Array.prototype.indexOf.call(sorted.parentNode.children, sorted);
+        sorted.setAttribute("data-dir", sorted.getAttribute("data-dir") === "asc" ? "desc" : "asc");
+        sortBy(table, sorted, col);
+      }
+      applyFilters(table);
+      document.documentElement.setAttribute("data-refreshed", String(Date.now()));
+    });
+    var steps = document.querySelector("ol.steps"), other = fresh.querySelector("ol.steps");
+    if (steps && other && other.children.length !== steps.children.length) {
+      location.reload();  // new steps: the chunked trajectory is rebuilt (the scroll position is kept)
+    }
+  }
+  if (document.body.getAttribute("data-live") && /^https?:$/.test(location.protocol)) {
+    setInterval(function () {
+      fetch(location.href, {cache: "no-store"}).then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (html) {
+          if (html) refreshTables(new DOMParser().parseFromString(html, "text/html"));
+        }).catch(function () {});
+    }, 2000);
+  }
+
   // Trajectory: summaries are in the page; bodies come from steps-<k>.js, loaded when a chunk nears the viewport.
   var total = window.HARNESS_CHUNKS || 0, requested = {};
   window.harnessView = {
