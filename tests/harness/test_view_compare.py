@@ -271,3 +271,82 @@ def test_a_page_open_during_a_run_shows_an_episode_that_finishes_later(tmp_path)
             "document.querySelector('table.sortable tbody tr td:nth-child(4)').textContent === '3'", timeout=5000)
     bundle = Site(load_runs([store.root]), bundle=True)
     assert 'data-live' not in bundle.render("runs/live/index.html")[0].decode()  # a bundle never polls
+
+
+def _call_log(path: Path, n: int) -> None:
+    """A proxy log of ``n`` calls; request headers include credentials a hand-written log might carry."""
+    lines = []
+    for seq in range(1, n + 1):
+        lines.append({"type": "request", "seq": seq, "ts": 1000.0 + 10 * seq, "method": "POST", "path": "/v1/messages",
+                      "headers": {"content-type": "application/json", "authorization": "Bearer SECRET-TOKEN",
+                                  "x-api-key": "SECRET-KEY"},
+                      "body": {"model": "m", "messages": [{"role": "user", "content": f"question number {seq}"}]},
+                      "body_encoding": "json"})
+        lines.append({"type": "response", "seq": seq, "ts": 1000.5 + 10 * seq, "status": 200,
+                      "last_byte_ts": 1002.0 + 10 * seq, "headers": {"request-id": f"req-{seq}", "set-cookie": "SECRET"},
+                      "body": {"type": "message", "role": "assistant", "content": [{"type": "text",
+                                                                                   "text": f"answer number {seq}"}]},
+                      "body_encoding": "json", "usage": {"prompt_tokens": 100 * seq, "completion_tokens": seq},
+                      "cost_usd": 0.01})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "{broken\n")
+
+
+@pytest.fixture
+def traced(tmp_path) -> Path:
+    from tests.support.view import trajectory
+
+    store = RunStore.create(tmp_path / "traced")
+    for key, agent in (("ep-1", "p"), ("ep-2", "q")):
+        paths = store.episode(key).create()
+        write_json(paths.row, {"run_id": store.run_id, "episode": key, "task": "t", "template": "other", "profile": agent,
+                               "status": "ok" if agent == "p" else "failed"})
+        (paths.root / "trajectory.json").write_text(json.dumps(trajectory(3)))
+        _call_log(paths.root / "proxy.jsonl", 3)
+    store.write_results()
+    return store.root
+
+
+@needs_browser
+def test_each_step_links_to_its_raw_model_call_loaded_on_demand(traced, tmp_path):
+    with served(Site(load_runs([traced]))) as (url, _), browser() as page:
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(f"{url}runs/traced/ep-1/index.html")
+        assert not [r for r in requests if "call" in r]  # nothing read from the log until asked
+        page.wait_for_function("document.documentElement.getAttribute('data-chunk-0') === 'loaded'")
+        page.locator("li.step.agent").nth(1).locator("a.call-link").click()  # the second agent step
+        page.wait_for_selector("#call-2 .raw-call")
+        call = page.locator("#call-2 .raw-call").inner_text()
+        assert "question number 2" in call and "answer number 2" in call and "request-id: req-2" in call
+        # latency: request ts 1020 to the last byte at 1022
+        assert "prompt_tokens: 200" in call and "2.00 s" in page.locator("#call-2 > details > summary").inner_text()
+        assert page.locator("ol.calls li").count() == 3  # the broken line is skipped
+        assert "SECRET" not in page.content()
+        shot(page, "1280-model-calls")
+    bundle, _ = export_bundle(load_runs([traced]), tmp_path / "site")
+    assert not list(bundle.rglob("calls.html")) and "SECRET" not in "".join(
+        p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
+
+
+@needs_browser
+def test_step_anchors_arrow_keys_facets_and_json_downloads(traced, runs):
+    steps = json.loads((traced / "episodes" / "ep-1" / "trajectory.json").read_text())["steps"]
+    with served(Site(load_runs([traced, runs["tracebench"]]))) as (url, _), browser() as page:
+        page.goto(f"{url}runs/traced/ep-1/index.html#step-2")
+        assert page.locator("li.step.current").get_attribute("id") == "step-2"
+        page.keyboard.press("ArrowDown")
+        assert page.evaluate("location.hash") == "#step-3"
+        page.keyboard.press("k")
+        page.keyboard.press("k")
+        assert page.evaluate("location.hash") == "#step-1"
+        trajectory = page.evaluate("fetch('trajectory.json').then(r => r.json())")
+        assert trajectory["steps"] == steps
+        page.goto(f"{url}runs/traced/index.html")
+        page.select_option('select[data-facet="status"]', "failed")
+        assert page.locator("#episodes tbody tr:visible td:first-child").all_inner_texts() == ["ep-2"]
+        page.goto(f"{url}runs/run-main/index.html")
+        page.select_option('select[data-facet="agent"]', "beta")
+        page.select_option('select[data-facet="condition"]', "low noise, direct, context, 3 ex/class")
+        assert page.locator("#episodes tbody tr:visible").count() == 6  # six (simulator, seed) pairs
+        rows = page.evaluate("fetch('rows.json').then(r => r.json())")
+        assert len(rows) == 48 and {r["profile"] for r in rows} == {"alpha", "beta"}
