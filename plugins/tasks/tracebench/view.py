@@ -35,7 +35,7 @@ MAX_SAMPLES = 24
 CONDITIONS = ("condition",)
 
 
-def _sample_chart(frame: pd.DataFrame, title: str) -> Markup:
+def _sample_chart(frame: pd.DataFrame, title: str, t_int: float | None = None) -> Markup:
     numeric = frame.select_dtypes("number")
     x_name = next((c for c in numeric.columns if len(numeric) > 1 and np.all(np.diff(numeric[c].to_numpy()) > 0)),
                   None)
@@ -43,7 +43,49 @@ def _sample_chart(frame: pd.DataFrame, title: str) -> Markup:
     stride = max(1, -(-len(numeric) // MAX_POINTS))  # ceil: at most MAX_POINTS points
     x = numeric[x_name].to_numpy()[::stride] if x_name else np.arange(len(numeric))[::stride]
     return stacked_lines_svg(x, {c: numeric[c].to_numpy()[::stride] for c in channels},
-                             f"{title} (x: {x_name or 'row'})")
+                             f"{title} (x: {x_name or 'row'})", marker=t_int if x_name else None,
+                             marker_label="intervention" if t_int is not None else "")
+
+
+def _intervention_times(episode: EpisodeView) -> dict[str, float]:
+    """Test file -> intervention time (s) from the episode's answer key (``key/recipes.json``); read only
+    when revealing (the time says a change happened)."""
+    if not episode.reveal:
+        return {}
+    recipes = episode.read_json("key/recipes.json")
+    return {r["file"]: float(r["t_int"]) for r in recipes or [] if isinstance(r, dict)
+            and isinstance(r.get("file"), str) and isinstance(r.get("t_int"), (int, float))}
+
+
+def _examples(episode: EpisodeView) -> Panel | None:
+    """One labelled support sample per class (``workspace/train_samples`` and ``train_labels.json``: what
+    the agent was given), folded."""
+    import pandas as pd
+
+    labels = episode.read_json("workspace/train_labels.json")
+    if not isinstance(labels, dict) or not labels:
+        return None
+    first: dict[str, str] = {}
+    for name, label in sorted(labels.items()):
+        first.setdefault(str(label), name)
+    cards = []
+    for label, name in sorted(first.items()):
+        path = episode.file(f"workspace/train_samples/{name}")
+        if path is None:
+            continue
+        try:
+            chart = _sample_chart(pd.read_parquet(path), name)
+        except Exception:  # noqa: BLE001 - a damaged file is left out
+            continue
+        cards.append(f'<div class="sample example">{chart}<div>label: <b>{escape(label)}</b></div></div>')
+    if not cards:
+        return None
+    counts: dict[str, int] = {}
+    for label in labels.values():
+        counts[str(label)] = counts.get(str(label), 0) + 1
+    return Panel(f"Labelled examples ({len(labels)}, one per class shown)", Markup(
+        f'<details><summary>{escape(", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))}</summary>'
+        f'<div class="samples">{"".join(cards)}</div></details>'))
 
 
 def _labels(value) -> str:
@@ -64,6 +106,7 @@ def render(episode: EpisodeView) -> list[Panel]:
     import pandas as pd  # imported on use: pandas is slow to load
 
     cards = []
+    times = _intervention_times(episode)
     for path in files[:MAX_SAMPLES]:
         detail = test.get(path.name, {})
         try:
@@ -80,7 +123,8 @@ def render(episode: EpisodeView) -> list[Panel]:
                        f' · <span class="verdict">{"right" if right else "wrong"}</span></div>')
         note = detail.get("reason") or detail.get("note")
         cards.append(Markup(
-            f'<div class="sample{css}" data-file="{escape(path.name)}">{_sample_chart(frame, path.name)}'
+            f'<div class="sample{css}" data-file="{escape(path.name)}">'
+            f'{_sample_chart(frame, path.name, times.get(path.name))}'
             f'<div>agent\'s answer: <b>{escape(answer)}</b></div>{verdict}'
             + (f'<div class="hint">{escape(note)}</div>' if note else "") + "</div>"))
     if cards:
@@ -102,10 +146,22 @@ def render(episode: EpisodeView) -> list[Panel]:
             if isinstance(accuracy, (int, float)) else "no held-out accuracy"
         body += f"<p>{summary}</p>"
         if episode.reveal and heldout:
-            body += str(table(["file", "rule.py answer", "true label", "top-1"],
-                              [[d.get("file"), _labels(d.get("predicted")), d.get("true_label"),
-                                "right" if d.get("correct") else "wrong"] for d in heldout], css="grid heldout"))
+            by_class: dict[str, list[bool]] = {}
+            for d in heldout:
+                by_class.setdefault(str(d.get("true_label")), []).append(bool(d.get("correct")))
+            body += str(table(["true label", "samples", "right", "accuracy"],
+                              [[label, len(v), sum(v), f"{sum(v) / len(v):.3f}"]
+                               for label, v in sorted(by_class.items())],
+                              css="grid heldout-classes"))
+            body += (f"<details><summary>every held-out sample ({len(heldout)})</summary>"
+                     + str(table(["file", "rule.py answer", "true label", "top-1"],
+                                 [[d.get("file"), _labels(d.get("predicted")), d.get("true_label"),
+                                   "right" if d.get("correct") else "wrong"] for d in heldout], css="grid heldout"))
+                     + "</details>")
         panels.append(Panel("Submitted rule.py", Markup(body)))
+    examples = _examples(episode)
+    if examples is not None:
+        panels.append(examples)
     return panels
 
 
