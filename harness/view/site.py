@@ -495,9 +495,10 @@ class Site:
             ("model", "model"), ("sandbox", "sandbox"), ("status", "status"))
             if row.get(column) is not None]
         if page is not None:
-            facts += [(label, _fmt(row.get(column))) for column, label in
+            shown = self._hidden(row, page, view.reveal)
+            facts += [(label, _fmt(shown.get(column))) for column, label in
                       [(page.metric, page.metric_label or page.metric)] + [(c, l) for c, l, _ in page.board_columns]
-                      if column and row.get(column) is not None]
+                      if column and shown.get(column) is not None]
         for label, column, digits in (("tokens", "total_tokens", 0), ("cost (USD)", "cost_usd", 4),
                                       ("time (s)", "agent_seconds", 1)):
             if isinstance(row.get(column), (int, float)):

@@ -102,6 +102,10 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
     show_future = episode.reveal and task.future is not None
     same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == row["benchmark_id"])] \
         if {"forecaster", "benchmark_id"} <= set(rows.columns) else rows.iloc[:0]
+    if "evidence_agent" in same.columns:  # DR conditions: this row's evidence agent's (and the conditions without one)
+        agent = row.get("evidence_agent")
+        same = same[same["evidence_agent"].isna() | (same["evidence_agent"] == agent)] if agent else \
+            same[same["evidence_agent"].isna()]
     contexts = list(dict.fromkeys(list(same["context"]) if "context" in same.columns else [context]))
     fans = []
     for name in contexts:
@@ -123,7 +127,8 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
               + (", realised future (red, dashed)" if show_future else
                  "; the realised future is not part of this export" if task.future is not None else
                  "; this task's future is hidden"))
-    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
+    agent = f" · evidence from {row['evidence_agent']}" if row.get("evidence_agent") else ""
+    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}{agent}", Markup(
         f'<p class="hint">{escape(task.target_description[:400])}</p><p class="hint">{escape(legend)}</p>'
         f'<div class="fans">{"".join(fans)}</div>'))
 
