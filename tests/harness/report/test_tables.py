@@ -65,7 +65,8 @@ def test_table1_exploration_cells(report):
     # numbers 1000..6000 -> 3500; share .5 -> 50.0%
     label = "Console output: numeric values printed | token share"
     assert cell(t1, "alpha", "low noise, programmatic, episode", label) == "3500 | 50.0%"
-    assert cell(t1, "alpha", "low noise, programmatic, held-out", label) == ""  # not defined for held-out
+    held_out = cell(t1, "alpha", "low noise, programmatic, held-out", label)  # not defined for held-out: said
+    assert held_out[0] == "–" and any(n.startswith(held_out) and "held-out run of its rule.py" in n for n in t1.notes)
     record = next(r for r in t1.data if r["section"] == "accuracy" and r["agent"] == "alpha"
                   and r["noise"] == "low" and r["submission"] == "direct")
     assert record["mean"] == pytest.approx(5 / 6) and record["sd"] == pytest.approx(math.sqrt(0.008)) and record["n"] == 6
@@ -77,7 +78,8 @@ def test_table2_ablation_with_signed_change(report):
     # matched base .8 .6 .5 .5 .9 -> paired change mean(-.3, -.2, -.2, -.2, -.3) = -24.0 pp
     assert cell(t2, "alpha (No domain context)", "direct, episode", "Accuracy") == "0.420 ± 0.035 (-24.0)"
     assert cell(t2, "alpha (No domain context)", "direct, episode", "Total tokens (M)") == "1.500 ± 0.000 (+0.500)"
-    assert cell(t2, "alpha (No domain context)", "programmatic, held-out", "Total tokens (M)") == ""
+    blank = cell(t2, "alpha (No domain context)", "programmatic, held-out", "Total tokens (M)")
+    assert blank[0] == "–" and any(n.startswith(blank) and "only accuracy is measured" in n for n in t2.notes)
     assert "table2-low" not in {t.key for t in report.tables}  # no ablation at low noise
 
 

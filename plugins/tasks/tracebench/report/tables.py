@@ -168,8 +168,9 @@ def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
         for agent in agents:
             cells = []
             for noise, submission, split in columns:
-                if split != "episode":
-                    cells.append("")
+                if split != "episode":  # a rule's held-out run has no trajectory: said, not left blank
+                    cells.append(table.explain(DASH, "held-out columns: exploration is measured on the agent's "
+                                                     "episode, not on the held-out run of its rule.py"))
                     continue
                 rows = _select(main, profile=agent, noise=noise, submission=submission)
                 a, b = (_mean(rows[c]) if c in rows.columns else None for c in (first, second))
@@ -297,7 +298,8 @@ def table2(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                     cells = []
                     for submission, split in CONDITION_COLUMNS:
                         if split not in splits:
-                            cells.append("")
+                            cells.append(table.explain(DASH, "held-out columns: only accuracy is measured on the "
+                                                             "held-out run of a rule.py"))
                             continue
                         col = column or SPLITS[split]
                         abl = _select(rows, submission=submission)
