@@ -91,7 +91,7 @@ def _role(doc, reveal: bool) -> str:
     if not reveal or doc is None:
         return ""
     subtype = f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else ""
-    return f' <span class="answer doc-role {escape(doc.role)}">{escape(doc.role)}{subtype}</span>'
+    return f' <span class="answer doc-role" data-role="{escape(doc.role)}">{escape(doc.role)}{subtype}</span>'
 
 
 def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
