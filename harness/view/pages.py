@@ -102,6 +102,9 @@ class ViewPage:
     ``run_columns(run_root, rows)``: the template's rows of a run with columns added from the run
     folder (returns the same index; read tolerantly: a missing file adds nothing).
 
+    ``facet_columns``: columns the episode list can be filtered on besides status, agent and the
+    conditions (e.g. a derived right/wrong outcome).
+
     ``compare_key(row)``: rows of every run with the same key saw the same input (TraceBench: one
     test batch of a condition), or None; the viewer gives each key a comparison page with the rows
     side by side (differing fields marked) and ``compare(episodes)``'s panels (e.g. each agent's
@@ -121,6 +124,7 @@ class ViewPage:
     hidden_columns: tuple[str, ...] = ()
     run_columns: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None
     compare_key: Callable[[dict], str | None] | None = None
+    facet_columns: tuple[str, ...] = ()
     compare: Callable[[list[EpisodeView]], list[Panel]] | None = None
 
 

@@ -352,7 +352,8 @@ class Site:
             seconds = row.get("agent_seconds", row.get("seconds"))
             agent = row.get(page.agent_column) if page else None
             facets = {"status": row.get("status"), "agent": agent or row.get("profile")}
-            facets.update({c: row.get(c) for c in (page.conditions if page else ()) if row.get(c) is not None})
+            facets.update({c: row.get(c) for c in ((*page.conditions, *page.facet_columns) if page else ())
+                           if row.get(c) is not None})
             rows.append({"facets": {k: _fmt(v) for k, v in facets.items() if v is not None},
                          "slug": slug, "episode": row.get("episode") or slug, "template": row.get("template"),
                          "task": row.get("task"), "agent": agent or row.get("profile") or "–",

@@ -356,3 +356,37 @@ def test_step_anchors_arrow_keys_facets_and_json_downloads(traced, runs):
         assert page.locator("#episodes tbody tr:visible").count() == 6  # six (simulator, seed) pairs
         rows = page.evaluate("fetch('rows.json').then(r => r.json())")
         assert len(rows) == 48 and {r["profile"] for r in rows} == {"alpha", "beta"}
+
+
+def test_a_tracebench_episode_marks_the_intervention_and_shows_labelled_examples(runs, tmp_path):
+    import shutil
+
+    run = tmp_path / "run-main"
+    shutil.copytree(runs["tracebench"], run)
+    folder = run / "episodes" / "alpha-ctx3-low-direct-balldrop-s0"
+    write_json(folder / "key" / "recipes.json", [{"file": "000000000000.parquet", "t_int": 4.0},
+                                                 {"file": "000000000001.parquet", "t_int": None}])
+    (folder / "workspace" / "train_samples").mkdir()
+    labels = {"a.parquet": "mass", "b.parquet": "mass", "c.parquet": "drag coefficient"}
+    for i, name in enumerate(labels):
+        _sample(20 + i).to_parquet(folder / "workspace" / "train_samples" / name)
+    write_json(folder / "workspace" / "train_labels.json", labels)
+    path = "runs/run-main/alpha-ctx3-low-direct-balldrop-s0/index.html"
+    shown, hidden = (Site(load_runs([run]), reveal=r).render(path)[0].decode() for r in (True, False))
+    # the one sample with an intervention, at t = 4 s of 0..10 s: the key's time, shown only with answers
+    assert shown.count('<line class="marker"') == 1 and ">intervention</text>" in shown
+    assert 'class="marker"' not in hidden
+    for html in (shown, hidden):  # what the agent was given: one labelled example per class, 12 px labels
+        assert "Labelled examples (3, one per class shown)" in html and html.count('class="sample example"') == 2
+        assert 'font-size="12" text-anchor="end" fill="#1d2433">col1</text>' in html
+        assert '<link rel="icon" href="data:,">' in html  # no favicon request, no 404
+
+
+@needs_browser
+def test_outcome_facet_picks_the_all_right_episodes(runs):
+    with served(_site(runs)) as (url, _), browser() as page:
+        page.goto(f"{url}runs/run-main/index.html")
+        page.select_option('select[data-facet="outcome"]', "all right")
+        # accuracy 1.0 only in alpha, low noise, direct: massslide seeds 0 and 1
+        assert sorted(page.locator("#episodes tbody tr:visible td:first-child").all_inner_texts()) == [
+            "alpha-ctx3-low-direct-massslide-s0", "alpha-ctx3-low-direct-massslide-s1"]

@@ -184,13 +184,24 @@ def condition_name(row: dict) -> str | None:
     return settings or None
 
 
+def outcome(row: dict) -> str | None:
+    """The episode's answers at a glance: ``all right`` (accuracy 1), ``all wrong`` (0), ``some wrong``;
+    None without an accuracy (a failed episode)."""
+    accuracy = row.get("accuracy")
+    if not isinstance(accuracy, (int, float)) or accuracy != accuracy:
+        return None
+    return "all right" if accuracy >= 1 else "all wrong" if accuracy <= 0 else "some wrong"
+
+
 def run_columns(run_root, rows):
-    """``condition`` (:func:`condition_name`) of each row: the leaderboard's condition column."""
+    """``condition`` (:func:`condition_name`; the leaderboard's condition column) and ``outcome``
+    (:func:`outcome`; a facet of the episode list) of each row."""
     import pandas as pd
 
-    names = [condition_name({k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()})
-             for r in rows.to_dict("records")]
-    return pd.DataFrame({"condition": pd.Series(names, index=rows.index, dtype=object)})
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in rows.to_dict("records")]
+    return pd.DataFrame({"condition": pd.Series([condition_name(r) for r in records], index=rows.index, dtype=object),
+                         "outcome": pd.Series([outcome(r) for r in records], index=rows.index, dtype=object)})
 
 
 def compare_key(row: dict) -> str | None:
@@ -283,7 +294,7 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
 
 PAGE = ViewPage(template="tracebench", metric="accuracy", metric_label="accuracy", conditions=CONDITIONS,
                 render=render, group_column="simulator", run_columns=run_columns, compare_key=compare_key,
-                compare=compare)
+                compare=compare, facet_columns=("outcome",))
 
 
 @hookimpl
