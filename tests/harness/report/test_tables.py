@@ -169,3 +169,22 @@ def test_json_rendering_is_valid(report):
     keys = [t["key"] for t in document["tables"]]
     assert keys[:3] == ["table1", "resources", "table2-high"] and "table23" in keys
     assert all(isinstance(t["data"], list) for t in document["tables"])
+
+
+def test_a_baseline_plot_count_is_a_count_and_its_inspection_not_measured(tmp_path):
+    """A classical baseline has no trajectory: its workspace's 0 plots is a count, whether it looked at plots
+    is "not measured" -- as its Python calls are -- never "the agent has no image support"."""
+    from harness.report import build_report
+    from harness.store import RunStore
+    from tests.support.report_runs import episode
+
+    store = RunStore.create(tmp_path / "baseline")
+    for seed in (0, 1):
+        episode(store, agent="euclidean-1nn", sim="balldrop", seed=seed, noise="low", submission="direct",
+                accuracy=0.5, extra={"plots_generated": 0})
+    store.write_results()
+    t1 = build_report([store.root], with_figures=False).table("table1")
+    shown = cell(t1, "euclidean-1nn", "low noise, direct, episode", "Plot counts: generated | inspected")
+    assert shown.startswith("0 | –")
+    assert f"–{shown[-1]} not measured: no agent trajectory (e.g. a classical baseline)" in t1.notes
+    assert not any("no image support" in n for n in t1.notes)
