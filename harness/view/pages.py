@@ -98,7 +98,8 @@ class ViewPage:
     ``simulator``, as the report's Table 1) and a second table splits the board by it;
     ``board_columns``: (column, label, lower_is_better) of further per-episode numbers the
     leaderboard averages (e.g. deep-research recall read from the run folder); ``hidden_columns``: results
-    columns that reveal answers (left out of every page unless answers are revealed);
+    columns that reveal answers (left out of every page unless answers are revealed; ``name*`` hides
+    every column starting with ``name``);
     ``run_columns(run_root, rows)``: the template's rows of a run with columns added from the run
     folder (returns the same index; read tolerantly: a missing file adds nothing).
 

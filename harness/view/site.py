@@ -190,7 +190,9 @@ class Site:
     def _hidden(self, row: dict, page: ViewPage | None, reveal: bool) -> dict:
         """The row as a page shows it: answer columns left out unless revealed; in a bundle, no local path."""
         hidden = set(page.hidden_columns) if page is not None and not reveal else set()
-        return {k: (scrub_paths(v) if self.bundle else v) for k, v in row.items() if k not in hidden}
+        prefixes = tuple(h[:-1] for h in hidden if h.endswith("*"))
+        return {k: (scrub_paths(v) if self.bundle else v) for k, v in row.items()
+                if k not in hidden and not (prefixes and k.startswith(prefixes))}
 
     # -- routing --------------------------------------------------------------------------------------------------
     def render(self, path: str) -> tuple[bytes, str] | None:

@@ -26,7 +26,8 @@ needs_browser = pytest.mark.skipif(BROWSER is not None, reason=BROWSER or "")
 
 AGENTS = ("retrieval-bm25-gemini-3-flash", "opendr-gemini-3-flash")
 #: dr_scores.jsonl values per agent (task_42): what the leaderboard and the research rows must show
-DR = {AGENTS[0]: {"evidence_recall": 0.5, "supporting_recall": 0.25, "distractor_avoidance": 0.75, "hallucinated": 1},
+DR = {AGENTS[0]: {"evidence_recall": 0.5, "supporting_recall": 0.25, "distractor_avoidance": 0.75, "hallucinated": 1,
+                  "distractor_avoidance_cited": 0.5, "hallucinated_occurrences": 3},  # fields a scorer may add
       AGENTS[1]: {"evidence_recall": 1.0, "supporting_recall": 0.5, "distractor_avoidance": 1.0, "hallucinated": 0}}
 #: sCRPS of the forecast rows: (context, evidence agent) -> value
 SCRPS = {("no-context", None): 0.40, ("dr-evidence", AGENTS[0]): 0.30, ("dr-evidence", AGENTS[1]): 0.20}
@@ -93,6 +94,8 @@ def test_research_agents_are_apart_with_their_dr_scores(runs):
         assert rows.loc[agent, "dr_evidence_recall"] == values["evidence_recall"]
         assert rows.loc[agent, "dr_hallucinated"] == values["hallucinated"]
         assert rows.loc[agent, "dr_judge"] == "lexical@lexical-v1 (lexical)"
+    assert rows.loc[AGENTS[0], "dr_hallucinated_occurrences"] == 3 and pd.isna(rows.loc[AGENTS[1],
+                                                                                       "dr_distractor_avoidance_cited"])
     page = site.pages["drcik"]
     present, entries = leaderboard(list(site.runs.values()), "drcik", page.metric, page.conditions,
                                    page.agent_column, extra=tuple(c for c, _, _ in page.board_columns))
@@ -141,7 +144,8 @@ def test_bundle_has_no_local_path_role_column_review_page_or_calibration_file(ru
         assert not [p for p in files if "calibration" in p.name or "generation-review" in str(p)]
         research_page = next(p for p in files if "research_task_42-0" in str(p) and p.name == "index.html")
         shown = research_page.read_text()
-        for column in ("distractor_citations", "hallucinated_ids", "cross_task_citations"):
+        for column in ("distractor_citations", "hallucinated_ids", "cross_task_citations", "dr_distractor_avoidance",
+                       "dr_distractor_avoidance_cited", "dr_hallucinated_occurrences"):
             assert (f"<th>{column}</th>" in shown) == with_answers, (column, with_answers)
         assert "<th>evidence_items</th>" in shown  # other columns stay
         dr_page = next(p for p in files if "naive_dr-evidence_task_42-1" in str(p) and p.name == "index.html")

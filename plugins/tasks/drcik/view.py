@@ -42,7 +42,10 @@ DR_FIELDS = (("evidence_recall", "dr_evidence_recall", "evidence recall", False)
 #: Results columns that, beside the citations a page shows, tell which documents are distractors or
 #: another task's (and a local folder): left out unless answers are revealed.
 HIDDEN_COLUMNS = ("distractor_citations", "hallucinated_ids", "cross_task_citations", "evidence_run",
-                  "dr_distractor_avoidance", "dr_hallucinated", "dr_judge")
+                  "dr_distractor*", "dr_hallucinated*", "dr_judge")
+#: Further dr_scores.jsonl fields read when present (e.g. a second distractor-avoidance reading, hallucinated
+#: id occurrences): every number whose name starts with one of these, added as ``dr_<field>``.
+DR_FIELD_PREFIXES = ("evidence_recall", "supporting_recall", "distractor_avoidance", "hallucinated")
 
 
 def _tasks_values(value) -> list[str]:
@@ -302,7 +305,11 @@ def run_columns(run_root: Path, rows):
             scores.append(item)
     judge = _judge(scores)
     by = {(s.get("agent"), s.get("benchmark_id")): s for s in scores if str(s.get("judge_label")) == judge}
-    for field, column, _, _ in DR_FIELDS:
+    fields = [(field, column) for field, column, _, _ in DR_FIELDS]
+    known = {field for field, _ in fields}
+    fields += [(name, f"dr_{name}") for name in sorted({k for s in by.values() for k in s})
+               if name not in known and name.startswith(DR_FIELD_PREFIXES)]
+    for field, column in fields:
         values = []
         for profile, task in zip(rows["profile"], rows["benchmark_id"]):
             value = by.get((profile, task), {}).get(field)
