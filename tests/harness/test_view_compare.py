@@ -156,8 +156,15 @@ def test_bundle_has_no_local_path_role_column_review_page_or_calibration_file(ru
 def test_compare_pages_group_episodes_that_saw_the_same_batch(runs):
     site = _site(runs)
     pages = site.comparisons()
-    # 4 conditions x 6 (simulator, seed) pairs, each seen by alpha and beta
-    assert len(pages) == 24 and all(len(p["members"]) == 2 for p in pages.values())
+    # 4 conditions x 6 (simulator, seed) pairs, each seen by alpha and beta; task_42's two research agents
+    assert len(pages) == 25 and all(len(p["members"]) == 2 for p in pages.values())
+    research = next(k for k, p in pages.items() if p["title"] == "task_42 · research")
+    shown = site.render(f"compare/{research}/index.html")[0].decode()
+    hidden = _site(runs, reveal=False, bundle=True).render(f"compare/{research}/index.html")[0].decode()
+    for html in (shown, hidden):  # each agent's dr_scores.jsonl numbers, side by side
+        assert html.count('class="sample research-agent"') == 2
+        assert "evidence recall: <b>0.500</b>" in html and "evidence recall: <b>1.000</b>" in html
+    assert "distractor avoidance: <b>0.750</b>" in shown and "distractor avoidance" not in hidden
     key = next(k for k, p in pages.items() if p["title"].startswith("balldrop · low noise, direct") and "seed 0" in
                p["title"])
     html = site.render(f"compare/{key}/index.html")[0].decode()

@@ -321,10 +321,42 @@ def run_columns(run_root: Path, rows):
     return out
 
 
+def compare_key(row: dict) -> str | None:
+    """Research episodes of the same task were given the same corpus and question: one comparison page
+    per task (``task_42 · research``)."""
+    if row.get("episode_kind") == "research" and row.get("benchmark_id"):
+        return f"{row['benchmark_id']} · research"
+    return None
+
+
+def compare(episodes: list[EpisodeView]) -> list[Panel]:
+    """Each deep-research agent's DR scores (from ``dr_scores.jsonl``, as the leaderboard) and evidence claims
+    with the ids they cite, side by side; roles are not shown here (each episode page resolves them)."""
+    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE
+    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence
+
+    columns = []
+    for episode in episodes:
+        row = episode.row
+        scores = [(label, row.get(column)) for _, column, label, _ in DR_FIELDS  # role-revealing ones revealed only
+                  if episode.reveal or not column.startswith(("dr_distractor", "dr_hallucinated"))]
+        facts = "".join(f"<div>{escape(label)}: <b>{'–' if value is None else f'{value:.3f}'}</b></div>"
+                        for label, value in scores)
+        path = episode.file(f"workspace/{EVIDENCE_FILE}")
+        items, _ = read_evidence(path) if path is not None else ([], [])
+        claims = "".join(f'<li class="claim">{escape(item.claim)}<div class="hint">cites: '
+                         f'{escape(", ".join(item.cited) or "nothing")}</div></li>' for item in items)
+        status = row.get("status")
+        columns.append(f'<div class="sample research-agent"><h3>{escape(row.get("profile") or "?")}</h3>'
+                       f'<div class="hint">status {escape(status)}</div>{facts}'
+                       f'<ol class="evidence-items">{claims or "<li class=hint>no evidence items</li>"}</ol></div>')
+    return [Panel("Deep-research agents on this task", Markup(f'<div class="samples">{"".join(columns)}</div>'))]
+
+
 PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
                 conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public,
                 board_columns=tuple((column, label, lower) for _, column, label, lower in DR_FIELDS),
-                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns)
+                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns, compare_key=compare_key, compare=compare)
 
 
 @hookimpl
