@@ -231,9 +231,7 @@ class Site:
                 return None
             body = self.steps_script(run, slug, chunk)
             return None if body is None else (body.encode("utf-8"), "text/javascript")
-        if rest == ["rows.json"]:
-            return self.rows_json(run).encode("utf-8"), "application/json"
-        if rest[:1] == ["trajectory.json"] and len(rest) == 1:
+        if rest == ["trajectory.json"]:
             found = self.trajectory_json(run, slug)
             return None if found is None else (found.encode("utf-8"), "application/json")
         if not self.bundle and rest == ["calls.html"]:  # raw model calls: the local viewer only, on demand
