@@ -59,6 +59,10 @@ _export("harness.proxy.wire", "Wire", "detect_wire", "error_body", "gemini_targe
 _export("harness.proxy.log", "ProxyRecords", "load_log", "read_log", "decode_body")
 _export("harness.proxy.client", proxy_request="request")
 _export("harness.model_session", "ProxySession", "start_proxy")
+# -- in-harness model users (forecasters, judges, generation): one client of the run's proxy ---------
+_export("harness.model_client", "ModelClient", "ModelCall", "CostCap", "CostCapReached",
+        "read_run_settings")
+_export("harness.limits", "RunLimits")
 # -- agent trajectories (ATIF) -----------------------------------------------
 _export("harness.trajectory", "Exchange", "TrajectoryError", "content_text", "exchanges",
         "parse_timestamp", "steps", "to_dict", "validate_trajectory", "load_trajectory", "save_trajectory",

@@ -54,6 +54,7 @@ class EpisodePlan:
     run_id: str
     extractors: list[MetricExtractor] = field(default_factory=list)
     model_channel: Any = None  # set by the run when the agent needs a model (proxy socket + URL)
+    model_client: Any = None  # set by the run when an in-harness episode calls a model (harness.ModelClient)
     episode_id: str = ""
     in_harness: bool = False
     task_file: str = ""
@@ -176,7 +177,11 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any
     started = time.time()
     status, error_kind, error = "ok", None, None
     try:
-        score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile)
+        if plan.model_client is not None:
+            score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile,
+                                                 model=plan.model_client)
+        else:
+            score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile)
     except EpisodeError:
         raise
     except Exception as exc:  # a template bug must not stop the run: a typed failure of this episode

@@ -104,6 +104,10 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
             reason = task.template.profile_problem(params, profile)
             if reason:
                 raise HarnessError(f"{task.path}: {reason}")
+            from harness.model_client import calls_model_in_harness
+
+            if calls_model_in_harness(task.template, params, profile):
+                model_agents.append(task.template.name)
             continue
         if profile is None:
             raise HarnessError(f"{task.path}: template {task.template.name!r} runs an agent: give an agent "
@@ -339,6 +343,8 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
     spent = sum(_cost(r) for r in rows.values())
 
     def proxy_for(plan):
+        if plan.in_harness:
+            return harness_proxy_for(plan)
         if plan.agent is None or not plan.agent.needs_model:
             return None
         with proxy_lock:
@@ -349,6 +355,27 @@ def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings,
                 options = {**model_options, **(profile_options or {}).get(plan.profile.name, {})}
                 proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter)
             return proxies[plan.profile.name]
+
+    def harness_proxy_for(plan):
+        """The run's proxy for the model an in-harness episode calls (its template's ``model_profile``), with
+        the template's own model settings under the run's ``--model-backend``/``--script``; None: no model."""
+        try:
+            profile = plan.template.model_profile(plan.params, plan.episode, plan.profile)
+        except ValueError:  # preflight refused such runs; the template fails the episode, saying why
+            return None
+        if profile is None:
+            return None
+        own = plan.template.model_settings(plan.params) or {}
+        backend = model_backend or own.get("backend")
+        options = {**(own.get("options") or {}), **model_options, **(profile_options or {}).get(profile.name, {})}
+        key = canonical([profile.name, backend, options])
+        with proxy_lock:
+            if key not in proxies:
+                from harness.model_session import start_proxy
+
+                limiter = limits_.for_provider(backend or profile.provider)
+                proxies[key] = start_proxy(profile, backend, options, limiter)
+            return proxies[key]
 
     def one(plan):
         emit = lambda event, data: events.put((event, data))  # noqa: E731 - events go to the main thread
@@ -434,7 +461,11 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
         if paths.root.exists():  # an interrupted or failed attempt: start the episode afresh
             shutil.rmtree(paths.root)
         try:
-            if proxy is not None:
+            if proxy is not None and plan.in_harness:  # the template's model users call through it
+                from harness.model_client import episode_client
+
+                plan.model_client = episode_client(plan.template, plan.params, proxy, paths.root, settings.budget)
+            elif proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)
             row = (run_harness_episode(plan, paths) if plan.in_harness
                    else run_episode(plan, paths, runner_factory))

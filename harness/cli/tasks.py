@@ -25,6 +25,16 @@ def is_experiment(path: Path) -> bool:
     return "template" not in data and ("stages" in data or "tasks" in data)
 
 
+def command_spec(path: Path) -> str | None:
+    """The command a spec is for when it says so (``command: NAME``, a plugin command's own spec), else None."""
+    try:
+        data = read_yaml(path)
+    except ConfigError:
+        return None
+    command = data.get("command") if isinstance(data, dict) else None
+    return command if isinstance(command, str) and "template" not in data else None
+
+
 def _points(grid: dict) -> int:
     n = 1
     for values in grid.values():
@@ -90,6 +100,14 @@ def list_tasks(root: Path | None, long_: bool) -> None:
     for path in spec_files(root):
         name = str(path.relative_to(root))
         try:
+            command = command_spec(path)
+            if command is not None:  # a spec a plugin command reads (e.g. a generation spec)
+                data = read_yaml(path)
+                text = " ".join(f"{k}={v}" for k, v in data.items() if k not in ("command", "name", "description")
+                                and not isinstance(v, dict))
+                table.add_row(name, "(command)", f"harness {command} FILE", text,
+                              *((str(data.get("description", "")),) if long_ else ()))
+                continue
             if is_experiment(path):
                 spec = load_experiment(path)
                 stages = {s.name: s for s in spec.stage_list()}

@@ -156,9 +156,19 @@ class TaskTemplate(ABC):
         chosen.  Default None (in-harness episodes call no model)."""
         return None
 
-    def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any) -> EpisodeScore:
+    def model_settings(self, params: BaseModel) -> dict[str, Any]:
+        """For in-harness episodes that call a model: the params' own model settings, ``{"backend": NAME or
+        None, "options": {...} (e.g. ``{"script": FILE}``), "budget": Budget or None (per-call caps)}``; the
+        run's ``--model-backend`` and ``--script`` take precedence.  Default ``{}``."""
+        return {}
+
+    def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any,
+                       model: Any = None) -> EpisodeScore:
         """Run one in-harness episode, writing its files under ``folder``; ``metrics`` become the results
-        row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised."""
+        row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised.
+        ``model``: a :class:`harness.ModelClient` on the run's proxy for the profile :meth:`model_profile`
+        names (rate-limited and priced with the run's other model calls; logs under ``folder/proxy/``);
+        None when the episode calls no model (the argument is then not passed)."""
         raise NotImplementedError(f"template {self.name!r} has no in-harness episodes")
 
     def usage_estimate(self, params: BaseModel, profile: Any) -> dict[str, Any] | None:

@@ -1,10 +1,12 @@
 """``chronos``: Chronos sample paths (Ansari et al., 2024; Dr-CiK Appendix G "Forecasters").
 
-Uses the chronos-forecasting package's sample-path pipeline,
-``ChronosPipeline.from_pretrained(path_or_id, device_map="cpu")`` — the
-original T5-based Chronos models, which sample token paths autoregressively.
-Chronos-Bolt and Chronos-2 return quantiles, not paths, and are refused.
-Optional extra: ``pip install -e '.[chronos]'`` (torch CPU build); without it
+Uses the chronos-forecasting package's pipelines, loaded with
+``BaseChronosPipeline.from_pretrained(path_or_id, device_map=device)``: the
+original T5-based Chronos models sample token paths autoregressively; Chronos-Bolt
+and Chronos-2 (the pipeline class a model's ``config.json`` names) return the
+quantiles they were trained on, from which the S paths are drawn by
+:func:`tsagent_plugins.forecasters._pretrained.paths_from_quantiles` (one level
+per path, from ``request.seed``).  Optional extra: ``pip install -e '.[chronos]'`` (torch CPU build); without it
 :meth:`ChronosForecaster.forecast` raises :class:`ForecastError` saying so.
 
 Per request: the last ``context_length`` history points (the model's, 512 for
@@ -34,6 +36,7 @@ import json
 import logging
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +54,23 @@ RANDOM_INIT = "random-init"
 PRETRAINED = "pretrained"
 WEIGHTS_FIELD = "harness_weights"
 INSTALL_HINT = "pip install -e '.[chronos]' (with the CPU build of torch)"
-OPTIONS = ("model", "weights", "temperature", "top_k", "top_p")
+OPTIONS = ("model", "weights", "temperature", "top_k", "top_p", "device")
+#: Pipelines that output quantiles (their S paths are drawn from them).
+QUANTILE_PIPELINES = ("ChronosBoltPipeline", "Chronos2Pipeline")
 
 _PIPELINES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
 def _import():
-    """(torch, ChronosPipeline); ForecastError naming the install line when missing."""
+    """(torch, BaseChronosPipeline); ForecastError naming the install line when missing."""
     try:
         import torch
-        from chronos import ChronosPipeline
+        from chronos import BaseChronosPipeline
     except ImportError as exc:
         raise ForecastError(f"chronos needs torch and chronos-forecasting ({exc}); install: {INSTALL_HINT}") from None
     _quiet_transformers()
-    return torch, ChronosPipeline
+    return torch, BaseChronosPipeline
 
 
 def _quiet_transformers() -> None:
@@ -130,26 +135,25 @@ def locate(model: str) -> str:
     return model
 
 
-def load_pipeline(model: str):
-    """``ChronosPipeline.from_pretrained(model, device_map="cpu")``, cached per model.
+def load_pipeline(model: str, device: str = "cpu"):
+    """``BaseChronosPipeline.from_pretrained(model, device_map=device)``, cached per (model, device).
 
     Raises :class:`ForecastError` when the packages are missing, the model cannot
-    be loaded (e.g. a hub id on an offline machine), or it is not a sample-path model.
+    be loaded (e.g. a hub id on an offline machine), or its pipeline class is unknown.
     """
     with _LOCK:
-        if model in _PIPELINES:
-            return _PIPELINES[model]
+        if (model, device) in _PIPELINES:
+            return _PIPELINES[model, device]
         source = locate(model)
-        _, ChronosPipeline = _import()
+        _, BaseChronosPipeline = _import()
         kind = _pipeline_class(source)
-        if kind != "ChronosPipeline":
-            raise ForecastError(f"{model}: a {kind} model returns quantiles, not sample paths; use an original "
-                                "Chronos (T5) model such as amazon/chronos-t5-small")
+        if kind not in ("ChronosPipeline", *QUANTILE_PIPELINES):
+            raise ForecastError(f"{model}: unknown Chronos pipeline class {kind!r}")
         try:
-            pipeline = ChronosPipeline.from_pretrained(source, device_map="cpu")
+            pipeline = BaseChronosPipeline.from_pretrained(source, device_map=device)
         except Exception as exc:  # noqa: BLE001 - hub, file and config errors alike
             raise ForecastError(f"cannot load Chronos model {model!r}: {type(exc).__name__}: {exc}") from None
-        _PIPELINES[model] = pipeline
+        _PIPELINES[model, device] = pipeline
         return pipeline
 
 
@@ -158,7 +162,8 @@ class ChronosForecaster(Forecaster):
 
     ``model``: a local model folder (default: ``$HARNESS_CHRONOS_MODEL``).  ``weights``: ``random-init`` to flag untrained
     weights (default: read from the model's config).  ``temperature``, ``top_k``,
-    ``top_p``: sampling overrides (default: the model's).
+    ``top_p``: sampling overrides of the T5 models (default: the model's).  ``device``: ``auto``, ``cpu``
+    (default) or ``cuda``.
     """
 
     name = "chronos"
@@ -166,7 +171,11 @@ class ChronosForecaster(Forecaster):
     submission_type = "ts_model"
 
     def __init__(self, model: str | os.PathLike | None = None, *, weights: str | None = None,
-                 temperature: float | None = None, top_k: int | None = None, top_p: float | None = None):
+                 temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
+                 device: str = "cpu"):
+        if device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be one of auto, cpu, cuda, got {device!r}")
+        self.device = device
         if weights not in (None, RANDOM_INIT, PRETRAINED):
             raise ValueError(f"weights must be {RANDOM_INIT!r} or {PRETRAINED!r}, got {weights!r}")
         self._model = str(model) if model is not None else None
@@ -192,7 +201,7 @@ class ChronosForecaster(Forecaster):
         if unknown:
             raise ValueError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
         current = {"model": self._model, "weights": self.weights, "temperature": self.temperature,
-                   "top_k": self.top_k, "top_p": self.top_p}
+                   "top_k": self.top_k, "top_p": self.top_p, "device": self.device}
         return ChronosForecaster(**{**current, **options})
 
     def weights_of(self, pipeline) -> str:
@@ -204,7 +213,13 @@ class ChronosForecaster(Forecaster):
     def forecast(self, request: ForecastRequest) -> Forecast:
         y, horizon = check_request(request)
         deadline = Deadline(request.time_limit)
-        pipeline = load_pipeline(self.local_model())  # no local model fails here at once, before torch
+        folder = self.local_model()  # no local model fails here at once, before torch
+        from tsagent_plugins.forecasters._pretrained import resolve_device
+
+        device = resolve_device(self.device)
+        pipeline = load_pipeline(folder, device)
+        if type(pipeline).__name__ in QUANTILE_PIPELINES:
+            return self._forecast_quantiles(pipeline, y, horizon, request, deadline, device)
         torch, _ = _import()
         config = pipeline.model.config
         weights = self.weights_of(pipeline)
@@ -212,7 +227,7 @@ class ChronosForecaster(Forecaster):
                                 "model": self.model, "weights": weights,
                                 "flag_untrained": weights == RANDOM_INIT,
                                 "context_length": config.context_length, "chunk": config.prediction_length,
-                                "n_history": len(y)}
+                                "n_history": len(y), "device": device}
         context = torch.tensor(y[-config.context_length:], dtype=torch.float32).unsqueeze(0)
         pieces = []
         remaining = horizon
@@ -238,6 +253,32 @@ class ChronosForecaster(Forecaster):
         info["time_s"] = round(deadline.elapsed(), 4)
         return Forecast(samples=paths, info=info)
 
+    def _forecast_quantiles(self, pipeline, y: np.ndarray, horizon: int, request: ForecastRequest,
+                            deadline: Deadline, device: str) -> Forecast:
+        """Chronos-Bolt / Chronos-2: the model's own quantile levels over the whole horizon (the package
+        continues past its prediction length autoregressively), then S paths drawn from them."""
+        from tsagent_plugins.forecasters._pretrained import paths_from_quantiles
+
+        torch, _ = _import()
+        levels = list(pipeline.quantiles)
+        context_length = int(pipeline.model.chronos_config.context_length)
+        with torch.inference_mode(), _threads(torch, 1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # the package's advice on long horizons: the run output stays clean
+            q, _ = pipeline.predict_quantiles([torch.tensor(y[-context_length:], dtype=torch.float32)],
+                                              prediction_length=horizon, quantile_levels=levels)
+        q = (q[0] if isinstance(q, list) else q).reshape(-1, horizon, len(levels))[0]    # (H, K)
+        if deadline.expired():
+            raise ForecastError(f"chronos: time limit of {request.time_limit:g} s reached")
+        paths = paths_from_quantiles(levels, q.cpu().numpy().T, request.n_samples, request.seed)
+        if paths.shape != (request.n_samples, horizon) or not np.isfinite(paths).all():
+            raise ForecastError(f"chronos returned {paths.shape} paths with non-finite values or a wrong shape")
+        weights = self.weights_of(pipeline)
+        info = {"uses_context": False, "context_ignored": request.context is not None, "model": self.model,
+                "weights": weights, "flag_untrained": weights == RANDOM_INIT, "pipeline": type(pipeline).__name__,
+                "context_length": context_length, "quantile_levels": levels, "n_history": len(y),
+                "device": device, "time_s": round(deadline.elapsed(), 4)}
+        return Forecast(samples=paths, info=info)
+
 
 @contextlib.contextmanager
 def _threads(torch, n: int):
@@ -251,8 +292,9 @@ def _threads(torch, n: int):
 
 
 def build_tiny_model(folder: Path | str, *, seed: int = 0, context_length: int = 64, prediction_length: int = 16,
-                     n_tokens: int = 64, d_model: int = 16) -> Path:
-    """Save a tiny randomly initialised Chronos (T5) model under ``folder`` and return it.
+                     n_tokens: int = 64, d_model: int = 16, kind: str = "t5") -> Path:
+    """Save a tiny randomly initialised Chronos (T5; ``kind="bolt"``: Chronos-Bolt; ``kind="chronos2"``:
+    Chronos-2) model under ``folder`` and return it.
 
     For tests and offline smoke runs: the real loading code reads it like a
     released model (``config.json`` with ``chronos_config``, safetensors weights),
@@ -262,6 +304,8 @@ def build_tiny_model(folder: Path | str, *, seed: int = 0, context_length: int =
     torch, _ = _import()
     from transformers import T5Config, T5ForConditionalGeneration
 
+    if kind != "t5":
+        return _build_tiny_quantile_model(Path(folder), kind, seed, context_length, prediction_length, d_model)
     folder = Path(folder)
     config = T5Config(vocab_size=n_tokens, d_model=d_model, d_kv=max(4, d_model // 2), d_ff=2 * d_model,
                       num_layers=1, num_decoder_layers=1, num_heads=2, decoder_start_token_id=0,
@@ -276,6 +320,44 @@ def build_tiny_model(folder: Path | str, *, seed: int = 0, context_length: int =
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = T5ForConditionalGeneration(config)
+    model.save_pretrained(folder)
+    return folder
+
+
+def _build_tiny_quantile_model(folder: Path, kind: str, seed: int, context_length: int, patch_total: int,
+                               d_model: int) -> Path:
+    """A tiny Chronos-Bolt or Chronos-2 saved with ``save_pretrained``, its config naming the pipeline."""
+    import torch
+
+    levels = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    if kind == "bolt":
+        from chronos.chronos_bolt import ChronosBoltModelForForecasting
+        from transformers import T5Config
+
+        config = T5Config(d_model=d_model, d_kv=max(4, d_model // 2), d_ff=2 * d_model, num_layers=1,
+                          num_decoder_layers=1, num_heads=2, vocab_size=2, pad_token_id=0, eos_token_id=1,
+                          decoder_start_token_id=0)
+        config.chronos_config = {"context_length": context_length, "prediction_length": patch_total,
+                                 "input_patch_size": 8, "input_patch_stride": 8, "quantiles": levels,
+                                 "use_reg_token": True}
+        config.chronos_pipeline_class, model_class = "ChronosBoltPipeline", ChronosBoltModelForForecasting
+    elif kind == "chronos2":
+        from chronos.chronos2.config import Chronos2CoreConfig
+        from chronos.chronos2.model import Chronos2Model
+
+        config = Chronos2CoreConfig(d_model=d_model, d_kv=max(4, d_model // 2), d_ff=2 * d_model, num_layers=1,
+                                    num_heads=2)
+        config.chronos_config = {"context_length": context_length, "output_patch_size": 8, "input_patch_size": 8,
+                                 "input_patch_stride": 8, "quantiles": levels, "use_reg_token": True,
+                                 "max_output_patches": max(1, patch_total // 8)}
+        config.chronos_pipeline_class, model_class = "Chronos2Pipeline", Chronos2Model
+    else:
+        raise ValueError(f"kind must be t5, bolt or chronos2, got {kind!r}")
+    config.architectures = [model_class.__name__]
+    setattr(config, WEIGHTS_FIELD, RANDOM_INIT)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = model_class(config)
     model.save_pretrained(folder)
     return folder
 

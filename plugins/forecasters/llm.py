@@ -23,7 +23,7 @@ Sampling (rejection sampling in bounded rounds):
 
 Model access: the forecaster runs on the host and talks to the harness model
 proxy (:mod:`harness.proxy`): each ``forecast`` call is one proxy episode on
-its own Unix socket (:class:`ProxyModel`), so its token usage and cost
+its own Unix socket (a call of :class:`harness.ModelClient`, the run's one way to a model), so its token usage and cost
 (equation (1) at the profile's prices) are recorded per task
 (``Forecast.info["usage"]``; also on the ``info`` of the raised
 :class:`DirectPromptError`).  Wire format by the profile's provider:
@@ -45,24 +45,20 @@ import itertools
 import json
 import math
 import re
-import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:  # pandas loads when a forecast is parsed, not when the plugin registers
     import pandas as pd
 
-from harness import AgentProfile, Budget
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
 from harness import DUMMY_API_KEY
-from harness import proxy_request
+from harness import CostCapReached, ModelCall, ModelClient
 from tsagent_plugins.forecasters._common import Deadline, check_request
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -260,74 +256,6 @@ def wire_for(provider: str | None):
                         "supported (reach Gemini models through provider openrouter)")
 
 
-# -- the model, through the proxy ------------------------------------------------------------------
-
-class ProxyModel:
-    """One model behind the run's model proxy: opens one proxy episode per forecast.
-
-    ``session``: a :class:`harness.model_session.ProxySession` (``start_proxy``);
-    ``log_dir``: where each episode's ``<key>/proxy.jsonl`` goes; ``budget``:
-    per-episode caps (one episode = one task × condition).
-    """
-
-    def __init__(self, session: Any, log_dir: Path | str, budget: Budget | None = None):
-        self.session = session
-        self.profile: AgentProfile = session.profile
-        self.log_dir = Path(log_dir)
-        self.budget = budget or Budget()
-        self._count = itertools.count(1)
-        self._lock = threading.Lock()
-
-    @classmethod
-    def start(cls, profile: AgentProfile, log_dir: Path | str, backend: str | None = None,
-              options: dict | None = None, budget: Budget | None = None) -> "ProxyModel":
-        """Start a proxy for ``profile`` on ``backend`` (default: its provider) and wrap it."""
-        from harness import start_proxy
-
-        return cls(start_proxy(profile, backend, options or {}), log_dir, budget)
-
-    @contextmanager
-    def episode(self, label: str) -> Iterator["_Episode"]:
-        with self._lock:
-            key = f"{_slug(label)}-{next(self._count):04d}"
-        channel = self.session.open(key, self.log_dir / key, self.budget)
-        episode = _Episode(key, channel.socket_path, self.session.proxy, self.budget)
-        try:
-            yield episode
-        finally:
-            episode.usage = channel.close()
-
-    def stop(self) -> None:
-        self.session.stop()
-
-
-@dataclass
-class _Episode:
-    key: str
-    socket_path: Path
-    proxy: Any
-    budget: Budget
-    usage: Any = None
-
-    def budget_exceeded(self) -> str | None:
-        """The budget cap already reached (so the next request would be refused), or None."""
-        now = self.proxy.usage(self.key)
-        b = self.budget
-        if now.budget_exceeded:
-            return now.budget_exceeded
-        if b.max_requests is not None and now.n_requests >= b.max_requests:
-            return f"max_requests={b.max_requests}"
-        if b.max_tokens is not None and now.total_tokens >= b.max_tokens:
-            return f"max_tokens={b.max_tokens}"
-        if b.max_cost_usd is not None and now.cost_usd >= b.max_cost_usd:
-            return f"max_cost_usd={b.max_cost_usd:g}"
-        return None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60] or "forecast"
-
-
 # -- the forecaster ---------------------------------------------------------------------------------
 
 @dataclass
@@ -354,7 +282,7 @@ OPTIONS = ("max_output_tokens", "max_rounds", "samples_per_request", "temperatur
 class DirectPromptForecaster(Forecaster):
     """Direct Prompt (Context is Key) through the model proxy.  See the module docstring.
 
-    ``model``: a :class:`ProxyModel` (None: :meth:`forecast` fails, saying how to bind one).
+    ``model``: a :class:`harness.ModelClient` (None: :meth:`forecast` fails, saying how to bind one).
     ``max_output_tokens``: the model's output limit (default: the profile's
     ``options.max_output_tokens``, else 16,384).  ``max_rounds``: sampling rounds (3).
     ``samples_per_request``: answers asked per Chat Completions request (default: S on
@@ -368,7 +296,7 @@ class DirectPromptForecaster(Forecaster):
     needs_model = True
     submission_type = "direct_llm"
 
-    def __init__(self, model: ProxyModel | None = None, *, max_output_tokens: int | None = None,
+    def __init__(self, model: ModelClient | None = None, *, max_output_tokens: int | None = None,
                  max_rounds: int = DEFAULT_MAX_ROUNDS, samples_per_request: int | None = None,
                  temperature: float | None = 1.0, concurrency: int = 1):
         if max_rounds < 1 or concurrency < 1 or (samples_per_request is not None and samples_per_request < 1):
@@ -391,7 +319,7 @@ class DirectPromptForecaster(Forecaster):
         current = {k: getattr(self, k) for k in OPTIONS}
         return DirectPromptForecaster(self.model, **{**current, **options})
 
-    def bind_model(self, model: ProxyModel) -> "DirectPromptForecaster":
+    def bind_model(self, model: ModelClient) -> "DirectPromptForecaster":
         """A copy that calls ``model``."""
         copy = self.configured()
         copy.model = model
@@ -433,15 +361,18 @@ class DirectPromptForecaster(Forecaster):
                                     f"answer needs about {needed} tokens, the limit is {limit}", info)
         prompt = build_prompt(request.history, request.future_index, request.context)
         tally = _Tally()
-        with self.model.episode(str(request.history.name or "forecast")) as episode:
-            self._sample(episode, wire, prompt, request, limit, deadline, tally)
+        try:
+            with self.model.call(str(request.history.name or "forecast")) as episode:
+                self._sample(episode, wire, prompt, request, limit, deadline, tally)
+        except CostCapReached as exc:
+            raise DirectPromptError(f"no request sent: {exc}", info) from None
         info.update(self._summary(tally, episode))
         info["time_s"] = round(deadline.elapsed(), 4)
         if len(tally.valid) < request.n_samples:
             raise DirectPromptError(self._shortfall(tally, request, deadline), info)
         return Forecast(samples=np.vstack(tally.valid[:request.n_samples]), info=info)
 
-    def _sample(self, episode: _Episode, wire, prompt: str, request: ForecastRequest, limit: int,
+    def _sample(self, episode: ModelCall, wire, prompt: str, request: ForecastRequest, limit: int,
                 deadline: Deadline, tally: _Tally) -> None:
         """Rounds of requests.  A round asks for the missing answers and ends once that many
         answers came back (valid or not; a provider that ignores ``n`` gets more requests),
@@ -454,7 +385,7 @@ class DirectPromptForecaster(Forecaster):
             body, headers = wire.request(self.model.profile.model, prompt, size, seed, limit, self.temperature)
             timeout = max(deadline.remaining(), 0.001)
             try:
-                answer = proxy_request(episode.socket_path, "POST", wire.path, body, headers, timeout)
+                answer = episode.request("POST", wire.path, body, headers, timeout)
             except OSError as exc:   # socket timeout included
                 return None, f"{type(exc).__name__}: {exc}"
             if answer.status != 200:
@@ -508,7 +439,7 @@ class DirectPromptForecaster(Forecaster):
             tally.invalid[str(exc)] += 1
 
     @staticmethod
-    def _summary(tally: _Tally, episode: _Episode) -> dict:
+    def _summary(tally: _Tally, episode: ModelCall) -> dict:
         usage = episode.usage.to_dict() if episode.usage is not None else {}
         usage["errors"] = [dataclasses.asdict(e) if dataclasses.is_dataclass(e) else e
                            for e in usage.get("errors", [])]

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from harness import VERDICT_ERROR as ERROR, VERDICT_MALFORMED as MALFORMED, Judge, Verdict
 from harness import DUMMY_API_KEY
-from harness import proxy_request
+from harness import CostCapReached
 
 PROMPT_VERSION = "judge-prompt-v1"
 MAX_TOKENS = 256
@@ -95,7 +95,7 @@ def parse_answer(text: Any, n_candidates: int) -> Verdict:
 
 class LLMJudge(Judge):
     """Semantic match by an LLM through the proxy (module docstring).  ``model``: a
-    :class:`tsagent_plugins.forecasters.llm.ProxyModel`; the registered instance has none and
+    :class:`harness.ModelClient`; the registered instance has none and
     :meth:`bind_model` gives a bound copy."""
 
     name = "llm-judge"
@@ -130,11 +130,13 @@ class LLMJudge(Judge):
                                                       f"(provider {profile.provider!r}) is not usable")
         body = self.request_body(item, candidates)
         headers = {"authorization": f"Bearer {DUMMY_API_KEY}"}
-        with self.model.episode("judge") as episode:
-            try:
-                answer = proxy_request(episode.socket_path, "POST", PATH, body, headers, TIMEOUT_S)
-            except OSError as exc:
-                return Verdict(None, status=ERROR, reason=f"{type(exc).__name__}: {exc}")
+        try:
+            with self.model.call("judge") as call:
+                answer = call.request("POST", PATH, body, headers, TIMEOUT_S)
+        except OSError as exc:
+            return Verdict(None, status=ERROR, reason=f"{type(exc).__name__}: {exc}")
+        except CostCapReached as exc:
+            return Verdict(None, status=ERROR, reason=str(exc))
         if answer.status != 200:
             return Verdict(None, status=ERROR, reason=f"HTTP {answer.status}")
         try:

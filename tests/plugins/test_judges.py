@@ -9,7 +9,7 @@ import pytest
 from harness.config import AgentProfile, load_profile
 from harness.plugins import Plugins
 from harness.testing.judge import MATCH_ITEM, MISS_ITEM, JudgeTests
-from tsagent_plugins.forecasters.llm import ProxyModel
+from harness.model_client import ModelClient
 from tsagent_plugins.judges import lexical
 from tsagent_plugins.judges.lexical import LexicalJudge
 from tsagent_plugins.judges.llm import PROMPT_VERSION, LLMJudge, parse_answer
@@ -27,7 +27,7 @@ def scripted_judge(tmp_path):
     started = []
 
     def start(script):
-        model = ProxyModel.start(PROFILE, tmp_path / "proxy", "scripted", {"script": script})
+        model = ModelClient.open(PROFILE, tmp_path / "proxy", "scripted", {"script": script})
         started.append(model)
         return LLMJudge().bind_model(model)
 

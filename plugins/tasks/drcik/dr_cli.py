@@ -4,7 +4,7 @@
 
     harness dr-score RUN_DIR [--judge lexical]
     harness dr-score RUN_DIR --judge llm-judge [--judge-profile judge-gemini-3-flash]
-                     [--model-backend scripted --script FILE]
+                     [--model-backend scripted --script FILE] [--settings FILE] [--max-cost USD]
 
 Writes ``RUN_DIR/dr_scores.jsonl`` (one row per agent × task, naming the judge; rows of other
 judges are kept) and the judge's proxy logs under ``RUN_DIR/judge/``.  ``harness report RUN_DIR``
@@ -30,8 +30,11 @@ DEFAULT_PROFILE = "judge-gemini-3-flash"
 @click.option("--model-backend", default=None, help="Model backend (e.g. scripted); default: the profile's provider.")
 @click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Script for the scripted model backend.")
+@click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Run settings YAML (rate_limits per provider apply to the judge's requests).")
+@click.option("--max-cost", type=float, default=None, help="Stop judging once the judge has spent this much (USD).")
 def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: str | None,
-             script: Path | None) -> None:
+             script: Path | None, settings_file: Path | None, max_cost: float | None) -> None:
     """Judge every research episode of RUN_DIR and write dr_scores.jsonl (Dr-CiK Table 3)."""
     from harness import UnknownPlugin, get_plugin as get
     from harness import render_report as render
@@ -41,13 +44,16 @@ def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: 
         judge = get("judge", judge_name)
     except UnknownPlugin as exc:
         raise click.UsageError(str(exc)) from None
+    if judge.kind == "generation":
+        raise click.UsageError(f"--judge {judge_name}: a dr-generate stage judge, not an evidence judge "
+                               "(use llm-judge or lexical)")
     model = None
     if hasattr(judge, "bind_model"):
-        from harness import resolve_profile
-        from tsagent_plugins.forecasters.llm import ProxyModel
+        from harness import ModelClient, read_run_settings, resolve_profile
 
         options = {"script": str(script.resolve())} if script else {}
-        model = ProxyModel.start(resolve_profile(judge_profile), run_dir / "judge", model_backend, options)
+        model = ModelClient.open(resolve_profile(judge_profile), run_dir / "judge", model_backend, options,
+                                 settings=read_run_settings(settings_file), max_cost_usd=max_cost)
         judge = judge.bind_model(model)
     try:
         rows = dr_scoring.score_run(run_dir, judge)

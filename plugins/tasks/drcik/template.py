@@ -246,7 +246,13 @@ class DrcikTemplate(TaskTemplate):
             self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
         return self._evidence[key]
 
-    def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
+    def model_settings(self, params: DrcikParams) -> dict:
+        """The params' model settings (``model_backend``, ``script``, ``budget``: caps per forecast)."""
+        return {"backend": params.model_backend, "options": {"script": params.script} if params.script else {},
+                "budget": params.budget}
+
+    def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile,
+                       model: Any = None) -> EpisodeScore:
         fname, cond_name, task_id = episode.split("/")
         entry = next(f for f in params.forecasters if f.name == fname)
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
@@ -273,27 +279,19 @@ class DrcikTemplate(TaskTemplate):
             return EpisodeScore(row)
         text = cond.text_for(task, evidence)
         row.update(context_status=text.status, context_items=text.items)
-        model, profile = None, None
         if getattr(forecaster, "needs_model", False):
-            profile = self._profile(params, profile)
-            from tsagent_plugins.forecasters.llm import ProxyModel
-
-            options = {"script": params.script} if params.script else {}
-            model = ProxyModel.start(profile, folder / "proxy", params.model_backend, options, params.budget)
+            if model is None:  # the run opens the client of model_profile(); a direct call must pass one
+                raise ValueError(f"forecaster {fname!r} calls a model: run_in_harness needs model= (a ModelClient)")
             forecaster = forecaster.bind_model(model)
-            row.update(profile=profile.name, model=profile.model)
+            row.update(profile=model.profile.name, model=model.profile.model)
         reuse_key = json.dumps([entry.model_dump(mode="json"), str(params.tasks_path), task_id, params.samples,
                                 params.seed, params.time_limit])
-        try:
-            if not forecaster.uses_context and reuse_key in self._reuse:
-                result = self._reuse[reuse_key]
-            else:
-                result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
-                if not forecaster.uses_context:
-                    self._reuse[reuse_key] = result
-        finally:
-            if model is not None:
-                model.stop()
+        if not forecaster.uses_context and reuse_key in self._reuse:
+            result = self._reuse[reuse_key]
+        else:
+            result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
+            if not forecaster.uses_context:
+                self._reuse[reuse_key] = result
         paths, failure, fallback, seconds, info = result
         fitted = {k: info[k] for k in FIT_KEYS if k in info}
         row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)

@@ -62,3 +62,16 @@ def test_an_evidence_stage_counts_one_run_per_agent_of_the_earlier_stage():
     assert ("forecast: 1 spec(s) × 1 grid point(s) × 1 seed(s) × 5 evidence source(s) (from research) = 5 task "
             "run(s)") in row
     assert load_experiment(file).stages[1].evidence_from == "research"
+
+
+def test_a_command_spec_is_listed_with_the_command_that_runs_it(tmp_path):
+    """A spec saying ``command: NAME`` (a plugin command's own spec) is shown with how to run it, not as an
+    invalid task spec."""
+    (tmp_path / "gen.yaml").write_text("command: my-generate\nname: gen\ninput: data\nhops: 3\n")
+    done = CliRunner().invoke(cli, ["tasks", "list", "--dir", str(tmp_path)], env={"COLUMNS": "1000"})
+    assert done.exit_code == 0, done.output
+    row = next(line for line in done.output.splitlines() if "gen.yaml" in line)
+    assert "(command)" in row and "harness my-generate FILE" in row and "input=data hops=3" in row
+    assert "invalid" not in done.output
+    shipped = CliRunner().invoke(cli, ["tasks", "list", "--dir", str(REPO / "tasks")], env={"COLUMNS": "1000"})
+    assert re.search(r"drcik/generate-sample\.yaml\s*│\s*\(command\)\s*│\s*harness dr-generate FILE", shipped.output)

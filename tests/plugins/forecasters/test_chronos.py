@@ -1,16 +1,13 @@
 """chronos: the sample-path ChronosPipeline on a tiny randomly initialised model built here (no download),
-and the conformance suite on real local weights when they are configured.
+and the conformance suite on a second one configured through ``$HARNESS_CHRONOS_MODEL``.
 
-Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``);
-the real-weights conformance class skips with :data:`NO_LOCAL_WEIGHTS` when ``$HARNESS_CHRONOS_MODEL``
-names no local folder.
+Skipped with a reason when torch or chronos-forecasting is missing (``pip install -e '.[chronos]'``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +19,7 @@ pytest.importorskip("chronos", reason="needs chronos-forecasting: pip install -e
 from harness.contracts import ForecastError  # noqa: E402
 from harness.report import build_report  # noqa: E402
 from harness.testing.forecaster import ForecasterTests, synthetic_request  # noqa: E402
-from tsagent_plugins.forecasters.chronos import (MODEL_ENV, NO_LOCAL_WEIGHTS, ChronosForecaster,  # noqa: E402
+from tsagent_plugins.forecasters.chronos import (MODEL_ENV, ChronosForecaster,  # noqa: E402
                                          build_tiny_model, load_pipeline)
 
 
@@ -40,15 +37,68 @@ class TestChronosConformance(ForecasterTests):
 
 
 class TestChronosLocalWeightsConformance(ForecasterTests):
-    """The suite on the configured local weights (e.g. a download of amazon/chronos-t5-small)."""
+    """The suite on weights named by ``$HARNESS_CHRONOS_MODEL`` (how a download of e.g.
+    amazon/chronos-t5-small is configured), here a second tiny model built with other sizes."""
 
     @pytest.fixture(scope="class")
     @classmethod
-    def forecaster(cls):
-        folder = os.environ.get(MODEL_ENV)
-        if not folder or not Path(folder).expanduser().is_dir():
-            pytest.skip(NO_LOCAL_WEIGHTS)
-        return ChronosForecaster()
+    def forecaster(cls, tmp_path_factory):
+        folder = build_tiny_model(tmp_path_factory.mktemp("chronos-env") / "tiny", seed=1, context_length=32,
+                                  prediction_length=8, d_model=8)
+        before = os.environ.get(MODEL_ENV)
+        os.environ[MODEL_ENV] = str(folder)
+        try:
+            forecaster = ChronosForecaster()
+            assert forecaster.local_model() == str(folder)
+        finally:
+            if before is None:
+                os.environ.pop(MODEL_ENV)
+            else:
+                os.environ[MODEL_ENV] = before
+        return forecaster.configured(model=str(folder))
+
+
+@pytest.fixture(scope="module")
+def tiny_bolt(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("chronos-bolt") / "tiny", kind="bolt")
+
+
+@pytest.fixture(scope="module")
+def tiny_chronos2(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("chronos-2") / "tiny", kind="chronos2")
+
+
+class TestChronosBoltConformance(ForecasterTests):
+    """Chronos-Bolt (quantiles; paths drawn from them) through the same load call."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def forecaster(cls, tiny_bolt):
+        return ChronosForecaster(tiny_bolt)
+
+
+class TestChronos2Conformance(ForecasterTests):
+    """Chronos-2 (quantiles; paths drawn from them) through the same load call."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def forecaster(cls, tiny_chronos2):
+        return ChronosForecaster(tiny_chronos2)
+
+
+@pytest.mark.parametrize("kind", ["bolt", "chronos2"])
+def test_quantile_pipelines_give_paths_within_their_quantiles(kind, tiny_bolt, tiny_chronos2):
+    folder = tiny_bolt if kind == "bolt" else tiny_chronos2
+    request = synthetic_request(horizon=30)
+    out = ChronosForecaster(folder).forecast(request)
+    pipeline = load_pipeline(str(folder))
+    assert out.info["pipeline"] == ("ChronosBoltPipeline" if kind == "bolt" else "Chronos2Pipeline")
+    assert out.info["flag_untrained"] is True and out.samples.shape == (25, 30)
+    q, _ = pipeline.predict_quantiles([torch.tensor(request.history.to_numpy()[-64:], dtype=torch.float32)],
+                                      prediction_length=30, quantile_levels=list(pipeline.quantiles))
+    q = np.sort((q[0] if isinstance(q, list) else q).reshape(30, 9).numpy(), axis=1)
+    lo, hi = q[:, 0] - (q[:, 1] - q[:, 0]), q[:, -1] + (q[:, -1] - q[:, -2])
+    assert (out.samples >= lo - 1e-4).all() and (out.samples <= hi + 1e-4).all()
 
 
 def test_tiny_model_is_a_real_chronos_folder_flagged_untrained(tiny):
@@ -81,11 +131,16 @@ def test_chunks_match_the_package_predict_and_leave_the_global_rng_alone(tiny):
     np.testing.assert_array_equal(ours, theirs.astype(float))
 
 
-def test_quantile_models_and_missing_models_are_refused(tmp_path, tiny, monkeypatch):
+def test_unknown_and_missing_models_are_refused(tmp_path, tiny, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({"chronos_pipeline_class": "ChronosXPipeline"}))
+    with pytest.raises(ForecastError, match="unknown Chronos pipeline class 'ChronosXPipeline'"):
+        ChronosForecaster(other).forecast(synthetic_request())
     bolt = tmp_path / "bolt"
     bolt.mkdir()
     (bolt / "config.json").write_text(json.dumps({"chronos_pipeline_class": "ChronosBoltPipeline"}))
-    with pytest.raises(ForecastError, match="ChronosBoltPipeline model returns quantiles, not sample paths"):
+    with pytest.raises(ForecastError, match="cannot load Chronos model"):
         ChronosForecaster(bolt).forecast(synthetic_request())
     with pytest.raises(ForecastError, match="'.*nothing-here' is not a local folder"):
         ChronosForecaster(tmp_path / "nothing-here").forecast(synthetic_request())

@@ -15,8 +15,9 @@ from harness.contracts import ForecastError, ForecastRequest
 from harness.model_session import ProxySession
 from harness.proxy import ModelProxy, Upstream, UpstreamRequest, UpstreamResponse
 from harness.testing.forecaster import ForecasterTests
+from harness.model_client import ModelClient
 from tsagent_plugins.forecasters.llm import (DirectPromptError, DirectPromptForecaster, InvalidSample,
-                                     ProxyModel, build_prompt, estimate_output_tokens, format_value, parse_forecast,
+                                     build_prompt, estimate_output_tokens, format_value, parse_forecast,
                                      text_tokens)
 from tsagent_plugins.tasks.drcik.experiment import run_experiment
 from tsagent_plugins.tasks.drcik.loader import load_tasks
@@ -44,7 +45,7 @@ def scripted(tmp_path):
     started = []
 
     def start(script, prof=None, budget=None):
-        model = ProxyModel.start(prof or profile(), tmp_path / "proxy", "scripted", {"script": str(script)}, budget)
+        model = ModelClient.open(prof or profile(), tmp_path / "proxy", "scripted", {"script": str(script)}, budget)
         started.append(model)
         return model
 
@@ -274,7 +275,7 @@ class SeededForecastModel(Upstream):
 @pytest.fixture(scope="class")
 def seeded_model(tmp_path_factory):
     session = ProxySession(ModelProxy(SeededForecastModel()).start(), profile())
-    model = ProxyModel(session, tmp_path_factory.mktemp("proxy"))
+    model = ModelClient(session, tmp_path_factory.mktemp("proxy"), owns_session=True)
     yield model
     model.stop()
 

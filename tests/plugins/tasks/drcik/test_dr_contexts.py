@@ -9,7 +9,8 @@ import pytest
 
 from tests.support.drcik_research_runs import GHOST, write_episode
 from harness.config import AgentProfile
-from tsagent_plugins.forecasters.llm import DirectPromptForecaster, ProxyModel
+from harness.model_client import ModelClient
+from tsagent_plugins.forecasters.llm import DirectPromptForecaster
 from tsagent_plugins.tasks.drcik.dr_contexts import dr_outputs_from_run, forecasting_contexts
 from tsagent_plugins.tasks.drcik.experiment import run_experiment
 from tsagent_plugins.tasks.drcik.loader import load_tasks
@@ -74,7 +75,7 @@ def context_block(prompt: str) -> str:
 @pytest.mark.parametrize("condition", ["dr-evidence", "dr-report", "verified-dr"])
 def test_llm_dp_prompt_holds_exactly_the_conditions_text(tmp_path, research_run, tasks, condition):
     profile = AgentProfile(name="dp", agent="llm-dp", provider="custom", model="scripted-model")
-    model = ProxyModel.start(profile, tmp_path / "proxy", "scripted", {"script": str(SCRIPT)})
+    model = ModelClient.open(profile, tmp_path / "proxy", "scripted", {"script": str(SCRIPT)})
     try:
         dr = dr_outputs_from_run(research_run)["retrieval"]
         result = run_experiment(tasks, {"llm-dp": DirectPromptForecaster(model)}, [condition], n_samples=2,

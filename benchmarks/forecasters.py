@@ -1,0 +1,118 @@
+"""Load time, seconds per task and peak memory of each pretrained forecaster family on the Dr-CiK sample tasks.
+
+Usage: ``python benchmarks/forecasters.py --tiny`` (tiny random checkpoints built with each family's own
+classes: measures the harness and package code paths, not the real models' cost) or
+``python benchmarks/forecasters.py --model FAMILY=FOLDER ...`` (real weights from local folders).
+Options: ``--only FAMILY`` (repeatable), ``--samples S`` (25), ``--device auto|cpu|cuda``, ``--tasks DIR``.
+
+Per family it prints: load seconds (first forecast minus the later ones' mean: imports and weights),
+seconds per task (the three tasks one at a time, then ``forecast_many`` over all of them: batched for
+quantile models), and the peak resident memory of a child process that ran only that family
+(``resource.getrusage``, MiB) -- each family runs in its own process so the peaks do not mix.
+A family that is not installed prints its install command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import multiprocessing as mp
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+#: family -> (module, forecaster class, tiny-builder keyword arguments)
+FAMILIES = {
+    "chronos": ("tsagent_plugins.forecasters.chronos", "ChronosForecaster", {}),
+    "timesfm": ("tsagent_plugins.forecasters.timesfm", "TimesFMForecaster", {}),
+    "tirex": ("tsagent_plugins.forecasters.tirex", "TiRexForecaster", {}),
+    "moirai": ("tsagent_plugins.forecasters.moirai", "MoiraiForecaster", {}),
+    "moirai-moe": ("tsagent_plugins.forecasters.moirai", "MoiraiMoEForecaster", {"moe": True}),
+    "toto": ("tsagent_plugins.forecasters.toto", "TotoForecaster", {}),
+}
+TINY_OPTIONS = {"moirai": {"context_length": 256}, "moirai-moe": {"context_length": 256, "patch_size": 8},
+                "toto": {"context_length": 512}}
+
+
+def run_family(family: str, model: str | None, samples: int, device: str, tasks_dir: str | None, queue) -> None:
+    """In a child process: build or take the model, forecast the sample tasks, report figures on ``queue``."""
+    from harness.contracts import ForecastError, ForecastRequest
+    from tsagent_plugins.tasks.drcik.loader import load_tasks
+
+    module_name, class_name, tiny_kwargs = FAMILIES[family]
+    try:
+        module = importlib.import_module(module_name)
+        cls = getattr(module, class_name)
+        options = {}
+        if model is None:
+            folder = Path(tempfile.mkdtemp(prefix=f"bench-{family}-")) / "tiny"
+            model = str(module.build_tiny_model(folder, **tiny_kwargs))
+            options = TINY_OPTIONS.get(family, {})
+        forecaster = cls(model) if family == "chronos" else cls(model, device=device, **options)
+        tasks = load_tasks(tasks_dir)
+        requests = [ForecastRequest(history=t.history, future_index=t.future_index, n_samples=samples, seed=0,
+                                    time_limit=3600, seasonal_period=t.seasonal_period) for t in tasks]
+        times = []
+        for request in requests:
+            start = time.perf_counter()
+            forecaster.forecast(request)
+            times.append(time.perf_counter() - start)
+        batched = None
+        if hasattr(forecaster, "forecast_many"):
+            start = time.perf_counter()
+            forecaster.forecast_many([dataclasses.replace(r, seed=1) for r in requests])
+            batched = (time.perf_counter() - start) / len(requests)
+        later = times[1:] or times
+        per_task = sum(later) / len(later)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        queue.put({"family": family, "load_s": max(0.0, times[0] - per_task), "per_task_s": per_task,
+                   "batched_per_task_s": batched, "peak_mib": peak, "tasks": len(requests),
+                   "horizons": [len(r.future_index) for r in requests]})
+    except ForecastError as exc:
+        queue.put({"family": family, "error": str(exc)})
+    except ImportError as exc:
+        queue.put({"family": family, "error": f"not installed ({exc})"})
+
+
+@click.command()
+@click.option("--tiny", is_flag=True, help="Tiny random checkpoints built with each family's classes.")
+@click.option("--model", "models", multiple=True, help="FAMILY=FOLDER: real weights from a local folder.")
+@click.option("--only", multiple=True, type=click.Choice(sorted(FAMILIES)), help="Only these families.")
+@click.option("--samples", default=25, show_default=True, help="S, sample paths per task.")
+@click.option("--device", default="cpu", show_default=True, type=click.Choice(["auto", "cpu", "cuda"]))
+@click.option("--tasks", "tasks_dir", default=None, help="Dr-CiK task folder (default: the bundled samples).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per family instead of a table.")
+def main(tiny, models, only, samples, device, tasks_dir, as_json):
+    given = dict(m.split("=", 1) for m in models)
+    if not tiny and not given:
+        raise click.UsageError("give --tiny or at least one --model FAMILY=FOLDER")
+    families = list(only) or (list(FAMILIES) if tiny else list(given))
+    ctx = mp.get_context("spawn")
+    rows = []
+    for family in families:
+        queue = ctx.Queue()
+        child = ctx.Process(target=run_family, args=(family, given.get(family), samples, device, tasks_dir, queue))
+        child.start()
+        child.join()
+        rows.append(queue.get() if not queue.empty() else {"family": family, "error": f"exit {child.exitcode}"})
+        row = rows[-1]
+        if as_json:
+            print(json.dumps(row), flush=True)
+        elif "error" in row:
+            print(f"{family:<11} {row['error']}", flush=True)
+        else:
+            batched = "-" if row["batched_per_task_s"] is None else f"{row['batched_per_task_s']:.3f}"
+            print(f"{family:<11} load {row['load_s']:7.2f} s   per task {row['per_task_s']:7.3f} s   "
+                  f"batched {batched:>7} s/task   peak {row['peak_mib']:7.0f} MiB   "
+                  f"({row['tasks']} tasks, H = {row['horizons']}, S = {samples}, "
+                  f"{'tiny' if family not in given else given[family]})", flush=True)
+    sys.exit(0 if all("error" not in r for r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()

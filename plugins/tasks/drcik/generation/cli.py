@@ -1,0 +1,87 @@
+"""``harness dr-generate``: turn CAF tasks into Dr-CiK deep-research environments (Section 4.1).
+
+::
+
+    harness dr-generate SPEC --out DIR [--model-backend scripted [--script FILE]] [--settings FILE]
+                         [--max-cost USD] [--jobs N] [--resume] [--dry-run]
+
+Every model call goes through :class:`harness.ModelClient` (one per profile of the spec's ``models``),
+with the rate limits of ``--settings`` shared by the clients of a provider and ``--max-cost`` shared by
+all of them; proxy logs go under ``DIR/generation/proxy/``.  ``--resume`` continues a killed generation
+in ``DIR`` (the same spec) without asking any accepted unit again.  ``--dry-run`` prints the expected
+calls and cost per stage and calls nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+ROLES = ("generator", "judge_entity", "judge_evidence", "judge_chain", "judge_supporting", "judge_distractor")
+
+
+@click.command("dr-generate")
+@click.argument("spec_file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True, help="Output folder.")
+@click.option("--model-backend", default=None, help="Model backend (e.g. scripted); default: each profile's provider.")
+@click.option("--script", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Script of the scripted backend (default: the spec's script).")
+@click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Run settings YAML (rate_limits per provider).")
+@click.option("--max-cost", type=float, default=None, help="Stop once the generation has spent this much (USD).")
+@click.option("--jobs", type=click.IntRange(1, 256), default=4, show_default=True, help="Units in flight per stage.")
+@click.option("--resume", is_flag=True, help="Continue the generation in --out.")
+@click.option("--dry-run", is_flag=True, help="Print the expected calls and cost per stage; call nothing.")
+def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: Path | None,
+                settings_file: Path | None, max_cost: float | None, jobs: int, resume: bool, dry_run: bool) -> None:
+    """Generate Dr-CiK deep-research environments from the CAF tasks of SPEC_FILE (Dr-CiK Section 4.1)."""
+    from harness import ConfigError, HarnessError, resolve_profile
+    from tsagent_plugins.tasks.drcik.generation import caf
+    from tsagent_plugins.tasks.drcik.generation.spec import load_spec
+
+    try:
+        spec = load_spec(spec_file)
+        tasks = caf.read_folder(spec.path(spec_file, spec.input))
+        profiles = {role: resolve_profile(getattr(spec.models, role)) for role in ROLES}
+    except (ConfigError, HarnessError) as exc:
+        raise click.ClickException(str(exc)) from None
+    from tsagent_plugins.tasks.drcik.generation.engine import CHAT_PROVIDERS
+
+    for role, profile in profiles.items():
+        if model_backend is None and profile.provider not in CHAT_PROVIDERS:
+            raise click.ClickException(f"models.{role}: profile {profile.name!r} has provider {profile.provider!r}; "
+                                       "dr-generate speaks Chat Completions (openai, openrouter, custom)")
+    if dry_run:
+        from tsagent_plugins.tasks.drcik.generation.estimate import print_estimate
+
+        print_estimate(spec, tasks, profiles)
+        return
+    identity = spec.model_dump(mode="json")
+    marker = out / "generation" / "spec.json"
+    if out.exists() and any(out.iterdir()):
+        if not resume:
+            raise click.ClickException(f"{out} is not empty: pass --resume to continue its generation, or choose "
+                                       "another --out")
+        if not marker.is_file() or json.loads(marker.read_text()) != identity:
+            raise click.ClickException(f"{out} holds no generation of this spec ({marker} differs or is missing)")
+    from tsagent_plugins.tasks.drcik.generation.run import generate
+
+    options = {}
+    if model_backend == "scripted":
+        chosen = script or (spec.path(spec_file, spec.script) if spec.script else None)
+        if chosen is None:
+            raise click.UsageError("--model-backend scripted needs --script or the spec's script")
+        options["script"] = str(Path(chosen).resolve())
+    elif script is not None:
+        options["script"] = str(script.resolve())
+    try:
+        summary = generate(spec, tasks, profiles, out, model_backend, options, settings_file, max_cost, jobs)
+    except (ConfigError, HarnessError) as exc:
+        raise click.ClickException(str(exc)) from None
+    written, incomplete = summary["output"]["written"], summary["output"]["incomplete"]
+    flagged = summary["totals"]["flagged"]
+    click.echo(f"wrote {len(written)} task(s) to {out}; {flagged} unit(s) flagged for human repair; "
+               f"{len(incomplete)} task(s) incomplete; ${summary['totals']['cost_usd']:.4f} "
+               f"({out / 'generation' / 'summary.json'})")

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install the pretrained forecaster families (Dr-CiK Appendix G) into the environment of $PY
+# (default .venv/bin/python) and print, per family, the added wall time and download size.
+# usage: scripts/install-forecasters.sh [FAMILY ...]   (families: timesfm tirex moirai toto; default all)
+#
+# timesfm and tirex install with their declared dependencies (none conflicts with ours; torch is never
+# upgraded: the CPU build installed first satisfies "torch").  uni2ts 2.0.0 (moirai, moirai-moe) pins
+# torch<2.5, numpy~=1.26, scipy~=1.11, and toto-ts 0.2.0 pins torch 2.7.0, numpy 1.26.4, pandas 2.2.3:
+# both install with --no-deps beside the tested set of what their modelling code imports (versions
+# below), checked by importing the modules the forecasters use.  aurora is not installed: see README.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PY:-.venv/bin/python}"
+PIP=("$PY" -m pip install -q --disable-pip-version-check --no-deps)
+
+# What each family adds, all installed with --no-deps (versions tested with torch 2.13 CPU, numpy 2.3).
+declare -A PKGS=(
+  [timesfm]="timesfm==3.0.2"
+  [tirex]="tirex-ts==1.4.2"
+  [moirai]="uni2ts==2.0.0 gluonts==0.17.0 lightning==2.6.6 lightning-utilities==0.15.3 torchmetrics==1.9.0
+            hydra-core==1.3.8 omegaconf==2.4.0 antlr4-python3-runtime==4.9.3 jaxtyping==0.3.11 wadler_lindig==0.1.8
+            jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.7.0 opt_einsum==3.4.0"
+  [toto]="toto-ts==0.2.0 gluonts==0.17.0 jaxtyping==0.3.11 wadler_lindig==0.1.8 beartype==0.23.1
+          rotary-embedding-torch==0.9.1 lightning==2.6.6 lightning-utilities==0.15.3 torchmetrics==1.9.0"
+)
+declare -A CHECK=(
+  [timesfm]="import timesfm3.torch"
+  [tirex]="import tirex.models.tirex"
+  [moirai]="import uni2ts.model.moirai2, uni2ts.model.moirai_moe"
+  [toto]="import toto.model.toto, toto.inference.forecaster, toto.data.util.dataset"
+)
+families=("$@")
+[ "${#families[@]}" -gt 0 ] || families=(timesfm tirex moirai toto)
+for family in "${families[@]}"; do
+  [ -n "${PKGS[$family]:-}" ] || { echo "unknown family $family (known: ${!PKGS[*]})" >&2; exit 2; }
+  start=$(date +%s.%N)
+  if "$PY" -c "${CHECK[$family]}" 2>/dev/null; then
+    echo "forecaster family $family: already installed (0 s, 0 MB)"
+    continue
+  fi
+  wheels=$(mktemp -d)
+  # shellcheck disable=SC2086
+  "$PY" -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" ${PKGS[$family]}
+  size=$(du -sm "$wheels" | cut -f1)
+  "${PIP[@]}" "$wheels"/*
+  rm -rf "$wheels"
+  "$PY" -c "${CHECK[$family]}"
+  end=$(date +%s.%N)
+  echo "forecaster family $family: installed in $("$PY" -c "print(f'{$end - $start:.1f}')") s, $size MB of wheels"
+done
