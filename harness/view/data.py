@@ -6,7 +6,7 @@ agent, ``episodes/<episode>/`` (``trajectory.json``, ``prompt.txt``,
 ``workspace/``, ``proxy.jsonl``, ...).  ``key/`` and ``proxy.jsonl`` are never
 read here: the answer key belongs to template panels that check
 ``reveal``, and the proxy log can be tens of megabytes (the trajectory already
-carries per-step tokens and cost).
+carries per-step tokens and cost; :mod:`harness.view.calls` reads it when asked).
 """
 
 from __future__ import annotations
