@@ -22,7 +22,8 @@ out = console()
               help="With --bundle: include true labels, held-out results and document roles "
                    "(never for tasks whose labels are not public).")
 def view(run_dirs: tuple[Path, ...], host: str, port: int, bundle: Path | None, with_answers: bool) -> None:
-    """Serve RUN_DIR... as web pages (leaderboards, episodes, trajectories) on 127.0.0.1."""
+    """Serve RUN_DIR... as web pages (leaderboards, comparisons, episodes, trajectories, model calls) on
+    127.0.0.1; pages follow runs still in progress."""
     from harness.view.data import load_runs
 
     runs = load_runs(list(run_dirs))
