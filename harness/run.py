@@ -216,7 +216,7 @@ def execute(
     for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
         try:
             plan.template.prepare(plan.params, lambda done, total, text: on_event(
-                "message", {"text": f"{text} {done}/{total}"}))
+                "message", {"text": f"{text} {done}/{total}", "label": text, "done": done, "total": total}))
         except ValueError as exc:
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
     episodes = {e["key"]: e for e in (previous or {}).get("episodes", []) if isinstance(e, dict) and "key" in e}

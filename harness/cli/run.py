@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from harness import plugins as registry
 from harness.cli._console import console
 from harness.config import RunSettings, load_experiment, parse, read_yaml
 from harness import interrupt
@@ -24,6 +26,8 @@ from harness.store import RunStore, inside
 #: (``TaskTemplate.summary_columns``), then these harness columns
 ALWAYS = {"episode": "episode", "status": "status"}
 TRAILING = {"agent_seconds": "time (s)", "total_tokens": "tokens", "cost_usd": "cost ($)"}
+#: Seconds between two progress lines of a task being prepared when stderr is not a terminal (a log).
+PREPARE_LINE_EVERY = 5.0
 
 
 @click.command("run")
@@ -88,6 +92,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     preflight(every, settings, model_backend, options)
 
     templates = {u.task.template.name: u.task.template for _, units, _ in stages for u in units}
+    billed = _billed(model_backend) and all(_billed(getattr(u.task.params, "model_backend", None)) for u in every)
     err = console(stderr=True)
     rows = []
     for where, units, identity in stages:
@@ -99,7 +104,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                       transient=False) as progress:
             bar = progress.add_task("preparing", total=None)
 
-            tally = Tally()
+            tally = Tally(billed)
+            said = [float("-inf")]
 
             def on_event(event: str, data: dict) -> None:
                 tally.see(event, data)
@@ -110,7 +116,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     for name, text in (data.get("limits_not_enforced") or {}).items():
                         err.print(f"limits not enforced by the {name} sandbox: {text}", markup=False,
                                   highlight=False, soft_wrap=True)
-                    progress.update(bar, total=data["episodes"], description="running")
+                    progress.update(bar, total=data["episodes"], completed=0, description="running")
                 elif event in ("episode", "done", "skip"):
                     if event != "episode":
                         progress.advance(bar)
@@ -132,6 +138,15 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                               "under their own budgets")
                 elif event == "message" and data.get("final"):
                     err.print(data["text"], highlight=False, soft_wrap=True)
+                elif event == "message" and isinstance(data.get("total"), int) and data["total"] > 0:
+                    # a task being prepared (a TraceBench pool generated): the bar shows its progress
+                    progress.update(bar, description=data.get("label") or data["text"], total=data["total"],
+                                    completed=data.get("done") or 0)
+                    now = time.monotonic()
+                    if not err.is_terminal and (now - said[0] >= PREPARE_LINE_EVERY
+                                                or data.get("done") == data["total"]):
+                        said[0] = now  # no live bar in a log: a line every few seconds
+                        err.print(data["text"], markup=False, highlight=False)
                 elif event == "message":
                     progress.update(bar, description=data["text"])
 
@@ -143,6 +158,9 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 raise
         click.echo(f"results: {store.root / 'results.parquet'}")
     print_whole(console(), summary_table(rows, title, list(templates.values())))
+    if not billed:
+        console().print("scripted model backend: no money was spent (costs are the profiles' prices for the "
+                        "tokens the script answered with)", markup=False, highlight=False)
 
 
 def print_whole(con, table: Table) -> None:
@@ -242,12 +260,26 @@ def _episode_count(unit) -> int:
         return 1
 
 
-class Tally:
-    """Counts for the progress line: done / running / failed / retried, tokens and cost so far."""
+def _billed(model_backend: str | None) -> bool:
+    """Whether model requests through ``model_backend`` (``--model-backend``, or an in-harness task's
+    ``params.model_backend``) cost money: False for a backend that answers offline
+    (:attr:`harness.contracts.ModelBackend.billed`); True otherwise (the profiles' providers)."""
+    if not model_backend:
+        return True
+    try:
+        return bool(getattr(registry.get("model_backend", model_backend), "billed", True))
+    except Exception:  # noqa: BLE001 - an unknown backend was already refused by the preflight
+        return True
 
-    def __init__(self):
+
+class Tally:
+    """Counts for the progress line: done / running / failed / retried, tokens and cost so far
+    (``billed`` False: the cost is marked as not spent)."""
+
+    def __init__(self, billed: bool = True):
         self.done = self.running = self.failed = self.retried = self.tokens = 0
         self.cost = 0.0
+        self.billed = billed
 
     def see(self, event: str, data: dict) -> None:
         if event == "episode":
@@ -264,7 +296,7 @@ class Tally:
 
     def line(self) -> str:
         return (f"done {self.done} · running {self.running} · failed {self.failed} · retried {self.retried} · "
-                f"{self.tokens:,} tokens · ${self.cost:.2f}")
+                f"{self.tokens:,} tokens · ${self.cost:.2f}" + ("" if self.billed else " (no money spent)"))
 
 
 def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:

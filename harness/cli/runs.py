@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli._console import console
 from harness.experiment import task_title
@@ -83,6 +84,8 @@ def list_runs(base: Path, as_json: bool) -> None:
     for col in ("run directory", "task / experiment", "agents", "done / total", "infra failed", "cost ($)"):
         table.add_column(col, justify="right" if col in ("done / total", "infra failed", "cost ($)") else "left")
     for s in found:
-        table.add_row(s["dir"], s["task"], ", ".join(s["agents"]) or "–", f"{s['done']} / {s['total']}",
+        # titles such as "balldrop [noise=high n_test=20]" are text, not console markup
+        table.add_row(Text(str(s["dir"])), Text(str(s["task"])), Text(", ".join(s["agents"]) or "–"),
+                      f"{s['done']} / {s['total']}",
                       str(s["infra_failed"] or ""), f"{s['cost_usd']:.2f}")
     console().print(table if found else f"no run directories under {base}")

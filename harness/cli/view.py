@@ -22,7 +22,8 @@ out = console()
               help="With --bundle: include true labels, held-out results and document roles "
                    "(never for tasks whose labels are not public).")
 def view(run_dirs: tuple[Path, ...], host: str, port: int, bundle: Path | None, with_answers: bool) -> None:
-    """Serve RUN_DIR... as web pages (leaderboards, episodes, trajectories) on 127.0.0.1."""
+    """Serve RUN_DIR... as web pages (leaderboards, comparisons, episodes, trajectories, model calls) on
+    127.0.0.1; pages follow runs still in progress."""
     from harness.view.data import load_runs
 
     runs = load_runs(list(run_dirs))
@@ -40,4 +41,4 @@ def view(run_dirs: tuple[Path, ...], host: str, port: int, bundle: Path | None, 
 
     if not is_loopback(host):
         out.print(f"[bold yellow]warning:[/] serving on {host}: anyone who can reach it sees these runs and answers")
-    serve(Site(runs), host, port, ready=lambda url: out.print(f"harness view: {url}  (Ctrl-C to stop)"))
+    serve(Site(runs, live=True), host, port, ready=lambda url: out.print(f"harness view: {url}  (Ctrl-C to stop)"))

@@ -15,6 +15,9 @@ class ModelBackend(ABC):
     object the proxy forwards to (see harness.proxy for its interface)."""
 
     name: str
+    #: Whether requests through this backend cost money (a provider).  False for a backend that answers
+    #: offline (``scripted``): the costs a run shows are then the profiles' prices, not money spent.
+    billed: bool = True
 
     @abstractmethod
     def upstream(self, options: dict[str, Any]) -> Any:

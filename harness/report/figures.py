@@ -13,7 +13,8 @@ Helpers every report section uses so its figures stay readable:
 * :func:`outside_legend` -- one figure legend right of the panels (it hides no data);
 * :func:`fit_ticks` -- fewer or rotated tick labels until none overlap;
 * :func:`figure_problems` -- the readability checks (text inside the canvas, no
-  overlapping tick labels, a legend entry per series, a note in each empty panel).
+  overlapping tick labels, a legend entry per series, a note in each empty panel, no title running
+  into the legend, no axis zoomed into a near-constant range).
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ def new_figure(**kwargs) -> Figure:
     return fig
 
 
-def set_title(fig: Figure, text: str, fontsize: float = 11.0) -> None:
-    """``fig.suptitle`` wrapped so every line fits the canvas width (about 0.6 em per character)."""
-    width_pt = fig.get_figwidth() * 72 * 0.92
+def set_title(fig: Figure, text: str, fontsize: float = 11.0, reserve: float = 0.0) -> None:
+    """``fig.suptitle`` wrapped so every line fits the canvas width (about 0.6 em per character), less
+    ``reserve`` inches on each side (the title is centred: :func:`outside_legend` reserves its column)."""
+    width_pt = max(1.0, fig.get_figwidth() - 2 * reserve) * 72 * 0.92
     chars = max(20, int(width_pt / (0.6 * fontsize)))
     fig.suptitle("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
+    fig._harness_title = (text, fontsize)  # noqa: SLF001 - rewrapped by outside_legend
 
 
 class CompactFormatter(Formatter):
@@ -98,17 +101,23 @@ def format_axis(ax: Axes, axis: str = "x", si_unit: str | None = None, nbins: in
 
 
 def pad_limits(ax: Axes, values: Iterable[float], axis: str = "x", fraction: float = 0.15) -> None:
-    """Limits around ``values`` at least ``fraction`` of their magnitude wide, so a (nearly) constant
-    quantity is shown at its size, not zoomed into digits that do not differ."""
+    """Limits around ``values`` at least ``fraction`` of their magnitude wide (centred on them), so a
+    (nearly) constant quantity is shown at its size, not zoomed into digits that do not differ; a
+    non-negative one whose values differ by less than that starts at 0 (one tool call: 0 to 1.3)."""
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not finite:
         return
     low, high = min(finite), max(finite)
-    span = max(high - low, fraction * max(abs(low), abs(high)), 1e-12 if high else 1.0)
-    pad = 0.15 * span
-    lo, hi = low - pad, high + pad
-    if low >= 0 and lo < 0:
-        lo = 0.0 if low - 0 < span else lo
+    magnitude = max(abs(low), abs(high))
+    if low >= 0 and high - low <= fraction * magnitude:
+        lo, hi = 0.0, (high * (1 + 2 * fraction) if high > 0 else 1.0)
+    else:
+        span = max(high - low, fraction * magnitude, 1e-12 if high else 1.0)
+        half = span / 2 + 0.15 * span
+        middle = (low + high) / 2
+        lo, hi = middle - half, middle + half
+        if low >= 0 and lo < 0:  # a non-negative quantity: from 0, with a margin when a point sits at 0
+            lo = 0.0 if low > 0.04 * hi else -0.04 * hi
     (ax.set_xlim if axis == "x" else ax.set_ylim)(lo, hi)
 
 
@@ -148,8 +157,13 @@ def outside_legend(fig: Figure, axes: Sequence[Axes], fontsize: float = 8.0) -> 
             entries.setdefault(label, handle)
     if entries:
         columns = 1 if len(entries) <= 18 else 2
-        fig.legend(list(entries.values()), list(entries), loc="outside right upper", fontsize=fontsize,
-                   ncols=columns, frameon=False)
+        legend = fig.legend(list(entries.values()), list(entries), loc="outside right upper", fontsize=fontsize,
+                            ncols=columns, frameon=False)
+        title = getattr(fig, "_harness_title", None)
+        if title is not None:  # the centred title keeps clear of the legend's column on both sides
+            fig.canvas.draw()
+            width = legend.get_window_extent(fig.canvas.get_renderer()).width / fig.dpi
+            set_title(fig, title[0], title[1], reserve=width + 0.2)
 
 
 def _tick_labels(ax: Axes, axis: str, renderer) -> list:
@@ -214,12 +228,31 @@ def _is_empty(ax: Axes) -> bool:
     return not (ax.lines or ax.collections or ax.images or ax.containers or ax.patches)
 
 
+#: An axis whose view spans less than this fraction of its largest value is zoomed into a near-constant.
+DEGENERATE_SPAN = 0.05
+
+
+def _degenerate(ax: Axes, axis: str) -> str | None:
+    """``"lo–hi"`` when ``axis`` of a plotting panel is zoomed into digits that do not differ (a linear,
+    non-categorical axis spanning under :data:`DEGENERATE_SPAN` of its magnitude), else None."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    if _is_empty(ax) or ax.images or target.get_scale() != "linear" \
+            or isinstance(target.get_major_locator(), FixedLocator):
+        return None
+    low, high = sorted(target.get_view_interval())
+    magnitude = max(abs(low), abs(high))
+    if magnitude > 0 and high - low < DEGENERATE_SPAN * magnitude:
+        return f"{low:.4g}–{high:.4g}"
+    return None
+
+
 def figure_problems(fig: Figure) -> list[str]:
     """What makes ``fig`` hard to read, as sentences (empty when none):
 
     the title, panel titles, axis labels, tick labels and legend texts must lie inside the canvas;
     no two tick labels of an axis may overlap; every plotted series must carry a label shown in a
-    legend, and no legend may cover a panel; every empty panel must carry the :func:`no_data` note.
+    legend, and no legend may cover a panel or run into the title; every empty panel must carry the
+    :func:`no_data` note; no axis may be zoomed into a near-constant range (:func:`_degenerate`).
     """
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -255,6 +288,10 @@ def figure_problems(fig: Figure) -> list[str]:
                 problems.append(f"{name}: a plotted series has no label")
             elif label not in shown:
                 problems.append(f"{name}: series {label!r} has no legend entry")
+        for axis in ("x", "y"):
+            zoomed = _degenerate(ax, axis)
+            if zoomed:
+                problems.append(f"{name}: {axis} axis zoomed into a near-constant range ({zoomed})")
         notes = [t for t in ax.texts if t.get_gid() == NO_DATA_GID]
         if _is_empty(ax) and not notes:
             problems.append(f"{name}: empty panel without a note")
@@ -267,6 +304,10 @@ def figure_problems(fig: Figure) -> list[str]:
                 problems.append(f"legend covers panel {ax.get_title()[:30]!r}")
         for text in legend.get_texts():
             inside(text, "legend entry")
+        title = fig._suptitle
+        if title is not None and title.get_visible() and title.get_text() \
+                and title.get_window_extent(renderer).overlaps(box):
+            problems.append(f"the title {title.get_text()[:40]!r} runs into the legend")
     return problems
 
 

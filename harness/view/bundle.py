@@ -3,7 +3,7 @@
 Without ``with_answers`` no template panel sees ``reveal``: no answer key, held-out
 label or document role is written.  With it, answers are written only for rows
 whose template's ``labels_public(row)`` is true.  ``key/`` folders and proxy logs
-are never copied.
+are never copied, and no page carries an absolute local path (run folders, ``evidence_run``...).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def export_bundle(runs: list[Run], out: Path | str, with_answers: bool = False) 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise HarnessError(f"{out}: bundle folder exists and is not empty")
-    site = Site(runs, reveal=with_answers)
+    site = Site(runs, reveal=with_answers, bundle=True)
     count = 0
     for path in site.paths():
         found = site.render(path)

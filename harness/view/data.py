@@ -6,7 +6,7 @@ agent, ``episodes/<episode>/`` (``trajectory.json``, ``prompt.txt``,
 ``workspace/``, ``proxy.jsonl``, ...).  ``key/`` and ``proxy.jsonl`` are never
 read here: the answer key belongs to template panels that check
 ``reveal``, and the proxy log can be tens of megabytes (the trajectory already
-carries per-step tokens and cost).
+carries per-step tokens and cost; :mod:`harness.view.calls` reads it when asked).
 """
 
 from __future__ import annotations
@@ -89,11 +89,46 @@ class Run:
         return folder if folder.is_dir() else None
 
 
-def load_run(root: Path | str, run_id: str | None = None) -> Run:
-    """Read a run directory with the report's row reader (``results.parquet``, or the episodes' rows of a
-    run still in progress); :class:`HarnessError` naming the folder or file when it is not one."""
+def run_stamp(root: Path | str) -> tuple:
+    """What changes when a run makes progress: ``results.parquet``'s modification time and the number and
+    latest modification time of ``episodes/*/row.json`` (a live viewer re-reads a run when it changes)."""
     root = Path(root)
-    rows = read_run(root).drop(columns=["run_dir"])  # ReportError is a HarnessError
+    parquet = root / "results.parquet"
+    rows = list(root.glob("episodes/*/row.json"))
+    times = []
+    for path in rows:
+        try:
+            times.append(path.stat().st_mtime_ns)
+        except OSError:
+            pass
+    return (parquet.stat().st_mtime_ns if parquet.is_file() else None, len(rows), max(times, default=0))
+
+
+def _rows(root: Path) -> pd.DataFrame:
+    """``results.parquet`` (the report's reader) plus the rows of episodes finished since it was written (a
+    resumed run in progress); a run folder whose first episode has not finished yet has no rows."""
+    from harness.errors import HarnessError
+    from harness.store import episode_rows
+
+    try:
+        rows = read_run(root).drop(columns=["run_dir"])  # ReportError is a HarnessError
+    except HarnessError:
+        if (root / "run.json").is_file() and not (root / "results.parquet").exists():
+            return pd.DataFrame({"episode": pd.Series([], dtype=object)})  # started, nothing finished yet
+        raise
+    if (root / "results.parquet").is_file() and "episode" in rows.columns:
+        known = set(rows["episode"].dropna())
+        newer = [r for r in episode_rows(root, skip_invalid=True) if r.get("episode") not in known]
+        if newer:
+            rows = pd.concat([rows, pd.DataFrame(newer)], ignore_index=True)
+    return rows
+
+
+def load_run(root: Path | str, run_id: str | None = None) -> Run:
+    """Read a run directory: ``results.parquet`` and rows of episodes finished since, or the episodes' rows of a
+    run still in progress; :class:`HarnessError` naming the folder or file when it is not one."""
+    root = Path(root)
+    rows = _rows(root)
     try:
         meta = json.loads((root / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -125,18 +160,32 @@ def _number(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce")
 
 
+def within_group_sd(values: pd.Series, groups: pd.Series) -> float | None:
+    """Sample SD (ddof = 1) of ``values`` minus their group's mean (the report's within-simulator SD,
+    :func:`harness.report.stats.within_simulator_sd`); None when it is undefined."""
+    from harness.report.stats import within_simulator_sd
+
+    return within_simulator_sd(values.tolist(), groups.astype(str).tolist())
+
+
 def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: tuple[str, ...],
-                agent_column: str = "profile") -> tuple[list[str], list[dict]]:
+                agent_column: str = "profile", group_column: str | None = None,
+                extra: tuple[str, ...] = ()) -> tuple[list[str], list[dict]]:
     """Rows of one template's leaderboard: one per run × agent × condition.
 
-    Each entry: ``run``, ``agent``, the condition columns, ``n`` (episodes),
-    ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2),
-    ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
-    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose
-    ``status`` is not ``ok``).  Returns (condition columns present, entries).
+    Each entry: ``run``, ``agent`` (``agent_column``, else ``profile`` for rows without one: a
+    template's research episodes are run by an agent profile, its forecasts by a forecaster),
+    ``conditions`` (one value per returned condition column, None where a row has none),
+    ``n`` (episodes), ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2;
+    with ``group_column`` the SD of the values minus their group's mean, as the report's
+    aggregate tables spread them), ``extra`` (column -> mean of each ``extra`` column present, else
+    None), ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
+    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose ``status`` is not ``ok``).
+    Returns (condition columns present in some row, entries).
     """
     entries: list[dict] = []
     present: list[str] = []
+    frames = []
     for run in runs:
         frame = run.rows
         if "template" not in frame.columns:
@@ -144,28 +193,32 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
         frame = frame[frame["template"] == template]
         if frame.empty:
             continue
-        present += [c for c in conditions if c in frame.columns and c not in present]
-    for run in runs:
-        frame = run.rows
-        if "template" not in frame.columns:
-            continue
-        frame = frame[frame["template"] == template].copy()
-        if frame.empty:
-            continue
-        frame["_agent"] = frame[agent_column].astype(object).where(frame[agent_column].notna(), "–") \
-            if agent_column in frame.columns else "–"
-        keys = ["_agent"] + [c for c in present if c in frame.columns]
-        for c in present:
+        present += [c for c in conditions if c in frame.columns and frame[c].notna().any() and c not in present]
+        frames.append((run, frame.copy()))
+    present = [c for c in conditions if c in present]
+    for run, frame in frames:
+        agent = frame[agent_column] if agent_column in frame.columns else pd.Series(None, index=frame.index)
+        if "profile" in frame.columns:
+            agent = agent.where(agent.notna(), frame["profile"])
+        frame["_agent"] = agent.astype(object).where(agent.notna(), "–")
+        for c in present:  # every condition column exists before grouping: one cell per header
             if c not in frame.columns:
                 frame[c] = None
-        for values, group in frame.groupby(keys, dropna=False, sort=True):
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), "–")
+        for values, group in frame.groupby(["_agent"] + present, dropna=False, sort=True):
             values = values if isinstance(values, tuple) else (values,)
             entry = {"run": run.id, "agent": values[0],
-                     "conditions": [_clean(v) for v in values[1:]], "n": len(group)}
+                     "conditions": [None if v == "–" else _clean(v) for v in values[1:]], "n": len(group)}
             has_metric = bool(metric) and metric in group.columns
-            scores = _number(group[metric]).dropna() if has_metric else pd.Series([], dtype=float)
-            entry["metric_mean"] = float(scores.mean()) if len(scores) else None
-            entry["metric_sd"] = float(scores.std(ddof=1)) if len(scores) > 1 else None
+            scores = _number(group[metric]) if has_metric else pd.Series([], dtype=float)
+            ok = scores.notna()
+            entry["metric_mean"] = float(scores[ok].mean()) if ok.any() else None
+            if group_column and group_column in group.columns and ok.sum() > 1:
+                entry["metric_sd"] = within_group_sd(scores[ok], group.loc[ok, group_column])
+            else:
+                entry["metric_sd"] = float(scores[ok].std(ddof=1)) if ok.sum() > 1 else None
+            entry["extra"] = {c: (float(_number(group[c]).mean()) if c in group.columns
+                                  and _number(group[c]).notna().any() else None) for c in extra}
             for name, columns in (("tokens", ("total_tokens",)), ("cost", ("cost_usd",)),
                                   ("seconds", ("agent_seconds", "seconds"))):
                 column = next((c for c in columns if c in group.columns), None)
@@ -195,6 +248,7 @@ class StepView:
     completion_tokens: int | None
     cost_usd: float | None
     error: bool
+    agent_ordinal: int = 0         # 1-based among agent steps (the model call it is linked to); 0 otherwise
 
     @property
     def summary(self) -> str:
@@ -277,6 +331,11 @@ def step_views(trajectory: dict | None) -> list[StepView]:
             prompt_tokens=_count(metrics.get("prompt_tokens")),
             completion_tokens=_count(metrics.get("completion_tokens")), cost_usd=_count(metrics.get("cost_usd")),
             error=any(c["is_error"] for c in calls) or any(r["is_error"] for r in loose) or bool(extra.get("error"))))
+    ordinal = 0
+    for view in out:
+        if view.source == "agent":
+            ordinal += 1
+            view.agent_ordinal = ordinal
     return out
 
 

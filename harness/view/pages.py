@@ -91,8 +91,25 @@ class ViewPage:
     ``metric``: the results column the leaderboard ranks by (``metric_label``
     shown, ``lower_is_better`` for the sort); ``conditions``: the columns that
     make a condition (e.g. noise, submission); ``agent_column``: who is being
-    evaluated (default ``profile``); ``render``: episode panels, or None;
-    ``labels_public(row)``: whether answers of that row may ever be exported.
+    evaluated (default ``profile``; rows without one fall back to ``profile``); ``render``: episode
+    panels, or None; ``labels_public(row)``: whether answers of that row may ever be exported.
+
+    ``group_column``: the leaderboard's ± is the SD within this column's groups (TraceBench:
+    ``simulator``, as the report's Table 1) and a second table splits the board by it;
+    ``board_columns``: (column, label, lower_is_better) of further per-episode numbers the
+    leaderboard averages (e.g. deep-research recall read from the run folder); ``hidden_columns``: results
+    columns that reveal answers (left out of every page unless answers are revealed; ``name*`` hides
+    every column starting with ``name``);
+    ``run_columns(run_root, rows)``: the template's rows of a run with columns added from the run
+    folder (returns the same index; read tolerantly: a missing file adds nothing).
+
+    ``facet_columns``: columns the episode list can be filtered on besides status, agent and the
+    conditions (e.g. a derived right/wrong outcome).
+
+    ``compare_key(row)``: rows of every run with the same key saw the same input (TraceBench: one
+    test batch of a condition), or None; the viewer gives each key a comparison page with the rows
+    side by side (differing fields marked) and ``compare(episodes)``'s panels (e.g. each agent's
+    answer per test sample beside its plot).  Panels follow ``reveal`` as episode panels do.
     """
 
     template: str
@@ -103,6 +120,13 @@ class ViewPage:
     agent_column: str = "profile"
     render: Callable[[EpisodeView], list[Panel]] | None = None
     labels_public: Callable[[dict], bool] = field(default=_always)
+    group_column: str | None = None
+    board_columns: tuple[tuple[str, str, bool], ...] = ()
+    hidden_columns: tuple[str, ...] = ()
+    run_columns: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None
+    compare_key: Callable[[dict], str | None] | None = None
+    facet_columns: tuple[str, ...] = ()
+    compare: Callable[[list[EpisodeView]], list[Panel]] | None = None
 
 
 def registered_pages() -> dict[str, ViewPage]:

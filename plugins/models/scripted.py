@@ -288,6 +288,7 @@ class ScriptedBackend(ModelBackend):
     """``--model-backend scripted``: options ``script`` (path or inline) or ``replay`` (a proxy.jsonl)."""
 
     name = "scripted"
+    billed = False
 
     def upstream(self, options: dict[str, Any]) -> Upstream:
         script, replay = options.get("script"), options.get("replay")

@@ -407,7 +407,7 @@ def test_drcik_section_in_the_same_report(report):
 # -- figures ----------------------------------------------------------------------------------------------------------
 
 def test_figures(report, frame):
-    assert set(report.figures) == {"confusion-balldrop", "figure4-resources", "accuracy-cost-balldrop"}
+    assert set(report.figures) == {"confusion-balldrop", "figure4-resources", "accuracy-cost-balldrop", "main-result"}
     agents = order(frame)
     main = select(frame, setting="main")
 
@@ -503,7 +503,8 @@ def test_harness_report_cli(runs, report, tmp_path, fmt, document):
 def test_figures_readable_and_tables_exported(runs, kind, tmp_path):
     dirs = {"baseline": runs[CLASSICAL], "llm": runs[LLM], "mixed": runs[LLM] + runs[CLASSICAL] + runs["drcik"]}[kind]
     built = build_report(dirs)
-    expected = {"confusion-balldrop", "figure4-resources"} | ({"accuracy-cost-balldrop"} if kind != "baseline" else set())
+    expected = {"confusion-balldrop", "figure4-resources", "main-result"} | (
+        {"accuracy-cost-balldrop"} if kind != "baseline" else set())
     assert set(built.figures) == expected
     for key, fig in built.figures.items():
         assert figure_problems(fig) == [], (kind, key)

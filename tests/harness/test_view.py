@@ -78,10 +78,15 @@ def test_two_runs_side_by_side_and_unique_ids(main_run):
     _, entries = leaderboard(runs, "tracebench", "accuracy", ("noise", "submission"))
     assert {e["run"] for e in entries} == {"run-main", "run-main-2"} and len(entries) == 2 * len(ACCURACY)
     html = Site(runs).render("index.html")[0].decode()
-    assert "Leaderboard · tracebench" in html and html.count('href="runs/run-main-2/index.html"') == 1 + len(ACCURACY)
-    # the TraceBench page ranks by accuracy: alpha low direct mean ± SD as printed
-    values = ACCURACY[("alpha", "low", "direct")]
-    assert f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}" in html
+    boards = html.split('<section class="board">')[1:]
+    assert [re.search(r"<h2>(.*?)</h2>", b).group(1) for b in boards] == [
+        "Leaderboard · tracebench", "Leaderboard · tracebench · by simulator"]
+    assert boards[0].count('href="runs/run-main-2/index.html"') == len(ACCURACY)
+    assert boards[1].count('href="runs/run-main-2/index.html"') == 3 * len(ACCURACY)  # three simulators
+    # pooled over simulators, ± is Table 1's within-simulator SD: alpha low direct is 0.9 0.7 | 0.6 0.8 | 1.0 1.0,
+    # residuals ±0.1 ±0.1 0 0 -> sqrt(0.04 / 5) = 0.089 (the SD over all six would be 0.160)
+    assert "0.833 ± 0.089" in boards[0] and "0.833 ± 0.160" not in html
+    assert "0.800 ± 0.141" in boards[1]  # balldrop alone: 0.9 and 0.7
 
 
 def test_step_views_time_tokens_errors(traced_run):
@@ -181,7 +186,9 @@ def test_bundle_leaves_answers_out_unless_asked(main_run, tmp_path):
 
     hidden, shown = text(public), text(full)
     assert "true-label" not in hidden and "answers hidden" in hidden
-    assert shown.count('class="true-label"') == 0  # no test_samples in these synthetic workspaces
+    # no test_samples in these synthetic workspaces: only the comparison pages (24 batches of 10 samples, from the
+    # scored details) show true labels
+    assert text(full / "runs").count('class="true-label"') == 0 and shown.count('class="true-label"') == 240
     assert not list(public.rglob("key*")) and not list(public.rglob("score.json"))
     frame = pd.read_parquet(main_run / "results.parquet")
     assert len(list((public / "runs" / "run-main").glob("*/index.html"))) == len(frame)

@@ -151,7 +151,7 @@ def test_run_page_lists_the_episodes_of_a_scripted_run(runs):
     with served(Site(load_runs([run, runs["classical"], runs["drcik"]]))) as (url, _), browser() as page:
         page.goto(url)
         boards = page.locator("section.board h2").all_inner_texts()
-        assert boards == ["Leaderboard · tracebench", "Leaderboard · drcik"]
+        assert boards == ["Leaderboard · tracebench", "Leaderboard · tracebench · by simulator", "Leaderboard · drcik"]
         board = page.locator("#board-1 tbody tr")
         assert board.count() == 2  # claude-opus-4.6 and euclidean-1nn, one condition each
         page.fill('input[data-table="board-1"]', "claude")

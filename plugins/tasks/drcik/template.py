@@ -76,7 +76,8 @@ class DrcikTemplate(TaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     result_columns = RESULT_COLUMNS
-    summary_columns = {"forecaster": "forecaster", "context": "context", "scrps": "sCRPS"}
+    summary_columns = {"forecaster": "forecaster", "context": "context", "evidence_agent": "evidence agent",
+                       "scrps": "sCRPS"}
     agent_episode_columns = False
 
     def __init__(self) -> None:

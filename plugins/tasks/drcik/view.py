@@ -31,8 +31,21 @@ from harness import EpisodeView, Markup, Panel, ViewPage, fan_svg
 from harness import html_escape as escape
 
 HISTORY_HORIZONS = 3
-#: The leaderboard's condition columns.
-CONDITIONS = ("context",)
+#: The leaderboard's condition columns (a DR condition is one per evidence agent: never pooled).
+CONDITIONS = ("context", "evidence_agent")
+#: dr_scores.jsonl fields shown per research episode and averaged on the leaderboard: (field, column the
+#: viewer adds, label, lower is better).  Read, never computed here (Dr-CiK Table 3's definitions).
+DR_FIELDS = (("evidence_recall", "dr_evidence_recall", "evidence recall", False),
+             ("supporting_recall", "dr_supporting_recall", "supporting-doc recall", False),
+             ("distractor_avoidance", "dr_distractor_avoidance", "distractor avoidance", False),
+             ("hallucinated", "dr_hallucinated", "hallucinated ids", True))
+#: Results columns that, beside the citations a page shows, tell which documents are distractors or
+#: another task's (and a local folder): left out unless answers are revealed.
+HIDDEN_COLUMNS = ("distractor_citations", "hallucinated_ids", "cross_task_citations", "evidence_run",
+                  "dr_distractor*", "dr_hallucinated*", "dr_judge")
+#: Further dr_scores.jsonl fields read when present (e.g. a second distractor-avoidance reading, hallucinated
+#: id occurrences): every number whose name starts with one of these, added as ``dr_<field>``.
+DR_FIELD_PREFIXES = ("evidence_recall", "supporting_recall", "distractor_avoidance", "hallucinated")
 
 
 def _tasks_values(value) -> list[str]:
@@ -81,7 +94,7 @@ def _role(doc, reveal: bool) -> str:
     if not reveal or doc is None:
         return ""
     subtype = f" · {escape(doc.paper_subtype or doc.subtype)}" if doc.subtype else ""
-    return f' <span class="answer doc-role">{escape(doc.role)}{subtype}</span>'
+    return f' <span class="answer doc-role" data-role="{escape(doc.role)}">{escape(doc.role)}{subtype}</span>'
 
 
 def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
@@ -92,6 +105,10 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
     show_future = episode.reveal and task.future is not None
     same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == row["benchmark_id"])] \
         if {"forecaster", "benchmark_id"} <= set(rows.columns) else rows.iloc[:0]
+    if "evidence_agent" in same.columns:  # DR conditions: this row's evidence agent's (and the conditions without one)
+        agent = row.get("evidence_agent")
+        same = same[same["evidence_agent"].isna() | (same["evidence_agent"] == agent)] if agent else \
+            same[same["evidence_agent"].isna()]
     contexts = list(dict.fromkeys(list(same["context"]) if "context" in same.columns else [context]))
     fans = []
     for name in contexts:
@@ -106,14 +123,15 @@ def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> P
         caption = f"{samples.shape[0]} sample paths" + (  # a score, not an answer: shown in every export
             f" · sCRPS {score:.3f}" if isinstance(score, float) and np.isfinite(score) else "")
         chart = fan_svg(hx, history.to_numpy(float), fx, samples, task.future.to_numpy(float) if show_future else None,
-                        title=f"{forecaster} · {name}")
+                        title=f"{forecaster} · {name}", time_axis=True)
         fans.append(f'<div class="sample forecast{current}" data-context="{escape(name)}">{chart}'
                     f'<div>{escape(name)} · {escape(caption)}</div></div>')
     legend = ("history (black), forecast median (dark blue), 25–75 % and 5–95 % sample bands"
               + (", realised future (red, dashed)" if show_future else
                  "; the realised future is not part of this export" if task.future is not None else
                  "; this task's future is hidden"))
-    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}", Markup(
+    agent = f" · evidence from {row['evidence_agent']}" if row.get("evidence_agent") else ""
+    return Panel(f"Forecast fans · {task.benchmark_id} · {forecaster}{agent}", Markup(
         f'<p class="hint">{escape(task.target_description[:400])}</p><p class="hint">{escape(legend)}</p>'
         f'<div class="fans">{"".join(fans)}</div>'))
 
@@ -151,7 +169,8 @@ def _research(episode: EpisodeView, task) -> Panel | None:
         release = resolve_id(raw, ids)
         shown = escape(raw) if release in (None, raw) else f"{escape(raw)} → {escape(release)}"
         if release is None:
-            return f'<span class="cite unknown" title="not a document of the corpus">{shown}</span>'
+            return (f'<span class="cite unknown" title="not a document of the corpus">{shown}</span>'
+                    f'<span class="cite-note"> (no such document: counted as a hallucinated id, dropped)</span>')
         if release not in docs:
             owner = f" ({owners.get(release)})" if episode.reveal and owners.get(release) else ""
             return f'<span class="cite cross-task" title="a document of another task{escape(owner)}">{shown}</span>'
@@ -161,12 +180,16 @@ def _research(episode: EpisodeView, task) -> Panel | None:
     body = ""
     report = episode.read_text(f"workspace/{REPORT_FILE}")
     if report is not None:
-        text = str(escape(report))
+        from markdown_it import MarkdownIt
+
+        html = MarkdownIt("commonmark", {"html": False}).render(report)  # raw HTML in the report is escaped
         if ids:
             pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(str(escape(i))) for i in
                                                          sorted(ids, key=len, reverse=True)) + r")(?![\w-])")
-            text = pattern.sub(lambda m: cite(m.group(), role=False), text)
-        body += f'<h3>{REPORT_FILE}</h3><pre class="text report">{text}</pre>'
+            # citations are linked in text only, never inside a tag the Markdown made
+            html = "".join(part if part.startswith("<") else pattern.sub(lambda m: cite(m.group(), role=False), part)
+                           for part in re.split(r"(<[^>]*>)", html))
+        body += f'<h3>{REPORT_FILE}</h3><div class="report-md report">{html}</div>'
     if evidence is not None:
         items, reasons = read_evidence(evidence)
         body += "".join(f'<div class="hint">{escape(r)}</div>' for r in reasons)
@@ -189,6 +212,40 @@ def _documents(task, reveal: bool) -> Panel:
     return Panel(f"Documents ({len(task.documents)})", Markup(body))
 
 
+def _given_context(episode: EpisodeView) -> Panel | None:
+    """The context block of the forecaster's first model request (``<context>…</context>`` of the prompt, as
+    the model read it), for a DR or other context condition of a model-backed forecaster; None otherwise."""
+    import json
+
+    folder = episode.folder
+    if folder is None or not episode.row.get("context") or episode.row.get("context") == "no-context":
+        return None
+    sessions = sorted((folder / "proxy").glob("*/proxy.jsonl")) if (folder / "proxy").is_dir() else []
+    for log in sessions:
+        path = episode.file(f"proxy/{log.parent.name}/proxy.jsonl")
+        if path is None:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            try:
+                first = json.loads(handle.readline())
+            except ValueError:
+                continue
+        messages = (first.get("body") or {}).get("messages") if isinstance(first, dict) else None
+        prompt = messages[-1].get("content") if isinstance(messages, list) and messages and \
+            isinstance(messages[-1], dict) else None
+        found = re.search(r"<context>\n?(.*?)\n?</context>", prompt, re.S) if isinstance(prompt, str) else None
+        if found is None:
+            continue
+        text = found.group(1).strip()
+        agent = episode.row.get("evidence_agent")
+        source = f" from {escape(agent)}'s research" if agent else ""
+        shown = f'<pre class="text">{escape(text)}</pre>' if text else \
+            '<p class="hint">(empty: the condition gave the forecaster no text)</p>'
+        return Panel(f"Context given to the forecaster · {episode.row['context']}", Markup(
+            f'<p class="hint">The &lt;context&gt; block of the first model request{source}.</p>{shown}'))
+    return None
+
+
 def render(episode: EpisodeView) -> list[Panel]:
     """The Dr-CiK panels of one row (see the module docstring)."""
     row = episode.row
@@ -201,6 +258,9 @@ def render(episode: EpisodeView) -> list[Panel]:
     panels = []
     if row.get("forecaster"):
         panels.append(_fans(episode, task, row["forecaster"], row.get("context")))
+        context = _given_context(episode)
+        if context is not None:
+            panels.append(context)
     research = _research(episode, task)
     if research is not None:
         panels.append(research)
@@ -213,8 +273,90 @@ def labels_public(row: dict) -> bool:
     return row.get("scale_status") != "labels_hidden"
 
 
+def _judge(rows: list[dict]) -> str | None:
+    """The judge whose rows are shown: the one that scored the most rows (ties: the first label in order)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[str(r.get("judge_label"))] = counts.get(str(r.get("judge_label")), 0) + 1
+    return min(counts, key=lambda label: (-counts[label], label)) if counts else None
+
+
+def run_columns(run_root: Path, rows):
+    """The research rows' DR metrics from the run's ``dr_scores.jsonl`` (:data:`DR_FIELDS`, matched on
+    agent profile and task; one judge, see :func:`_judge`; ``dr_judge`` names it).  Lines that are not
+    JSON objects and fields that are missing or not numbers are skipped: the file is read, not validated."""
+    import json
+
+    import pandas as pd
+
+    from tsagent_plugins.tasks.drcik.dr_scoring import SCORES_FILE
+
+    path = Path(run_root) / SCORES_FILE
+    out = pd.DataFrame(index=rows.index)
+    if not path.is_file() or not {"profile", "benchmark_id"} <= set(rows.columns):
+        return out
+    scores = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            scores.append(item)
+    judge = _judge(scores)
+    by = {(s.get("agent"), s.get("benchmark_id")): s for s in scores if str(s.get("judge_label")) == judge}
+    fields = [(field, column) for field, column, _, _ in DR_FIELDS]
+    known = {field for field, _ in fields}
+    fields += [(name, f"dr_{name}") for name in sorted({k for s in by.values() for k in s})
+               if name not in known and name.startswith(DR_FIELD_PREFIXES)]
+    for field, column in fields:
+        values = []
+        for profile, task in zip(rows["profile"], rows["benchmark_id"]):
+            value = by.get((profile, task), {}).get(field)
+            values.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        if any(v is not None for v in values):
+            out[column] = pd.Series(values, index=rows.index, dtype=object)
+    if len(out.columns):
+        out["dr_judge"] = [judge if (p, t) in by else None for p, t in zip(rows["profile"], rows["benchmark_id"])]
+    return out
+
+
+def compare_key(row: dict) -> str | None:
+    """Research episodes of the same task were given the same corpus and question: one comparison page
+    per task (``task_42 · research``)."""
+    if row.get("episode_kind") == "research" and row.get("benchmark_id"):
+        return f"{row['benchmark_id']} · research"
+    return None
+
+
+def compare(episodes: list[EpisodeView]) -> list[Panel]:
+    """Each deep-research agent's DR scores (from ``dr_scores.jsonl``, as the leaderboard) and evidence claims
+    with the ids they cite, side by side; roles are not shown here (each episode page resolves them)."""
+    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE
+    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence
+
+    columns = []
+    for episode in episodes:
+        row = episode.row
+        scores = [(label, row.get(column)) for _, column, label, _ in DR_FIELDS  # role-revealing ones revealed only
+                  if episode.reveal or not column.startswith(("dr_distractor", "dr_hallucinated"))]
+        facts = "".join(f"<div>{escape(label)}: <b>{'–' if value is None else f'{value:.3f}'}</b></div>"
+                        for label, value in scores)
+        path = episode.file(f"workspace/{EVIDENCE_FILE}")
+        items, _ = read_evidence(path) if path is not None else ([], [])
+        claims = "".join(f'<li class="claim">{escape(item.claim)}<div class="hint">cites: '
+                         f'{escape(", ".join(item.cited) or "nothing")}</div></li>' for item in items)
+        status = row.get("status")
+        columns.append(f'<div class="sample research-agent"><h3>{escape(row.get("profile") or "?")}</h3>'
+                       f'<div class="hint">status {escape(status)}</div>{facts}'
+                       f'<ol class="evidence-items">{claims or "<li class=hint>no evidence items</li>"}</ol></div>')
+    return [Panel("Deep-research agents on this task", Markup(f'<div class="samples">{"".join(columns)}</div>'))]
+
+
 PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
-                conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public)
+                conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public,
+                board_columns=tuple((column, label, lower) for _, column, label, lower in DR_FIELDS),
+                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns, compare_key=compare_key, compare=compare)
 
 
 @hookimpl

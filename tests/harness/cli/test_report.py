@@ -40,7 +40,8 @@ def test_figures_and_refusal_message(runs, tmp_path):
     result = CliRunner().invoke(report, [*map(str, runs), "--format", "markdown", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "refused 2 row(s) flagged flag_untrained" in result.output
-    assert len(list((out / "figures").glob("*.png"))) == 7
+    # main-result, figure4-resources, 3 confusion matrices, 3 accuracy-cost
+    assert len(list((out / "figures").glob("*.png"))) == 8 and (out / "figures" / "main-result.png").is_file()
 
 
 def test_default_out_is_inside_the_first_run(runs):

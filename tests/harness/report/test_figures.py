@@ -25,7 +25,7 @@ def _panels(fig):
 def test_every_figure_is_written_as_png(built):
     report, out = built
     expected = {"confusion-balldrop", "confusion-bounceball", "confusion-massslide", "figure4-resources",
-                "accuracy-cost-balldrop", "accuracy-cost-bounceball", "accuracy-cost-massslide"}
+                "accuracy-cost-balldrop", "accuracy-cost-bounceball", "accuracy-cost-massslide", "main-result"}
     assert set(report.figures) == expected
     for key in expected:
         png = out / "figures" / f"{key}.png"

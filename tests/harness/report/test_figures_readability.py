@@ -49,7 +49,7 @@ def test_every_figure_is_readable(reports, name):
 
 def test_figures_made_for_each_run(reports):
     assert set(reports["baseline"].figures) == {"confusion-balldrop", "confusion-bounceball", "confusion-massslide",
-                                                "figure4-resources"}  # no cost: no accuracy-cost figures
+                                                "figure4-resources", "main-result"}  # no cost: no accuracy-cost
     assert set(reports["mixed"].figures) == set(reports["baseline"].figures) | {
         "accuracy-cost-balldrop", "accuracy-cost-bounceball", "accuracy-cost-massslide"}
 
@@ -101,6 +101,46 @@ def test_the_checks_catch_unreadable_figures():
     no_data(c, "nothing recorded")
     problems = figure_problems(fig)
     assert not any("title" in p or "empty panel" in p for p in problems)
+
+
+def test_the_checks_catch_a_title_in_the_legend_and_a_zoomed_axis():
+    from harness.report.figures import outside_legend, pad_limits
+
+    fig = new_figure(figsize=(5, 3))
+    ax = fig.subplots()
+    ax.plot([1, 1], [0.5, 0.6], label="one tool call")
+    ax.set_xlim(0.99, 1.02)  # the zoom a single point used to get
+    fig.suptitle("a long title " * 6)
+    fig.legend(loc="outside right upper")
+    problems = figure_problems(fig)
+    assert any("runs into the legend" in p for p in problems)
+    assert any("x axis zoomed into a near-constant range (0.99–1.02)" in p for p in problems)
+    fig = new_figure(figsize=(5, 3))  # the helpers avoid both
+    ax = fig.subplots()
+    ax.plot([1, 1], [0.5, 0.6], label="one tool call")
+    pad_limits(ax, [1.0, 1.0], "x")
+    assert ax.get_xlim() == pytest.approx((0.0, 1.3))  # a constant count is shown from 0, at its size
+    set_title(fig, "a long title " * 6)
+    outside_legend(fig, [ax])
+    assert figure_problems(fig) == []
+
+
+def test_main_result_and_cost_figures_show_agents_and_baselines(reports):
+    fig = reports["mixed"].figures["main-result"]
+    legend = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert {"alpha", "beta", "euclidean-1nn", "dtw-1nn"} <= legend
+    assert {"random chance (0.200)", "random chance (0.167)"} <= legend  # one line per simulator
+    assert [ax.get_title() for ax in fig.axes] == ["balldrop", "bounceball", "massslide"]
+    balldrop = fig.axes[0]
+    beta = next(c for c in balldrop.containers if c.get_label() == "beta")
+    # beta low noise direct on balldrop: seeds 0 and 1 at 0.5 and 0.5 (ACCURACY pairs) -> mean 0.5
+    assert float(beta.lines[0].get_ydata()[0]) == pytest.approx(0.5)
+    cost = reports["mixed"].figures["accuracy-cost-balldrop"]
+    for ax in cost.axes:  # every panel has points; baselines (no cost) at 0
+        labels = {c.get_label() for c in ax.containers}
+        assert {"alpha", "beta", "euclidean-1nn", "dtw-1nn"} <= labels
+        baseline = next(c for c in ax.containers if c.get_label() == "euclidean-1nn")
+        assert float(baseline.lines[0].get_xdata()[0]) == pytest.approx(0.0, abs=0.2)
 
 
 def test_number_formats():

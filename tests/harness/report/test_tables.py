@@ -65,7 +65,8 @@ def test_table1_exploration_cells(report):
     # numbers 1000..6000 -> 3500; share .5 -> 50.0%
     label = "Console output: numeric values printed | token share"
     assert cell(t1, "alpha", "low noise, programmatic, episode", label) == "3500 | 50.0%"
-    assert cell(t1, "alpha", "low noise, programmatic, held-out", label) == ""  # not defined for held-out
+    held_out = cell(t1, "alpha", "low noise, programmatic, held-out", label)  # not defined for held-out: said
+    assert held_out[0] == "–" and any(n.startswith(held_out) and "held-out run of its rule.py" in n for n in t1.notes)
     record = next(r for r in t1.data if r["section"] == "accuracy" and r["agent"] == "alpha"
                   and r["noise"] == "low" and r["submission"] == "direct")
     assert record["mean"] == pytest.approx(5 / 6) and record["sd"] == pytest.approx(math.sqrt(0.008)) and record["n"] == 6
@@ -77,7 +78,8 @@ def test_table2_ablation_with_signed_change(report):
     # matched base .8 .6 .5 .5 .9 -> paired change mean(-.3, -.2, -.2, -.2, -.3) = -24.0 pp
     assert cell(t2, "alpha (No domain context)", "direct, episode", "Accuracy") == "0.420 ± 0.035 (-24.0)"
     assert cell(t2, "alpha (No domain context)", "direct, episode", "Total tokens (M)") == "1.500 ± 0.000 (+0.500)"
-    assert cell(t2, "alpha (No domain context)", "programmatic, held-out", "Total tokens (M)") == ""
+    blank = cell(t2, "alpha (No domain context)", "programmatic, held-out", "Total tokens (M)")
+    assert blank[0] == "–" and any(n.startswith(blank) and "only accuracy is measured" in n for n in t2.notes)
     assert "table2-low" not in {t.key for t in report.tables}  # no ablation at low noise
 
 
@@ -167,3 +169,22 @@ def test_json_rendering_is_valid(report):
     keys = [t["key"] for t in document["tables"]]
     assert keys[:3] == ["table1", "resources", "table2-high"] and "table23" in keys
     assert all(isinstance(t["data"], list) for t in document["tables"])
+
+
+def test_a_baseline_plot_count_is_a_count_and_its_inspection_not_measured(tmp_path):
+    """A classical baseline has no trajectory: its workspace's 0 plots is a count, whether it looked at plots
+    is "not measured" -- as its Python calls are -- never "the agent has no image support"."""
+    from harness.report import build_report
+    from harness.store import RunStore
+    from tests.support.report_runs import episode
+
+    store = RunStore.create(tmp_path / "baseline")
+    for seed in (0, 1):
+        episode(store, agent="euclidean-1nn", sim="balldrop", seed=seed, noise="low", submission="direct",
+                accuracy=0.5, extra={"plots_generated": 0})
+    store.write_results()
+    t1 = build_report([store.root], with_figures=False).table("table1")
+    shown = cell(t1, "euclidean-1nn", "low noise, direct, episode", "Plot counts: generated | inspected")
+    assert shown.startswith("0 | –")
+    assert f"–{shown[-1]} not measured: no agent trajectory (e.g. a classical baseline)" in t1.notes
+    assert not any("no image support" in n for n in t1.notes)

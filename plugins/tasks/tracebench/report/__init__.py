@@ -37,6 +37,9 @@ def build_section(rows: pd.DataFrame) -> Section:
     if t23 is not None:
         out.tables.append(t23)
     if options.with_figures:
+        main_result = figs.main_result_figure(frame, agents)
+        if main_result is not None:
+            out.figures["main-result"] = main_result
         out.figures.update(figs.confusion_figures(frame, agents))
         resource = figs.resource_figure(frame, agents)
         if resource is not None:

@@ -15,7 +15,11 @@
   panel; a panel nobody has says so.
 * :func:`cost_figures` -- Appendix D.2 (Figures 8-10): per simulator and main
   condition, mean episode accuracy against mean cost per agent, error bars the
-  sample SD across seeds.
+  sample SD across seeds (baselines, which make no model calls, at cost 0).
+* :func:`main_result_figure` -- the main result at a glance (Table 1 and Appendix D's
+  per-simulator tables as a picture): per simulator, mean episode accuracy of every agent and
+  baseline in each main condition, error bars the sample SD across seeds, and the simulator's
+  random-chance accuracy as a dashed line.
 
 Each agent has its own colour and open marker; points that would hide each
 other are shifted right by 1.5% of the axis span (the Resource-use and
@@ -192,7 +196,9 @@ def resource_figure(frame: pd.DataFrame, agents: list[str]) -> Figure | None:
 def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
     """Appendix D.2: per simulator, accuracy against cost in each main condition (key ``accuracy-cost-<sim>``).
 
-    A simulator none of whose episodes has a cost (classical baselines only) gets no figure."""
+    Agents whose episodes record no cost (classical baselines: no model calls) are drawn at cost 0, so the
+    baselines stand beside the agents; a condition no agent ran has no panel.  A simulator none of whose
+    episodes has a cost (classical baselines only) gets no figure."""
     figures: dict[str, Figure] = {}
     main = frame[frame["setting"] == "main"]
     if "cost_usd" not in main.columns:
@@ -206,7 +212,7 @@ def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
         fig = new_figure(figsize=_size(len(agents), len(conditions)))
         axes = fig.subplots(1, len(conditions), squeeze=False)[0]
         set_title(fig, f"{sim}: episode accuracy against evaluation cost per agent (error bars: SD across seeds; "
-                       "agents without a cost, such as classical baselines, are not plotted)")
+                       "classical baselines make no model calls and sit at cost 0)")
         chance = chance_level(rows)
         for ax, (noise, submission) in zip(axes, conditions, strict=True):
             ax.set_title(f"{noise} noise, {submission}", fontsize=10)
@@ -214,8 +220,10 @@ def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
             points = []
             for agent in agents:
                 sub = cell[cell["profile"] == agent]
-                both = pd.DataFrame({"x": pd.to_numeric(sub["cost_usd"], errors="coerce"),
-                                     "y": pd.to_numeric(sub["accuracy"], errors="coerce")}).dropna()
+                cost = pd.to_numeric(sub["cost_usd"], errors="coerce")
+                if cost.isna().all():  # no model calls (a classical baseline): no cost, drawn at 0
+                    cost = cost.fillna(0.0)
+                both = pd.DataFrame({"x": cost, "y": pd.to_numeric(sub["accuracy"], errors="coerce")}).dropna()
                 if both.empty:
                     continue
                 sd = (lambda s: float(s.std(ddof=1)) if len(s) > 1 else 0.0)
@@ -234,3 +242,48 @@ def cost_figures(frame: pd.DataFrame, agents: list[str]) -> dict[str, Figure]:
         fit_ticks(fig)
         figures[f"accuracy-cost-{sim}"] = fig
     return figures
+
+
+def main_result_figure(frame: pd.DataFrame, agents: list[str]) -> Figure | None:
+    """Main result (key ``main-result``): one panel per simulator; x the main conditions (noise ×
+    submission), y mean episode accuracy per agent (agents and baselines alike) with the sample SD across
+    seeds; the simulator's random-chance accuracy dashed.  None without main-setting rows."""
+    main = frame[frame["setting"] == "main"]
+    if main.empty:
+        return None
+    sims = sorted(set(main["simulator"]))
+    conditions = [(n, s) for n in NOISES for s in SUBMISSIONS
+                  if not main[(main["noise"] == n) & (main["submission"] == s)].empty]
+    shown = [a for a in agents if a in set(main["profile"])]
+    style = {agent: series_style(i) for i, agent in enumerate(agents)}
+    fig = new_figure(figsize=_size(len(shown), len(sims), panel_width=max(3.2, 1.1 * len(conditions) + 1.0)))
+    axes = fig.subplots(1, len(sims), squeeze=False, sharey=True)[0]
+    set_title(fig, "Main result: episode accuracy by condition and simulator (mean over seeds, error bars: "
+                   "sample SD; dashed: random chance)")
+    width = 0.7
+    for ax, sim in zip(axes, sims, strict=True):
+        rows = main[main["simulator"] == sim]
+        ax.set_title(sim, fontsize=10)
+        for i, agent in enumerate(shown):
+            xs, ys, errs = [], [], []
+            for k, (noise, submission) in enumerate(conditions):
+                values = pd.to_numeric(rows[(rows["profile"] == agent) & (rows["noise"] == noise)
+                                            & (rows["submission"] == submission)]["accuracy"], errors="coerce").dropna()
+                if values.empty:
+                    continue
+                xs.append(k - width / 2 + width * (i + 0.5) / len(shown))
+                ys.append(float(values.mean()))
+                errs.append(float(values.std(ddof=1)) if len(values) > 1 else 0.0)
+            if xs:
+                ax.errorbar(xs, ys, yerr=errs, capsize=2, linestyle="none", label=agent, **style[agent])
+        chance = chance_level(rows)
+        if chance is not None:
+            ax.axhline(chance, linestyle="--", color="grey", label=f"random chance ({chance:.3f})")
+        ax.set_xticks(range(len(conditions)), [f"{n} noise\n{s}" for n, s in conditions], fontsize=8)
+        ax.set_xlim(-0.6, len(conditions) - 0.4)
+        ax.set_ylim(-0.05, 1.05)
+        if ax is axes[0]:
+            ax.set_ylabel("Episode accuracy")
+    outside_legend(fig, axes)
+    fit_ticks(fig)
+    return fig

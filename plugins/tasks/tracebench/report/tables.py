@@ -168,16 +168,21 @@ def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
         for agent in agents:
             cells = []
             for noise, submission, split in columns:
-                if split != "episode":
-                    cells.append("")
+                if split != "episode":  # a rule's held-out run has no trajectory: said, not left blank
+                    cells.append(table.explain(DASH, "held-out columns: exploration is measured on the agent's "
+                                                     "episode, not on the held-out run of its rule.py"))
                     continue
                 rows = _select(main, profile=agent, noise=noise, submission=submission)
                 a, b = (_mean(rows[c]) if c in rows.columns else None for c in (first, second))
                 shown |= a is not None or b is not None
+                # an agent without a trajectory (a classical baseline): its workspace's plot count is a real 0,
+                # whether it looked at them is not measured -- said the same way as its other trajectory metrics
+                traced = any(c in rows.columns and pd.to_numeric(rows[c], errors="coerce").notna().any()
+                             for c in ("tool_calls", "agent_iterations", "python_calls"))
                 text = f"{formats[0](a)} | {formats[1](b)}"
                 reason = ("no episode of this agent in this condition" if rows.empty else
-                          "plots inspected: the agent has no image support" if key == "plots" and a is not None else
-                          "not measured: no agent trajectory (e.g. a classical baseline)")
+                          "plots inspected: the agent has no image support" if key == "plots" and a is not None
+                          and traced else "not measured: no agent trajectory (e.g. a classical baseline)")
                 cells.append(table.explain(text, reason))
                 table.data.append({"section": key, "agent": agent, "noise": noise, "submission": submission,
                                    first: a, second if key != "console" else "console_token_share_pct":
@@ -297,7 +302,8 @@ def table2(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                     cells = []
                     for submission, split in CONDITION_COLUMNS:
                         if split not in splits:
-                            cells.append("")
+                            cells.append(table.explain(DASH, "held-out columns: only accuracy is measured on the "
+                                                             "held-out run of a rule.py"))
                             continue
                         col = column or SPLITS[split]
                         abl = _select(rows, submission=submission)

@@ -79,7 +79,8 @@ def test_leaderboard_ranks_scrps_lower_first(run):
     html = Site(load_runs([root])).render("index.html")[0].decode()
     assert "Leaderboard · drcik" in html and "lower is better" in html
     cells = re.findall(r'<td class="n metric" data-sort="([^"]+)">([^<]+)</td>', html)
-    assert sorted(cells) == sorted([(str(-v), f"{v:.3f}") for v in CONTEXTS.values()])
+    assert sorted(cells) == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself
+    assert re.search(r'<th class="n" data-first="asc">sCRPS</th>', html)  # the first click: lowest first
 
 
 def test_research_output_links_citations_and_reveals_roles(run):
@@ -91,9 +92,13 @@ def test_research_output_links_citations_and_reveals_roles(run):
                      for r in (True, False))
     for html in (shown, hidden):
         assert "Research output" in html and "Forecast fans" not in html
-        assert f'Sales rose after a bug (<a class="cite" href="#doc-{SUPPORTING}">{SUPPORTING}</a>).' in html
+        assert f'<p>Sales rose after a bug (<a class="cite" href="#doc-{SUPPORTING}">{SUPPORTING}</a>).</p>' in html
+        assert "<h1>Report</h1>" in html and "# Report" not in html  # report.md rendered as Markdown
         assert html.count(f'href="#doc-{DISTRACTOR}"') == 1 and f'id="doc-{DISTRACTOR}"' in html
         assert '<span class="cite unknown" title="not a document of the corpus">doc_nope</span>' in html
-    assert (f'<a class="cite" href="#doc-{DISTRACTOR}">{DISTRACTOR}</a> <span class="answer doc-role">distractor · '
+    assert (f'<a class="cite" href="#doc-{DISTRACTOR}">{DISTRACTOR}</a> <span class="answer doc-role" '
+            f'data-role="distractor">distractor · '
             f'{docs[DISTRACTOR].paper_subtype or docs[DISTRACTOR].subtype}</span>') in shown
     assert "doc-role" not in hidden and "distractor" not in hidden
+    # an id outside the corpus is explained on the page, not only in a tooltip
+    assert "doc_nope</span><span class=\"cite-note\"> (no such document: counted as a hallucinated id" in shown
