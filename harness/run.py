@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
+from harness.columns import ColumnCollision, owners, row_parts
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
-from harness.episode import EpisodePlan, run_episode, run_harness_episode
+from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, read_row, versions, write_json
+from harness.store import RunStore, read_row, versions
 
 
 @dataclass
@@ -166,8 +167,11 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
             agent, backend = agents[unit.profile.agent]
         try:
             episodes = task.template.episodes(params)
+            owners(row_parts(task.template, extractors))
         except ValueError as exc:
             raise HarnessError(f"{task.path}: {exc}") from exc
+        except ColumnCollision as exc:
+            raise ColumnCollision(f"{task.path}: {exc}") from None
         for episode in episodes:
             eid = episode_id(task.spec.name, task.template, params, episode, unit.profile)
             label = _SAFE.sub("_", task.template.episode_label(task.spec.name, params, episode))[:80]
@@ -436,25 +440,13 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
         try:
             if proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)
-            row = (run_harness_episode(plan, paths) if plan.in_harness
-                   else run_episode(plan, paths, runner_factory))
-            row["infra_retries"] = attempt
-            write_json(paths.row, row)  # atomically, with the attempt count
-            return row
+            return (run_harness_episode(plan, paths, attempt) if plan.in_harness
+                    else run_episode(plan, paths, runner_factory, attempt))
         except EpisodeError as exc:
             if not exc.kind.infra:
                 raise
             if attempt >= settings.infra_retries:
-                row = {"run_id": plan.run_id, "episode": plan.key, "task": plan.task_name,
-                       "episode_id": plan.episode_id, "template": plan.template.name,
-                       "profile": plan.profile.name if plan.profile else None,
-                       "agent": plan.agent.name if plan.agent else None,
-                       "sandbox": plan.backend.name if plan.backend else None,
-                       "status": "infra_failed", "error_kind": exc.kind.value, "error": str(exc),
-                       "infra_retries": attempt}
-                paths.root.mkdir(parents=True, exist_ok=True)
-                write_json(paths.row, row)
-                return row
+                return infra_failed_row(plan, paths, attempt, exc)
             attempt += 1
             on_event("retry", {"key": plan.key, "error": str(exc), "attempt": attempt})
             time.sleep(min(60.0, settings.infra_backoff_s * 2.0 ** (attempt - 1)))

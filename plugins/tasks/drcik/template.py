@@ -263,7 +263,7 @@ class DrcikTemplate(TaskTemplate):
             "context_used": ctx.context_used(cond, forecaster.uses_context),
             "scale_status": task.scale_status, "n_samples": params.samples, "seed": params.seed,
             "seasonal_period": task.seasonal_period, "data_rules": "; ".join(task.data_notes) or None,
-            "tasks_source": params.tasks,
+            "tasks_source": params.tasks, "profile": None,
         }
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         if cond.needs_dr and evidence is None:
