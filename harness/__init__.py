@@ -34,7 +34,7 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 _export("harness.hookspecs", "hookimpl", "hookspec")
 _export("harness.plugins", "UnknownPlugin", "PluginProblem", get_plugin="get")
 # -- contracts of the seven plugin kinds and their data classes --------------
-_export("harness.contracts.simulator", "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables",
+_export("harness.contracts.simulator", "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter",
         "RuleOutcome", "Simulator", SimulatedTrajectory="Trajectory")
 _export("harness.contracts.task", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate")
 _export("harness.contracts.agent", "Agent", "AgentContext", "AgentInvocation", "ImageRecipe")

@@ -5,7 +5,7 @@ in the target run directory, and each profile's expected tokens and dollars:
 per episode, the mean usage of earlier episodes of the same task spec and
 profile found in the history directories (their ``episodes/*/row.json``), else
 the template's :meth:`~harness.contracts.TaskTemplate.usage_estimate` (e.g.
-a paper's reported usage), else unknown.  Dollars are equation (1) at the
+a paper's reported usage), else unknown.  Dollars are the tokens at the
 profile's prices (:meth:`harness.config.Prices.cost`).  The profile is the
 one whose model the episode calls: a sandboxed LLM agent's, or for an
 in-harness episode the one its template names

@@ -12,7 +12,6 @@ from harness.contracts.simulator import (
     Configuration,
     Intervention,
     Parameter,
-    ReferenceTables,
     RuleOutcome,
     Simulator,
     Trajectory,
@@ -25,6 +24,6 @@ __all__ = [
     "Judge", "Verdict",
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
     "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
-    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables", "RuleOutcome", "Simulator",
+    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "RuleOutcome", "Simulator",
     "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate",
 ]

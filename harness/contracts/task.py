@@ -59,6 +59,9 @@ class TaskTemplate(ABC):
     results row, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
     ``float`` or ``bool``; the results schema (a ``pyarrow.Schema``, see
     :func:`harness.report.schema.arrow_schema`) is built from them.
+    ``identity_columns``: besides profile and episode, the result columns that make a row a different result
+    (e.g. the model under test when one episode runs several): rows equal in all of these are one episode
+    repeated in several run directories, of which a report keeps the first.
     ``summary_columns``: results column -> header of the table ``harness run``
     prints at the end; the first is shown whenever a row has it (a headline
     score may be 0), the others when a row fills them with a value other than 0.
@@ -73,6 +76,14 @@ class TaskTemplate(ABC):
     #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
     privileged_inputs: bool = False
     result_columns: dict[str, tuple[str, str]] = {}
+    identity_columns: tuple[str, ...] = ()
+    #: The param listing the models under test that an experiment may give as a top-level axis of the same
+    #: name (entries ``NAME`` or ``{name, options}``; each entry runs as its own unit with the param set to that
+    #: one entry, see :class:`harness.config.ExperimentSpec`).  None: the template has no such axis.
+    experiment_axis: str | None = None
+    #: The param an experiment stage's ``evidence_from`` source (``{"run": <run dir>, "agent": <name>}``) is
+    #: written into.  None: the template reads no earlier stage's output.
+    evidence_param: str | None = None
     summary_columns: dict[str, str] = {}
     agent_episode_columns: bool = True
 

@@ -55,7 +55,7 @@ import numpy as np
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
 from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
-from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
@@ -76,6 +76,9 @@ class DrcikTemplate(TaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     result_columns = RESULT_COLUMNS
+    identity_columns = IDENTITY_COLUMNS
+    experiment_axis = "forecasters"
+    evidence_param = "evidence"
     summary_columns = {"forecaster": "forecaster", "context": "context", "scrps": "sCRPS"}
     agent_episode_columns = False
 

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench import files as sample_files
+from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 from tsagent_plugins.tasks.tracebench.scoring import score_episode
 
@@ -357,7 +358,7 @@ class TracebenchTemplate(TaskTemplate):
         as_shown = dict(zip(sim.labels, labels))
         pool = self._pool(sim, params)
         split = self._split(pool, params)
-        kappa = sim.kappa_ref if params.noise == "low" else sim.kappa_high
+        kappa = noise_kappa(sim, params.noise)
 
         names_seed = sample_files.derive_seed("tracebench-names", sim.name, params.pool_seed, params.seed)
         rng = np.random.default_rng(names_seed)

@@ -142,3 +142,18 @@ def test_simulators_pickle_for_worker_processes():
         sim.noise_power(tr, 4.0, 4)  # fills the moment cache
         copy = pickle.loads(pickle.dumps(sim))
         np.testing.assert_array_equal(copy.observe(tr, 1.0, 3), sim.observe(tr, 1.0, 3))
+
+
+@pytest.mark.parametrize("name", ["balldrop", "bounceball", "massslide"])
+def test_reference_tables_match_the_ranges(name):
+    """The simulators' published tables (no longer in the core's contract) name every variable within its
+    bounds and only real channels."""
+    from harness.plugins import get
+
+    simulator = get("simulator", name)
+    ref = simulator.reference
+    for v in simulator.state_variables + simulator.parameters:
+        assert v.name in ref.ranges, f"reference.ranges lacks {v.name!r}"
+        lo, med, hi = ref.ranges[v.name]
+        assert lo <= med <= hi and v.low <= lo and hi <= v.high, v.name
+    assert set(ref.snr) <= {c.name for c in simulator.channels} and ref.snr
