@@ -246,7 +246,7 @@ def execute(
                        "limits_not_enforced": limits_not_enforced(backends)})
 
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
-    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
+    rows = run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
                       profile_options=own_options)
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
@@ -307,10 +307,12 @@ class LocalExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
-               model_backend: str | None, model_options: dict, executor: Any = None,
-               limits_: Any = None, profile_options: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
-    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.
+def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
+              model_backend: str | None, model_options: dict, executor: Any = None,
+              limits_: Any = None, profile_options: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
+    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.  The entry point
+    below :func:`execute` (which plans, records ``run.json`` and writes ``results.parquet``): an executor
+    running one planned episode elsewhere (:mod:`harness.dask_executor`'s workers) calls it too.
 
     ``profile_options``: model options of one profile (e.g. an experiment stage's per-profile script)
     over ``model_options``.

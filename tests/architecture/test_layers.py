@@ -131,6 +131,22 @@ def test_core_names_no_plugin_column_and_cites_no_paper():
     assert not hits, "a plugin's column or a paper's section is named in harness/:\n" + "\n".join(hits)
 
 
+def test_no_engine_module_imports_a_private_name_of_another_package():
+    """An engine module reaches another package's code through its public names (e.g. the Dask executor runs
+    planned episodes through ``harness.run.run_plans``); a package's own modules may share private names."""
+    import ast
+
+    hits = []
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        package = ".".join(path.relative_to(ROOT).parent.parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness"):
+                own = node.module == package or node.module.startswith(package + ".") and package != "harness"
+                hits += [f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {node.module}.{a.name}"
+                         for a in node.names if a.name.startswith("_") and not a.name.startswith("__") and not own]
+    assert not hits, "private names imported across packages:\n" + "\n".join(hits)
+
+
 def test_at_most_three_modules_over_500_lines_each_saying_why():
     """Small focused modules: at most three modules of harness/ and plugins/ exceed 500 lines, and each
     begins with a one-line ``# Over 500 lines: <reason>`` comment."""

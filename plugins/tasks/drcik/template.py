@@ -64,7 +64,7 @@ from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_ta
 from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from tsagent_plugins.tasks.drcik.metrics import score_task
 from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
-from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
+from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
@@ -112,7 +112,7 @@ class DrcikTemplate(TaskTemplate):
         ids = self.task_ids(params)
         if params.episode_kind == RESEARCH:
             return ids
-        return [f"{f.name}/{c}/{t}" for f in params.forecasters for c in params.contexts for t in ids]
+        return [ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         # fields that select episodes or tidy up afterwards never change one episode's content
@@ -122,8 +122,8 @@ class DrcikTemplate(TaskTemplate):
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
                 "agent", "model_backend", "script", "budget"})
             return {"params": narrowed, "task": episode}
-        fname, cond, task_id = episode.split("/")
-        entry = next(f for f in params.forecasters if f.name == fname)
+        parsed = ForecastEpisode.parse(params, episode)
+        entry, cond, task_id = parsed.entry, parsed.context, parsed.task_id
         exclude = common | {"forecasters", "contexts", "submission", "metadata"}
         if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
             exclude |= {"dr_evidence", "evidence"}
@@ -249,8 +249,8 @@ class DrcikTemplate(TaskTemplate):
         return self._evidence[key]
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile) -> EpisodeScore:
-        fname, cond_name, task_id = episode.split("/")
-        entry = next(f for f in params.forecasters if f.name == fname)
+        parsed = ForecastEpisode.parse(params, episode)
+        fname, cond_name, task_id, entry = parsed.forecaster, parsed.context, parsed.task_id, parsed.entry
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
             entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
         forecaster = self.forecaster(entry)
@@ -310,8 +310,7 @@ class DrcikTemplate(TaskTemplate):
         None for a forecaster that calls no model and for research episodes (sandboxed)."""
         if params.episode_kind == RESEARCH:
             return None
-        fname = episode.split("/")[0]
-        entry = next(f for f in params.forecasters if f.name == fname)
+        entry = ForecastEpisode.parse(params, episode).entry
         if not getattr(self.forecaster(entry), "needs_model", False):
             return None
         try:

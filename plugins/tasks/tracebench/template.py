@@ -325,10 +325,12 @@ class TracebenchTemplate(TaskTemplate):
     @staticmethod
     def _split(pool, params: TracebenchParams):
         if params.pool is not None:
-            from tsagent_plugins.tasks.tracebench.released import condition_slug
-
-            slug = params.pool.condition or condition_slug(params.submission, params.noise, params.context,
-                                                          params.examples_per_class)
+            slug = params.pool.condition or paper_slug(params.noise, params.submission, params.context,
+                                                       params.examples_per_class)
+            if slug is None:
+                raise ValueError(f"no released condition for submission={params.submission}, noise={params.noise}, "
+                                 f"context={params.context}, examples_per_class={params.examples_per_class}; name "
+                                 "one with pool.condition")
             return pool.split(params.seed, params.n_test, params.examples_per_class,
                               params.heldout_per_class if params.submission == "programmatic" else 0,
                               condition=slug)
