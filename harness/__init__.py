@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from harness.contracts.task import Materialized as Materialized
     from harness.contracts.task import SubmissionRunner as SubmissionRunner
     from harness.contracts.task import TaskTemplate as TaskTemplate
+    from harness.contracts.task import AgentTaskTemplate as AgentTaskTemplate
+    from harness.contracts.task import InHarnessTaskTemplate as InHarnessTaskTemplate
     from harness.contracts.agent import Agent as Agent
     from harness.contracts.agent import AgentContext as AgentContext
     from harness.contracts.agent import AgentInvocation as AgentInvocation

@@ -79,7 +79,7 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
     """Check everything a run needs before anything is written (no run directory is created for a run
     this refuses): each unit's params (the seed, :meth:`~harness.contracts.TaskTemplate.validate`, the
     episode list), that sandboxed episodes have an agent profile and in-harness ones can run with the one given
-    (:meth:`~harness.contracts.TaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
+    (:meth:`~harness.contracts.InHarnessTaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
     agents, the model backend's options (script, key).  ``model_backend`` must be a registered model backend
     and, like a ``model_options`` script, is refused when no agent of ``units`` calls a model (it would be
     ignored).  ``units``: every stage's, so a backend that one stage uses is accepted.  Raises a user-facing

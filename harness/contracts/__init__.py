@@ -16,7 +16,8 @@ from harness.contracts.simulator import (
     Simulator,
     Trajectory,
 )
-from harness.contracts.task import CallResult, EpisodeScore, Materialized, SubmissionRunner, TaskTemplate
+from harness.contracts.task import (AgentTaskTemplate, CallResult, EpisodeScore, InHarnessTaskTemplate, Materialized,
+                                    SubmissionRunner, TaskTemplate)
 
 __all__ = [
     "Agent", "AgentContext", "AgentInvocation", "ImageRecipe",
@@ -25,5 +26,6 @@ __all__ = [
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
     "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
     "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "RuleOutcome", "Simulator",
-    "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate",
+    "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate", "AgentTaskTemplate",
+    "InHarnessTaskTemplate",
 ]

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 import harness.episode as episode_module
 from harness.columns import CORE, USAGE, ColumnCollision, Part, RowBuilder, assemble, frame_schema
 from harness.config import AgentProfile, RunSettings
-from harness.contracts import Agent, AgentInvocation, EpisodeScore, Materialized, MetricExtractor, TaskTemplate
+from harness.contracts import Agent, AgentInvocation, AgentTaskTemplate, EpisodeScore, Materialized, MetricExtractor
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.sandbox.none import NoneBackend
 from harness.store import ResultsError, RunStore, write_json
@@ -24,7 +24,7 @@ class Params(BaseModel):
     seed: int = 0
 
 
-class Counting(TaskTemplate):
+class Counting(AgentTaskTemplate):
     name = "counting"
     params_model = Params
     result_columns = {"seed": ("int", "seed"), "score": ("float", "the score")}

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
-from harness import EpisodeScore, Materialized, TaskTemplate
+from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
@@ -72,7 +72,7 @@ SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="cu
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
-class DrcikTemplate(TaskTemplate):
+class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     result_columns = RESULT_COLUMNS

@@ -40,7 +40,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
@@ -234,7 +234,7 @@ def default_simulator(name: str) -> Simulator:
     return get("simulator", name)
 
 
-class TracebenchTemplate(TaskTemplate):
+class TracebenchTemplate(AgentTaskTemplate):
     """TraceBench root-cause attribution episodes over a simulator's sample pool.
 
     ``pool_loader`` and ``simulator_lookup`` default to the pool module and the
