@@ -222,7 +222,7 @@ def arrow_schema(columns: Columns) -> "pa.Schema":
                       for name, (dtype, meaning) in columns.items()])
 
 
-def _conforms(series: "pd.Series", field: "pa.Field") -> bool:
+def conforms(series: "pd.Series", field: "pa.Field") -> bool:
     """Whether ``series`` holds ``field``'s type: Arrow infers the values' type (nulls allowed), which must
     be the field's, or an integer type for a float field, or floats that cast to integers without loss."""
     import numpy as np
@@ -292,10 +292,10 @@ def check_frame(frame: "pd.DataFrame", required: tuple[str, ...] = (), template:
             series = rows[column]
             if column in schema:
                 dtype = schema[column][0]
-                if not _conforms(series, fields.field(column)):
+                if not conforms(series, fields.field(column)):
                     problems.append(f"column {column!r}{where}: expected {dtype}, got {series.dtype}")
             elif column.startswith("flag_"):
-                if not _conforms(series, pa.field(column, pa.bool_())):
+                if not conforms(series, pa.field(column, pa.bool_())):
                     problems.append(f"column {column!r}{where}: flag columns must be bool, got {series.dtype}")
             elif strict and name in known and series.notna().any():
                 problems.append(f"column {column!r}{where}: not documented for template {name!r}")

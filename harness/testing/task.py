@@ -282,7 +282,7 @@ class InHarnessTaskTemplateTests(TaskTemplateTests):
     def test_an_episode_gives_a_row_of_its_declared_columns(self, prepared, params, profile, tmp_path):
         import pandas as pd
 
-        from harness.columns import _conforms, arrow_schema
+        from harness.columns import conforms, arrow_schema
 
         episode = prepared.episodes(params)[0]
         score = prepared.run_in_harness(params, episode, _folder(tmp_path / "episode"), profile)
@@ -291,7 +291,7 @@ class InHarnessTaskTemplateTests(TaskTemplateTests):
         assert not undeclared, f"run_in_harness gives undeclared columns {undeclared}"
         fields = arrow_schema(prepared.result_columns)
         wrong = [k for k, v in score.metrics.items() if k in prepared.result_columns
-                 and not _conforms(pd.Series([v], dtype=object), fields.field(k))]
+                 and not conforms(pd.Series([v], dtype=object), fields.field(k))]
         assert not wrong, f"values not of their declared dtype: {[(k, score.metrics[k]) for k in wrong]}"
 
     def test_same_params_same_scores(self, prepared, params, profile, volatile_columns, tmp_path):

@@ -44,13 +44,6 @@ def register_task_templates(register):
     register(DrcikTemplate())
 
 
-@hookimpl
-def register_commands(cli):
-    from tsagent_plugins.tasks.drcik.dr_cli import dr_score
-
-    cli.add_command(dr_score)
-
-
 def _report_section(frame):
     from tsagent_plugins.tasks.drcik.report import build_section
 
