@@ -343,7 +343,12 @@ def to_table(frame: "pd.DataFrame") -> "pa.Table":
     frame = frame.copy()
     for field in schema:
         if pa.types.is_string(field.type):
-            frame[field.name] = frame[field.name].map(
-                lambda v: v if v is None or isinstance(v, str) or isinstance(v, float) and v != v else str(v)).astype(object)
+            frame[field.name] = frame[field.name].map(_text).astype(object)
             frame[field.name] = frame[field.name].where(frame[field.name].notna(), None)
     return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def _text(value: Any) -> Any:
+    """A value of a text column as text (null and NaN stay null)."""
+    return value if value is None or isinstance(value, str) or isinstance(value, float) and value != value \
+        else str(value)

@@ -1,6 +1,7 @@
 """TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`), declares the
 commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`) as
-entry points of the group ``harness.commands``, and registers its report section (:mod:`.report`, with Table 22 from :mod:`.table22`)."""
+entry points of the group ``harness.commands``, and registers its report section (:mod:`.report`, with
+Table 22 from :mod:`.table22`)."""
 
 from harness import hookimpl
 

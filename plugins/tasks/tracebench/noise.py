@@ -1,6 +1,6 @@
-"""TraceBench's two noise regimes (``kappa_low = kappa_ref`` and ``kappa_high = 4 kappa_ref``): ``low`` observes at the simulator's reference noise scale
-``kappa_ref``, ``high`` at ``kappa_high = 4 kappa_ref``.  The factor is the benchmark's, not the simulator's:
-a simulator only says what its reference scale is."""
+"""TraceBench's two noise regimes: ``low`` observes at the simulator's reference noise scale ``kappa_ref``
+(``kappa_low = kappa_ref``), ``high`` at ``kappa_high = 4 kappa_ref``.  The factor is the benchmark's, not the
+simulator's: a simulator only says what its reference scale is."""
 
 from __future__ import annotations
 
