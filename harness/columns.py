@@ -103,12 +103,22 @@ HARNESS = "the harness"
 PROXY = "the model proxy"
 
 
-def row_parts(template: Any, extractors: Iterable[Any] = ()) -> list[Part]:
+def row_parts(template: Any, extractors: Iterable[Any] = (), in_harness: bool | None = None) -> list[Part]:
     """The declared parts of ``template``'s rows, in row order: the harness's, the template's, each metric
-    extractor's and the model proxy's (agent episodes); the harness's and the template's (in-harness)."""
+    extractor's and the model proxy's (agent episodes); the harness's and the template's (in-harness).
+
+    ``in_harness``: the episode's mode (default: in-harness when the template's rows carry no agent-episode
+    columns).  A template with both modes (its in-harness rows declare e.g. ``status``, ``profile`` and the
+    token columns, which it fills itself) leaves those to the harness in its agent episodes: there the
+    harness owns them, and a value the template gives for one is refused like any other collision."""
     own = Part(f"template {template.name!r}", dict(getattr(template, "result_columns", {})))
-    if not getattr(template, "agent_episode_columns", True):
+    agent_columns = getattr(template, "agent_episode_columns", True)
+    if in_harness is None:
+        in_harness = not agent_columns
+    if in_harness:
         return [Part(HARNESS, IN_HARNESS), own]
+    if not agent_columns:  # a template with both modes, in an agent episode
+        own = Part(own.owner, {k: v for k, v in own.columns.items() if k not in CORE and k not in USAGE})
     return [Part(HARNESS, CORE), own,
             *[Part(f"metric extractor {e.name!r}", dict(_declared(e))) for e in extractors],
             Part(PROXY, USAGE, measured=True)]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
-from harness.columns import Part, RowBuilder, row_parts
+from harness.columns import CORE, Part, RowBuilder, row_parts
 from harness.config import AgentProfile, RunSettings
 from harness.contracts import (
     HOME,
@@ -148,7 +148,7 @@ def run_episode(
 
     return write_row(plan, paths, attempt, [
         ("harness", _key(plan)),
-        ("template", _flat_params(plan.params)),
+        ("template", {k: v for k, v in _flat_params(plan.params).items() if k not in CORE}),
         ("harness", {"profile": plan.profile.name, "agent": plan.agent.name, "model": plan.profile.model,
                      "sandbox": plan.backend.name, "status": status, "error_kind": error_kind, "error": one_line(error),
                      "exit_code": result.returncode, "agent_seconds": round(result.duration, 3),
@@ -205,7 +205,7 @@ def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,
     loop itself, e.g. ``metrics_error``); the harness's ``infra_retries`` (``attempt``) ends the row.  A value
     for a column another owner declares raises :class:`harness.columns.ColumnCollision` naming both
     (see :mod:`harness.columns` for the parts and the duplicate rule)."""
-    parts = row_parts(plan.template, plan.extractors)
+    parts = row_parts(plan.template, plan.extractors, plan.in_harness)
     by_owner = {"harness": parts[0], "template": parts[1], "proxy": parts[-1],
                 **{id(e): p for e, p in zip(plan.extractors, parts[2:-1])}}
     loop = Part("the metrics loop", {})
@@ -273,6 +273,8 @@ def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str,
 
 
 def _flat_params(params: BaseModel) -> dict[str, Any]:
+    """The params as row values (nested ones as JSON text).  A param named like a harness column (e.g. a
+    template's ``agent`` param) is left out of agent-episode rows: the harness's column stands there."""
     out = {}
     for key, value in params.model_dump(mode="json").items():
         out[key] = value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value)

@@ -167,7 +167,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
             agent, backend = agents[unit.profile.agent]
         try:
             episodes = task.template.episodes(params)
-            owners(row_parts(task.template, extractors))
+            owners(row_parts(task.template, extractors, in_harness))
         except ValueError as exc:
             raise HarnessError(f"{task.path}: {exc}") from exc
         except ColumnCollision as exc:

@@ -162,3 +162,18 @@ def test_rows_that_do_not_fit_their_declarations_are_refused_naming_the_file(tmp
     with pytest.raises(ResultsError, match=r"results.parquet: .*column 'accuracy'.*expected float"):
         store.write_results()
     assert paths.row.exists() and not (store.root / "results.parquet").exists()
+
+
+def test_a_template_with_both_modes_leaves_the_harness_its_columns_in_agent_episodes():
+    from harness.columns import row_parts
+
+    class Both(Counting):
+        name = "both"
+        agent_episode_columns = False  # its in-harness rows declare status and profile, filled by itself
+        result_columns = {**Counting.result_columns, "status": ("str", "ok | failed"), "profile": ("str", "p")}
+
+    harness_part, own = row_parts(Both(), [], in_harness=True)
+    assert "status" in own.columns and "status" not in harness_part.columns
+    harness_part, own, proxy = row_parts(Both(), [], in_harness=False)
+    assert "status" not in own.columns and "profile" not in own.columns and "score" in own.columns
+    assert assemble([harness_part, own, proxy])["status"] == CORE["status"]
