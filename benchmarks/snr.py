@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tsagent_plugins.simulators.balldrop import BallDrop, noise
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
 
 TABLE7 = {"low": (1.0, (42.41, 36.58, 21.07), (3.19, 2.60, 2.55)),
           "high": (4.0, (30.58, 24.54, 9.03), (3.14, 2.60, 2.55))}
@@ -93,11 +94,11 @@ def main(n: int, seed: int, rules: bool, rules_configs: int) -> None:
     t_mom = time.perf_counter() - t0
     t0 = time.perf_counter()
     for tr in trs:
-        sim.noise_power(tr, sim.kappa_high, 1024)
+        sim.noise_power(tr, kappa_high(sim), 1024)
     t_np = (time.perf_counter() - t0) / len(trs)
     t0 = time.perf_counter()
     for s, tr in enumerate(trs[:100]):
-        sim.observe(tr, sim.kappa_high, s)
+        sim.observe(tr, kappa_high(sim), s)
     t_obs = (time.perf_counter() - t0) / min(100, len(trs))
     console.print(f"simulate(): {t_sim * 1e3:.3f} ms per call")
     console.print(f"observe(): {t_obs * 1e3:.3f} ms per call")

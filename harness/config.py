@@ -265,36 +265,64 @@ def path_component(value: str) -> str:
     return value
 
 
-class ForecasterRef(Strict):
-    """A forecaster on an experiment's ``forecasters`` axis: a registered name and its options."""
+class AxisEntry(Strict):
+    """One entry of a template-declared experiment axis (``TaskTemplate.experiment_axis``): a registered name
+    and its options (a bare name is ``{name: NAME}``)."""
 
     name: str = Field(min_length=1)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-def _forecaster_refs(value: Any) -> Any:
-    if isinstance(value, list):
-        return [{"name": v} if isinstance(v, str) else v for v in value]
-    return value
+class AxisSpec(BaseModel):
+    """Experiment fields besides the named ones are a template-declared axis of models under test
+    (``TaskTemplate.experiment_axis``, e.g. ``models: [a, {name: b, options: {...}}]``): at most one, a list
+    of :class:`AxisEntry`, not beside ``agents``.  Which templates declare it is checked when the stage's
+    tasks are loaded (:func:`harness.experiment.expand_stage`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entries(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        extra = [k for k in data if k not in cls.model_fields]
+        if len(extra) > 1:
+            raise ValueError(f"unknown fields {', '.join(map(repr, extra))}: an experiment has at most one axis "
+                             "of models under test besides agents")
+        out = dict(data)
+        for key in extra:
+            value = out[key]
+            if not isinstance(value, list):
+                raise ValueError(f"{key}: an axis of models under test is a list of names or {{name, options}}")
+            out[key] = tuple(AxisEntry.model_validate({"name": v} if isinstance(v, str) else v) for v in value)
+        return out
+
+    @property
+    def axis(self) -> tuple[str, tuple[AxisEntry, ...]] | None:
+        """``(field, entries)`` of the template-declared axis given (None: none or empty)."""
+        for key, value in (self.model_extra or {}).items():
+            if value:
+                return key, value
+        return None
+
+    def _one_axis(self) -> None:
+        if self.agents and self.axis:
+            raise ValueError(f"give agents or {self.axis[0]}, not both (an entry of {self.axis[0]} is the model "
+                             "under test)")
 
 
-class StageSpec(Strict):
+class StageSpec(AxisSpec):
     """One stage of an :class:`ExperimentSpec`: a grid of episodes (see there)."""
 
     name: str = Field("main", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     tasks: list[str] = Field(min_length=1)
     agents: list[str] = Field(default_factory=list)
-    forecasters: list[ForecasterRef] = Field(default_factory=list)
     seeds: list[int] = Field(default_factory=list)
     set: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     evidence_from: str | None = None
     scripts: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("forecasters", mode="before")
-    @classmethod
-    def _names(cls, value: Any) -> Any:
-        return _forecaster_refs(value)
 
     @field_validator("name")
     @classmethod
@@ -319,13 +347,12 @@ class StageSpec(Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_axis(self) -> "StageSpec":
-        if self.agents and self.forecasters:
-            raise ValueError("give agents or forecasters, not both (a forecaster is the model under test)")
+    def _checked(self) -> "StageSpec":
+        self._one_axis()
         return self
 
 
-class ExperimentSpec(Strict):
+class ExperimentSpec(AxisSpec):
     """An experiment: a YAML file under ``tasks/experiments/`` run by ``harness run --experiment FILE``.
 
     It expands a grid into episodes, all written to one run directory
@@ -337,15 +364,16 @@ class ExperimentSpec(Strict):
           - ../<benchmark>/<spec>.yaml
           - ../<benchmark>/<prefix>-*.yaml
         agents: [my-agent]                 # agent profile names or paths (sandboxed agents) ...
-        forecasters: [my-forecaster, {name: other-forecaster, options: {model: /models/some-model}}]
-                                           # ... or forecasters (in-harness templates); not both
+        models: [my-model, {name: other-model, options: {model: /models/some-model}}]
+                                           # ... or the axis of models under test the tasks' template declares
+                                           # (TaskTemplate.experiment_axis, here "models"); not both
         seeds: [0, 1]                      # repetition seeds (default: each spec's own seed)
         set: {noise: high}                 # param overrides applied to every task (dotted paths into params)
         grid: {samples: [25, 100]}         # param axes: the cartesian product of their values
 
-    Episodes are tasks × (agents | forecasters) × grid points × seeds × the
-    template's own episodes.  A forecaster sets the task's ``forecasters``
-    parameter to that one entry.  Each episode's id is a short hash of its
+    Episodes are tasks × (agents | axis entries) × grid points × seeds × the
+    template's own episodes.  An axis entry sets the task's parameter of the
+    axis's name to that one entry.  Each episode's id is a short hash of its
     canonical content: the task spec's name and template, the template's identity
     of the episode (its params after the overrides, narrowed to the episode), the
     profile (name and content) and the seed, so reordering or extending a grid
@@ -363,13 +391,14 @@ class ExperimentSpec(Strict):
             agents: [my-research-agent]
           - name: forecast
             tasks: [../<benchmark>/<forecast-spec>.yaml]
-            forecasters: [my-forecaster]
+            models: [my-model]
             set: {contexts: [<evidence-condition>]}
             evidence_from: research
 
     ``evidence_from: S`` (S an earlier stage) runs this stage's grid once per
-    agent profile (or forecaster) of stage S, with the parameter ``evidence`` of
-    each task set to ``{"run": "<run dir>/S", "agent": "<that profile's name>"}``.
+    agent profile (or axis entry) of stage S, with the parameter its template
+    declares (``TaskTemplate.evidence_param``) of each task set to
+    ``{"run": "<run dir>/S", "agent": "<that profile's name>"}``.
     The evidence source is therefore part of the episode's content (its id) and
     of its results row.  A template that reads evidence takes it from that run
     directory: the episodes (``episodes/*/row.json``) whose row's ``profile`` is
@@ -390,16 +419,10 @@ class ExperimentSpec(Strict):
     description: str = ""
     tasks: list[str] = Field(default_factory=list)
     agents: list[str] = Field(default_factory=list)
-    forecasters: list[ForecasterRef] = Field(default_factory=list)
     seeds: list[int] = Field(default_factory=list)
     set: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     stages: list[StageSpec] = Field(default_factory=list)
-
-    @field_validator("forecasters", mode="before")
-    @classmethod
-    def _names(cls, value: Any) -> Any:
-        return _forecaster_refs(value)
 
     @field_validator("name")
     @classmethod
@@ -408,13 +431,13 @@ class ExperimentSpec(Strict):
 
     @model_validator(mode="after")
     def _stages(self) -> "ExperimentSpec":
-        top = {k for k in ("tasks", "agents", "forecasters", "seeds", "set", "grid") if getattr(self, k)}
+        top = {k for k in ("tasks", "agents", "seeds", "set", "grid") if getattr(self, k)}
+        top |= {self.axis[0]} if self.axis else set()
         if self.stages and top:
             raise ValueError(f"give stages or a top-level grid, not both (top-level: {', '.join(sorted(top))})")
         if not self.stages and not self.tasks:
             raise ValueError("tasks: give at least one task spec (or stages)")
-        if self.agents and self.forecasters:
-            raise ValueError("give agents or forecasters, not both (a forecaster is the model under test)")
+        self._one_axis()
         seen: list[str] = []
         for stage in self.stages:
             if stage.name in seen:
@@ -429,8 +452,9 @@ class ExperimentSpec(Strict):
         """The stages to run (the top-level grid is one stage named ``main``)."""
         if self.stages:
             return list(self.stages)
-        return [StageSpec(tasks=self.tasks, agents=self.agents, forecasters=self.forecasters, seeds=self.seeds,
-                          set=self.set, grid=self.grid)]
+        axis = {self.axis[0]: [e.model_dump(mode="json") for e in self.axis[1]]} if self.axis else {}
+        return [StageSpec(tasks=self.tasks, agents=self.agents, seeds=self.seeds, set=self.set, grid=self.grid,
+                          **axis)]
 
 
 def load_experiment(path: Path | str) -> ExperimentSpec:

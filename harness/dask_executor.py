@@ -115,7 +115,7 @@ def run_on_worker(payload: dict[str, Any], settings_data: dict, model_backend: s
                   model_options: dict, workers: int) -> dict[str, Any]:
     """Run one episode on a Dask worker; returns ``{"row": row, "folder": <episode folder as tar.gz bytes>}``."""
     from harness import plugins as registry
-    from harness.run import _run_plans, choose_backend
+    from harness.run import choose_backend, run_plans
 
     settings = RunSettings.model_validate({**settings_data, "jobs": 1, "max_run_cost_usd": None})
     template = registry.get("task_template", payload["template"])
@@ -133,7 +133,7 @@ def run_on_worker(payload: dict[str, Any], settings_data: dict, model_backend: s
     limits = _worker_limits(payload["run_id"], settings_data.get("rate_limits") or {}, workers)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as tmp:
         store = RunStore(Path(tmp) / payload["run_id"])
-        rows = _run_plans([plan], store, settings, lambda event, data: None, model_backend, model_options,
+        rows = run_plans([plan], store, settings, lambda event, data: None, model_backend, model_options,
                           limits_=limits)
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:

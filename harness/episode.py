@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
+from harness.columns import CORE, Part, RowBuilder, row_parts
 from harness.config import AgentProfile, RunSettings
 from harness.contracts import (
     HOME,
@@ -70,8 +71,10 @@ def run_episode(
     plan: EpisodePlan,
     paths: EpisodePaths,
     runner_factory: Callable[[], SubmissionRunner],
+    attempt: int = 0,
 ) -> dict[str, Any]:
-    """Run one episode and return its results row (also written to ``row.json``)."""
+    """Run one episode and return its results row (also written to ``row.json``, once).  ``attempt``:
+    infrastructure retries spent before this one (the row's ``infra_retries``)."""
     paths.create()
     started = time.time()
     materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
@@ -138,41 +141,29 @@ def run_episode(
     if failures and status != "ok":
         error = f"{error}; model script assertion failed: {failures[0]}"
 
-    row: dict[str, Any] = {
-        "run_id": plan.run_id,
-        "episode": plan.key,
-        "episode_id": plan.episode_id,
-        "task": plan.task_name,
-        "template": plan.template.name,
-        **_flat_params(plan.params),
-        "profile": plan.profile.name,
-        "agent": plan.agent.name,
-        "model": plan.profile.model,
-        "sandbox": plan.backend.name,
-        "status": status,
-        "error_kind": error_kind,
-        "error": one_line(error),
-        "exit_code": result.returncode,
-        "agent_seconds": round(result.duration, 3),
-        "episode_seconds": round(time.time() - started, 3),
-        **score.metrics,
-        **metrics,
-    }
-    if usage is not None:
-        row.update(_usage_columns(usage))
-    write_json(paths.row, row)
-    return row
+    return write_row(plan, paths, attempt, [
+        ("harness", _key(plan)),
+        ("template", {k: v for k, v in _flat_params(plan.params).items() if k not in CORE}),
+        ("harness", {"profile": plan.profile.name, "agent": plan.agent.name, "model": plan.profile.model,
+                     "sandbox": plan.backend.name, "status": status, "error_kind": error_kind, "error": one_line(error),
+                     "exit_code": result.returncode, "agent_seconds": round(result.duration, 3),
+                     "episode_seconds": round(time.time() - started, 3)}),
+        ("template", score.metrics),
+        *metrics,
+        ("proxy", _usage_columns(usage) if usage is not None else {}),
+    ])
 
 
-def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> dict[str, Any]:
-    """The extractors' columns.  Each extractor runs on its own: one that raises leaves its own columns
+def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> list[tuple[Any, dict[str, Any]]]:
+    """The extractors' columns as ``(owner, values)`` parts of the row (:func:`write_row`; owner None: the
+    metrics loop's own ``metrics_error``).  Each extractor runs on its own: one that raises leaves its own columns
     None and is named in ``metrics_error`` (``name: Type: message``, ``; ``-separated), the others' columns
     stand; a trajectory that cannot be built is named there too (``trajectory: ...``) and the extractors run
     without one.  Nothing here touches the proxy's usage columns (tokens, cost), which the row takes from
     the proxy."""
     proxy_log = paths.root / "proxy.jsonl"
     log = proxy_log if proxy_log.exists() else None
-    metrics: dict[str, Any] = {}
+    metrics: list[tuple[Any, dict[str, Any]]] = []
     errors: list[str] = []
     trajectory = None
     try:
@@ -185,22 +176,23 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> dict[str, A
     artifacts = EpisodeArtifacts(trajectory, log, paths.workspace, plan.profile)
     for extractor in plan.extractors:
         try:
-            metrics.update(extractor.extract(artifacts))
+            metrics.append((extractor, extractor.extract(artifacts)))
         except Exception as exc:  # noqa: BLE001 - this extractor's columns only
-            metrics.update(dict.fromkeys(getattr(extractor, "columns", ()) or ()))
+            metrics.append((extractor, dict.fromkeys(getattr(extractor, "columns", ()) or ())))
             errors.append(f"{getattr(extractor, 'name', type(extractor).__name__)}: {type(exc).__name__}: "
                           f"{one_line(str(exc), 200)}")
     if errors:
-        metrics["metrics_error"] = "; ".join(errors)
+        metrics.append((None, {"metrics_error": "; ".join(errors)}))
     return metrics
 
 
-def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any]:
+def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths, attempt: int = 0) -> dict[str, Any]:
     """Run one in-harness episode (no sandbox, no agent: e.g. a forecaster on a forecasting task) and return
-    its results row (also written to ``row.json``); the template's metrics fill the row."""
+    its results row (also written to ``row.json``); the template's metrics fill the row (its ``status`` among
+    them; ``failed`` when the template raises).  ``attempt``: infrastructure retries spent before this one."""
     paths.root.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    status, error_kind, error = "ok", None, None
+    error_kind, error = None, None
     try:
         if plan.model_client is not None:
             score = plan.template.run_in_harness(plan.params, plan.episode, paths.root, plan.profile,
@@ -210,24 +202,56 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths) -> dict[str, Any
     except EpisodeError:
         raise
     except Exception as exc:  # a template bug must not stop the run: a typed failure of this episode
-        score = EpisodeScore(metrics={})
-        status, error_kind, error = "failed", ErrorKind.SCORING.value, f"{type(exc).__name__}: {exc}"
+        score = EpisodeScore(metrics={"status": "failed"})
+        error_kind, error = ErrorKind.SCORING.value, f"{type(exc).__name__}: {exc}"
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
-    row: dict[str, Any] = {
-        "run_id": plan.run_id,
-        "episode": plan.key,
-        "episode_id": plan.episode_id,
-        "task": plan.task_name,
-        "template": plan.template.name,
-        "profile": None,
-        "status": status,
-        **score.metrics,
-        "error_kind": error_kind,
-        "error": one_line(error),
-        "episode_seconds": round(time.time() - started, 3),
-    }
-    write_json(paths.row, row)
-    return row
+    return write_row(plan, paths, attempt, [
+        ("harness", _key(plan)),
+        ("template", {"status": "ok", **score.metrics}),
+        ("harness", {"error_kind": error_kind, "error": one_line(error),
+                     "episode_seconds": round(time.time() - started, 3)}),
+    ])
+
+
+def infra_failed_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int, exc: EpisodeError) -> dict[str, Any]:
+    """The row of an episode whose infrastructure failed after the allowed retries (also written to
+    ``row.json``): ``status`` ``infra_failed`` (an in-harness template's own ``status`` column)."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    failure = {"error_kind": exc.kind.value, "error": str(exc)}
+    if plan.in_harness:
+        return write_row(plan, paths, attempt, [("harness", _key(plan)), ("template", {"status": "infra_failed"}),
+                                                ("harness", failure)])
+    return write_row(plan, paths, attempt, [("harness", {
+        **_key(plan), "profile": plan.profile.name if plan.profile else None,
+        "agent": plan.agent.name if plan.agent else None, "sandbox": plan.backend.name if plan.backend else None,
+        "status": "infra_failed", **failure})])
+
+
+def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,
+              values: list[tuple[Any, dict[str, Any]]]) -> dict[str, Any]:
+    """Build the episode's results row from its owners' values and write it to ``row.json`` (once).
+
+    The one place a results row is made.  ``values``: ``(owner, values)`` in row order, the owner being
+    ``"harness"``, ``"template"``, ``"proxy"`` (the measured usage) or a metric extractor (None: the metrics
+    loop itself, e.g. ``metrics_error``); the harness's ``infra_retries`` (``attempt``) ends the row.  A value
+    for a column another owner declares raises :class:`harness.columns.ColumnCollision` naming both
+    (see :mod:`harness.columns` for the parts and the duplicate rule)."""
+    parts = row_parts(plan.template, plan.extractors, plan.in_harness)
+    by_owner = {"harness": parts[0], "template": parts[1], "proxy": parts[-1],
+                **{id(e): p for e, p in zip(plan.extractors, parts[2:-1])}}
+    loop = Part("the metrics loop", {})
+    builder = RowBuilder(parts)
+    for owner, part_values in values:
+        part = loop if owner is None else by_owner[owner if isinstance(owner, str) else id(owner)]
+        builder.add(part, part_values)
+    builder.add(parts[0], {"infra_retries": attempt})
+    write_json(paths.row, builder.row)
+    return builder.row
+
+
+def _key(plan: EpisodePlan) -> dict[str, Any]:
+    return {"run_id": plan.run_id, "episode": plan.key, "episode_id": plan.episode_id, "task": plan.task_name,
+            "template": plan.template.name}
 
 
 def one_line(text: str | None, limit: int = 300) -> str | None:
@@ -280,6 +304,8 @@ def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str,
 
 
 def _flat_params(params: BaseModel) -> dict[str, Any]:
+    """The params as row values (nested ones as JSON text).  A param named like a harness column (e.g. a
+    template's ``agent`` param) is left out of agent-episode rows: the harness's column stands there."""
     out = {}
     for key, value in params.model_dump(mode="json").items():
         out[key] = value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value)

@@ -113,10 +113,13 @@ def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
                  evidence: list[dict[str, str]] | None = None) -> list[Unit]:
-    """The units of one stage: tasks × (agents | forecasters) × grid × evidence sources, each with its seeds.
+    """The units of one stage: tasks × (agents | axis entries) × grid × evidence sources, each with its seeds.
 
     ``resolve_profile(name)`` and ``load_task(path, overrides)`` come from :mod:`harness.run`;
-    ``evidence``: ``{"run", "agent"}`` sources from the stage named by ``evidence_from``.
+    ``evidence``: ``{"run", "agent"}`` sources from the stage named by ``evidence_from``, written into the
+    param each task's template declares (``TaskTemplate.evidence_param``).  An axis of models under test
+    (``stage.axis``) must be the one each task's template declares (``TaskTemplate.experiment_axis``);
+    each entry sets that param to the one entry.
     """
     base = Path(file).resolve().parent
     prefix = f"stages.{stage.name}." if stage.name != "main" else ""
@@ -140,19 +143,28 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
         if not path.is_file():
             raise ConfigError(file, [f"{prefix}scripts.{name}: no such script {script!r} (relative to {base})"])
         scripts[name] = {"script": str(path.resolve())}
-    forecasters: list[dict | None] = [f.model_dump(mode="json") for f in stage.forecasters] or [None]
+    axis, entries = stage.axis or (None, ())
+    entry_list: list[dict | None] = [e.model_dump(mode="json") for e in entries] or [None]
     sources: list[dict | None] = list(evidence) if evidence else [None]
     units = []
     for path in files:
+        template = _template_of(path, file, f"{prefix}tasks")
+        if axis is not None and template.experiment_axis != axis:
+            raise ConfigError(file, [f"{prefix}{axis}: template {template.name!r} of {path} declares "
+                                     + (f"the axis {template.experiment_axis!r}" if template.experiment_axis
+                                        else "no axis of models under test") + " (TaskTemplate.experiment_axis)"])
+        if evidence and template.evidence_param is None:
+            raise ConfigError(file, [f"{prefix}evidence_from: template {template.name!r} of {path} reads no "
+                                     "evidence (TaskTemplate.evidence_param)"])
         for point in grid_points(stage.grid):
             for source in sources:
-                for j, forecaster in enumerate(forecasters):
+                for j, entry in enumerate(entry_list):
                     overrides = {**stage.set, **point}
-                    if forecaster is not None:
-                        overrides["forecasters"] = [forecaster]
+                    if entry is not None:
+                        overrides[axis] = [entry]
                     if source is not None:
-                        overrides["evidence"] = source
-                    field = f"{prefix}forecasters[{j}]" if forecaster is not None else f"{prefix}tasks"
+                        overrides[template.evidence_param] = source
+                    field = f"{prefix}{axis}[{j}]" if entry is not None else f"{prefix}tasks"
                     try:
                         task = load_task(path, overrides)
                         task.template.validate(task.params)
@@ -163,6 +175,20 @@ def expand_stage(stage: StageSpec, file: Path | str, resolve_profile, load_task,
                         for seed in stage.seeds or [None]:
                             units.append(Unit(task, profile, seed, scripts.get(name, {})))
     return units
+
+
+def _template_of(path: Path, file: Path | str, field: str) -> Any:
+    """The template the task spec at ``path`` names (its params are checked later, with the overrides);
+    errors name ``field``."""
+    from harness.config import load_task_spec
+    from harness.plugins import UnknownPlugin, get
+
+    try:
+        return get("task_template", load_task_spec(path).template)
+    except ConfigError as exc:
+        raise ConfigError(file, [f"{field}: {exc}"]) from None
+    except UnknownPlugin as exc:
+        raise ConfigError(file, [f"{field}: {path}: template: {exc}"]) from None
 
 
 def with_seed(task, seed: int | None) -> Any:
@@ -220,7 +246,7 @@ class PlannedStage:
 def plan_experiment(spec: ExperimentSpec, file: Path | str, root: Path, resolve_profile,
                     load_task) -> list[PlannedStage]:
     """Every stage of ``spec`` with its units; a stage with ``evidence_from: S`` gets one evidence source
-    ``{"run": <S's run dir>, "agent": <name>}`` per agent profile (or forecaster) of S."""
+    ``{"run": <S's run dir>, "agent": <name>}`` per agent profile (or axis entry) of S."""
     dirs = stage_dirs(spec, root)
     produced: dict[str, list[str]] = {}
     out = []
@@ -230,7 +256,7 @@ def plan_experiment(spec: ExperimentSpec, file: Path | str, root: Path, resolve_
             evidence = [{"run": str(dirs[stage.evidence_from].resolve()), "agent": name}
                         for name in produced[stage.evidence_from]]
         units = expand_stage(stage, file, resolve_profile, load_task, evidence)
-        produced[stage.name] = [f.name for f in stage.forecasters] or list(
+        produced[stage.name] = [e.name for e in (stage.axis or (None, ()))[1]] or list(
             dict.fromkeys(u.profile.name for u in units if u.profile is not None))
         out.append(PlannedStage(stage.name, dirs[stage.name], units, {"experiment": spec.name, "stage": stage.name}))
     return out

@@ -5,6 +5,11 @@ provides. The host validates the object against the kind's contract (see
 :mod:`harness.contracts`) and rejects duplicate names, naming both distributions.
 Plugins are found through the entry-point group ``harness``; the built-ins in
 ``plugins/`` use the same path as third parties.
+
+Every hook is called through :meth:`harness.plugins.Plugins.collect`, in pluggy's call order (the plugin
+registered last first), with one duplicate rule: the first registration of a name is kept and each later one
+is left out as a plugin problem naming both plugins (``harness plugins list`` shows it).  A hook that raises
+costs its own plugin's registrations only.
 """
 
 import pluggy
@@ -15,59 +20,143 @@ hookimpl = pluggy.HookimplMarker("harness")
 
 @hookspec
 def register_simulators(register):
-    """Register :class:`harness.contracts.Simulator` instances: ``register(sim)``."""
+    """Register simulators.
+
+    :param register: ``register(sim)`` with a :class:`harness.contracts.Simulator` instance (not the class),
+        once per simulator; an object that breaks the contract is left out as a plugin problem.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``sim.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_task_templates(register):
-    """Register :class:`harness.contracts.TaskTemplate` instances: ``register(template)``."""
+    """Register task templates.
+
+    :param register: ``register(template)`` with a :class:`harness.contracts.TaskTemplate` instance (an
+        :class:`~harness.contracts.AgentTaskTemplate`, an :class:`~harness.contracts.InHarnessTaskTemplate`
+        or both), once per template.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``template.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_agents(register):
-    """Register :class:`harness.contracts.Agent` instances: ``register(agent)``."""
+    """Register agents.
+
+    :param register: ``register(agent)`` with a :class:`harness.contracts.Agent` instance, once per agent.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``agent.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_forecasters(register):
-    """Register :class:`harness.contracts.Forecaster` instances: ``register(forecaster)``."""
+    """Register forecasters.
+
+    :param register: ``register(forecaster)`` with a :class:`harness.contracts.Forecaster` instance.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``forecaster.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_metric_extractors(register):
-    """Register :class:`harness.contracts.MetricExtractor` instances: ``register(extractor)``."""
+    """Register metric extractors.
+
+    :param register: ``register(extractor)`` with a :class:`harness.contracts.MetricExtractor` instance
+        (its ``columns`` declared with dtype and meaning).
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``extractor.name``: the first registration is kept, a later one is a plugin problem naming both
+    (a results column two owners declare is refused when a run is planned, see :mod:`harness.columns`).
+    """
 
 
 @hookspec
 def register_sandbox_backends(register):
-    """Register :class:`harness.contracts.SandboxBackend` instances: ``register(backend)``."""
+    """Register sandbox backends.
+
+    :param register: ``register(backend)`` with a :class:`harness.contracts.SandboxBackend` instance.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``backend.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_model_backends(register):
-    """Register :class:`harness.contracts.ModelBackend` instances: ``register(backend)``."""
+    """Register model backends.
+
+    :param register: ``register(backend)`` with a :class:`harness.contracts.ModelBackend` instance.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``backend.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_commands(cli):
-    """Add commands to the ``harness`` click group: ``cli.add_command(cmd)`` or ``@cli.command()``."""
+    """Add commands built at run time to the ``harness`` command line (a command known in advance is better
+    declared as an entry point of the group ``harness.commands``, which ``harness --help`` lists without
+    loading plugins; the built-in plugins do that).
+
+    :param cli: a click group: ``cli.add_command(cmd)`` or ``@cli.command()``.
+    :returns: nothing (the return value is ignored).
+
+    Called when a command name is not a built-in or entry-point command (the plugins are loaded then), and by
+    ``harness plugins list``.
+    Duplicate command name (also of a built-in or entry-point command): the first is kept, a later one is a
+    plugin problem naming both.
+    """
 
 
 @hookspec
 def register_report_sections(register):
-    """Add sections to ``harness report`` for a task template's rows:
-    ``register(template, build)``, where ``template`` is a value of the results'
-    ``template`` column and ``build(rows) -> harness.report.sections.Section``
-    receives that template's rows (rows flagged ``flag_*`` already refused)."""
+    """Add sections to ``harness report`` for a task template's rows.
+
+    :param register: ``register(template, build)``: ``template`` is a value of the results' ``template``
+        column and ``build(rows) -> harness.Section`` receives that template's rows (rows flagged ``flag_*``
+        already refused).
+    :returns: nothing (the return value is ignored).
+
+    Called by ``harness report`` (and ``harness plugins list``) once per invocation.
+    Duplicate ``template``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_view_pages(register):
-    """Add a task template's pages to ``harness view``: ``register(page)`` with a
-    :class:`harness.view.pages.ViewPage` (leaderboard metric and conditions, episode
-    panels, whether its labels are public)."""
+    """Add a task template's pages to ``harness view``.
+
+    :param register: ``register(page)`` with a :class:`harness.ViewPage` (leaderboard metric and conditions,
+        episode panels, whether its labels are public).
+    :returns: nothing (the return value is ignored).
+
+    Called when ``harness view`` builds its site.
+    Duplicate ``page.template``: the first registration is kept, a later one is a plugin problem naming both.
+    """
 
 
 @hookspec
 def register_judges(register):
-    """Register :class:`harness.contracts.Judge` instances: ``register(judge)``."""
+    """Register evidence judges.
+
+    :param register: ``register(judge)`` with a :class:`harness.contracts.Judge` instance.
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when the plugin registry is first used.
+    Duplicate ``judge.name``: the first registration is kept, a later one is a plugin problem naming both.
+    """

@@ -5,11 +5,11 @@ in the target run directory, and each profile's expected tokens and dollars:
 per episode, the mean usage of earlier episodes of the same task spec and
 profile found in the history directories (their ``episodes/*/row.json``), else
 the template's :meth:`~harness.contracts.TaskTemplate.usage_estimate` (e.g.
-a paper's reported usage), else unknown.  Dollars are equation (1) at the
+a paper's reported usage), else unknown.  Dollars are the tokens at the
 profile's prices (:meth:`harness.config.Prices.cost`).  The profile is the
 one whose model the episode calls: a sandboxed LLM agent's, or for an
 in-harness episode the one its template names
-(:meth:`~harness.contracts.TaskTemplate.model_profile`); an episode calling no
+(:meth:`~harness.contracts.InHarnessTaskTemplate.model_profile`); an episode calling no
 model costs $0 ("no model"), one calling a model with no profile to price it
 is unknown.
 """
@@ -72,7 +72,7 @@ def history_usage(dirs: list[Path]) -> dict[tuple[str | None, str], dict[str, fl
 def model_profile(plan) -> tuple[object | None, bool]:
     """``(profile whose model the episode calls or None, True when it calls a model but no profile can be
     chosen)``: a sandboxed agent's profile when the agent ``needs_model``; for an in-harness episode the one
-    its template names (:meth:`~harness.contracts.TaskTemplate.model_profile`, e.g. a forecaster that calls a
+    its template names (:meth:`~harness.contracts.InHarnessTaskTemplate.model_profile`, e.g. a forecaster that calls a
     model), so such episodes are priced like agents and never planned at $0."""
     if plan.in_harness:
         try:

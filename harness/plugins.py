@@ -4,6 +4,13 @@ Every plugin, built-in or third-party, is a module named by an entry point in
 the group ``harness``.  A plugin that fails to import, raises inside a hook, or
 registers an invalid or duplicate object is recorded as a :class:`PluginProblem`
 (shown by ``harness plugins list`` and as a warning) and the rest keep working.
+
+**One dispatch path, one order.**  Every register hook (the plugin kinds, report sections, view pages,
+commands) is called through :meth:`Plugins.collect`, which calls the implementations through
+:meth:`Plugins.call_each` in pluggy's call order: the plugin registered last is called first (entry points
+are registered in the order ``importlib.metadata`` lists them).  **Duplicate rule** (the same for every
+kind): the first registration of a name in that order is kept; each later one is left out, recorded as a
+problem naming both plugins and their distributions.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import importlib.metadata as md
 import inspect
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import pluggy
 
@@ -121,9 +128,9 @@ class Plugins:
         self._registries = None
 
     def call_each(self, hook_name: str, *args: Any) -> None:
-        """Call every implementation of ``hook_name`` in registration order with ``args``; one that
-        raises is recorded as a problem naming its plugin and the hook, and the rest still run.
-        This is the only place hooks are called."""
+        """Call every implementation of ``hook_name`` with ``args``, in pluggy's call order (the plugin
+        registered last first); one that raises is recorded as a problem naming its plugin and the hook, and
+        the rest still run.  This is the only place hooks are called."""
         for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
             self._current = impl.plugin_name
             try:
@@ -142,28 +149,53 @@ class Plugins:
         self.problems.append(problem)
         warnings.warn(str(problem), PluginWarning, stacklevel=3)
 
+    def collect(self, hook_name: str, what: str, make: Callable[..., tuple[str, Any]],
+                taken: dict[str, str] | None = None,
+                argument: Callable[[Callable[..., None]], Any] | None = None) -> dict[str, tuple[str, Any]]:
+        """The one dispatch path of the register hooks: call every implementation of ``hook_name``
+        (:meth:`call_each`) with a ``register(*args)`` callable and return ``name -> (plugin, object)``.
+
+        ``make(*args)`` turns one registration into ``(name, object)``, raising ValueError or TypeError with
+        the rule it breaks (recorded as a problem naming the plugin and the hook).  Duplicate rule: the first
+        registration of a name is kept, a later one is a problem naming both plugins; ``taken``: names
+        already owned (name -> owner, e.g. built-in commands), which every registration duplicates.
+        ``what`` names the kind in messages (``forecaster``, ``view page``, ...).  ``argument(register)``:
+        what the hook receives instead of ``register`` (e.g. a click group whose ``add_command`` registers).
+        """
+        found: dict[str, tuple[str, Any]] = {}
+
+        def register(*args: Any) -> None:
+            plugin = self._current or "(local)"
+            dist = self.origin(plugin)[0]
+            try:
+                name, obj = make(*args)
+            except (TypeError, ValueError) as exc:
+                self._problem(dist, plugin, hook_name, str(exc))
+                return
+            if name in found or name in (taken or {}):
+                other = (f"plugin {found[name][0]!r} from distribution {self.origin(found[name][0])[0]!r}"
+                         if name in found else str((taken or {})[name]))
+                self._problem(dist, plugin, hook_name, f"duplicate {what} name {name!r}: already registered by "
+                                                       f"{other}")
+                return
+            found[name] = (plugin, obj)
+
+        self.call_each(hook_name, argument(register) if argument is not None else register)
+        return found
+
     # -- registries --------------------------------------------------------
     def _build(self) -> dict[str, dict[str, Registered]]:
-        registries: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
+        registries: dict[str, dict[str, Registered]] = {}
         for kind, (hook_name, contract) in KINDS.items():
-            def register(obj, _kind=kind, _hook=hook_name, _c=contract):
-                plugin = self._current or "(local)"
-                dist, version = self.origin(plugin)
+            def make(obj: Any, _c: type = contract) -> tuple[str, Any]:
                 reason = _invalid(obj, _c)
                 if reason:
-                    self._problem(dist, plugin, _hook, reason)
-                    return
-                existing = registries[_kind].get(obj.name)
-                if existing:
-                    self._problem(
-                        dist, plugin, _hook,
-                        f"duplicate {_kind} name {obj.name!r}: already registered by plugin "
-                        f"{existing.plugin!r} from distribution {existing.distribution!r}",
-                    )
-                    return
-                registries[_kind][obj.name] = Registered(_kind, obj.name, obj, plugin, dist, version)
+                    raise ValueError(reason)
+                return obj.name, obj
 
-            self.call_each(hook_name, register)
+            found = self.collect(hook_name, kind, make)
+            registries[kind] = {name: Registered(kind, name, obj, plugin, *self.origin(plugin))
+                                for name, (plugin, obj) in found.items()}
         return registries
 
     @property
@@ -186,32 +218,38 @@ class Plugins:
             hint = f"; plugins that failed to load: {failed} — see `harness plugins list`" if failed else ""
             raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known}){hint}") from None
 
-    def commands(self, cli) -> None:
-        """Let plugins add CLI commands through the ``register_commands`` hook; a failing plugin is
-        reported, not fatal.  (Commands declared in the ``harness.commands`` entry-point group need no
-        plugin loading; see :mod:`harness.cli`.)"""
-        self.call_each("register_commands", cli)
+    def commands(self, taken: dict[str, str] | None = None) -> dict[str, tuple[str, Any]]:
+        """Commands plugins add through the ``register_commands`` hook: name -> (plugin, click command), by
+        :meth:`collect`'s rule; ``taken``: the names the CLI already has (built-in and entry-point commands:
+        name -> owner).  The hook receives a stand-in click group whose ``add_command`` (also behind
+        ``@cli.command()``) registers."""
+        import click
+
+        class Group(click.Group):
+            def __init__(self, register: Callable[..., None]) -> None:
+                super().__init__("harness")
+                self._register = register
+
+            def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+                self._register(cmd, name)
+
+        def make(cmd: Any, name: str | None = None) -> tuple[str, Any]:
+            if not isinstance(cmd, click.Command):
+                raise TypeError(f"cli.add_command needs a click command, got {cmd!r}")
+            return name or cmd.name or "", cmd
+
+        return self.collect("register_commands", "command", make, taken, argument=Group)
 
     def report_sections(self) -> dict[str, tuple[str, Any]]:
-        """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``);
-        the first registration of a template wins, a later one is a problem naming both plugins."""
-        found: dict[str, tuple[str, Any]] = {}
-
-        def register(template: str, build: Any) -> None:
-            plugin = self._current or "(local)"
+        """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``), by
+        :meth:`collect`'s rule."""
+        def make(template: Any, build: Any) -> tuple[str, Any]:
             if not isinstance(template, str) or not template or not callable(build):
-                self._problem(self.origin(plugin)[0], plugin, "register_report_sections",
-                              f"register(template, build) needs a template name and a callable, "
-                              f"got {template!r}, {build!r}")
-            elif template in found:
-                self._problem(self.origin(plugin)[0], plugin, "register_report_sections",
-                              f"duplicate report section for template {template!r}: already registered by "
-                              f"plugin {found[template][0]!r}")
-            else:
-                found[template] = (plugin, build)
+                raise TypeError(f"register(template, build) needs a template name and a callable, "
+                                f"got {template!r}, {build!r}")
+            return template, build
 
-        self.call_each("register_report_sections", register)
-        return found
+        return self.collect("register_report_sections", "report section", make)
 
 
 def _invalid(obj: Any, contract: type) -> str | None:

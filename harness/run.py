@@ -23,13 +23,14 @@ from typing import Any, Callable
 
 from harness import plugins as plugin_registry
 from harness import interrupt
-from harness._untrusted import remove_tree
+from harness.untrusted import remove_tree
+from harness.columns import ColumnCollision, owners, row_parts
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
-from harness.episode import EpisodePlan, run_episode, run_harness_episode
+from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, read_row, versions, write_json
+from harness.store import RunStore, read_row, versions
 
 
 @dataclass
@@ -79,7 +80,7 @@ def preflight(units: list[Unit], settings: RunSettings, model_backend: str | Non
     """Check everything a run needs before anything is written (no run directory is created for a run
     this refuses): each unit's params (the seed, :meth:`~harness.contracts.TaskTemplate.validate`, the
     episode list), that sandboxed episodes have an agent profile and in-harness ones can run with the one given
-    (:meth:`~harness.contracts.TaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
+    (:meth:`~harness.contracts.InHarnessTaskTemplate.profile_problem`), each agent, its sandbox backend and, for LLM
     agents, the model backend's options (script, key).  ``model_backend`` must be a registered model backend
     and, like a ``model_options`` script, is refused when no agent of ``units`` calls a model (it would be
     ignored).  ``units``: every stage's, so a backend that one stage uses is accepted.  Raises a user-facing
@@ -171,8 +172,11 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
             agent, backend = agents[unit.profile.agent]
         try:
             episodes = task.template.episodes(params)
+            owners(row_parts(task.template, extractors, in_harness))
         except ValueError as exc:
             raise HarnessError(f"{task.path}: {exc}") from exc
+        except ColumnCollision as exc:
+            raise ColumnCollision(f"{task.path}: {exc}") from None
         for episode in episodes:
             eid = episode_id(task.spec.name, task.template, params, episode, unit.profile)
             label = _SAFE.sub("_", task.template.episode_label(task.spec.name, params, episode))[:80]
@@ -247,7 +251,7 @@ def execute(
                        "limits_not_enforced": limits_not_enforced(backends)})
 
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
-    rows = _run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
+    rows = run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
                       profile_options=own_options)
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
@@ -308,10 +312,12 @@ class LocalExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
-               model_backend: str | None, model_options: dict, executor: Any = None,
-               limits_: Any = None, profile_options: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
-    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.
+def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, on_event,
+              model_backend: str | None, model_options: dict, executor: Any = None,
+              limits_: Any = None, profile_options: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
+    """Run the plans not yet finished, ``settings.jobs`` at a time; rows by episode key.  The entry point
+    below :func:`execute` (which plans, records ``run.json`` and writes ``results.parquet``): an executor
+    running one planned episode elsewhere (:mod:`harness.dask_executor`'s workers) calls it too.
 
     ``profile_options``: model options of one profile (e.g. an experiment stage's per-profile script)
     over ``model_options``.
@@ -475,26 +481,14 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
                 plan.model_client = episode_client(plan.template, plan.params, proxy, paths.root, settings.budget)
             elif proxy is not None:
                 plan.model_channel = proxy.open(plan.key, paths.root, settings.budget)
-            row = (run_harness_episode(plan, paths) if plan.in_harness
-                   else run_episode(plan, paths, runner_factory))
-            row["infra_retries"] = attempt
-            write_json(paths.row, row)  # atomically, with the attempt count
-            return row
+            return (run_harness_episode(plan, paths, attempt) if plan.in_harness
+                    else run_episode(plan, paths, runner_factory, attempt))
         except EpisodeError as exc:
             interrupt.check()  # a sandbox destroyed by the stop is no infrastructure failure to retry
             if not exc.kind.infra:
                 raise
             if attempt >= settings.infra_retries:
-                row = {"run_id": plan.run_id, "episode": plan.key, "task": plan.task_name,
-                       "episode_id": plan.episode_id, "template": plan.template.name,
-                       "profile": plan.profile.name if plan.profile else None,
-                       "agent": plan.agent.name if plan.agent else None,
-                       "sandbox": plan.backend.name if plan.backend else None,
-                       "status": "infra_failed", "error_kind": exc.kind.value, "error": str(exc),
-                       "infra_retries": attempt}
-                paths.root.mkdir(parents=True, exist_ok=True)
-                write_json(paths.row, row)
-                return row
+                return infra_failed_row(plan, paths, attempt, exc)
             attempt += 1
             on_event("retry", {"key": plan.key, "error": str(exc), "attempt": attempt})
             time.sleep(min(60.0, settings.infra_backoff_s * 2.0 ** (attempt - 1)))

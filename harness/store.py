@@ -111,18 +111,23 @@ class RunStore:
         return episode_rows(self.root)
 
     def write_results(self) -> Path:
-        """Write ``results.parquet`` from the finished episodes' rows."""
+        """Write ``results.parquet`` from the finished episodes' rows, typed by the columns' declarations
+        (:func:`harness.columns.to_table`) after :func:`harness.columns.check_frame` found no problem
+        (:class:`ResultsError` naming the file and the columns otherwise; the rows stay in ``row.json``)."""
         import pandas as pd  # imported on use: listing runs needs no pandas
+        import pyarrow.parquet as pq
+
+        from harness.columns import check_frame, to_table
 
         frame = pd.DataFrame(self.rows())
         if "episode_id" in frame.columns:  # each episode id once (a folder renamed by hand must not repeat it)
             frame = frame[~(frame["episode_id"].notna() & frame.duplicated("episode_id", keep="last"))]
-        for col in frame.columns[frame.dtypes == object]:  # e.g. one template's bools beside another's names
-            if len({type(v) for v in frame[col] if v is not None and v == v}) > 1:
-                frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
         path = self.root / "results.parquet"
+        problems = check_frame(frame)
+        if problems:
+            raise ResultsError(f"{path}: the rows do not fit their declared columns: " + "; ".join(problems))
         tmp = path.with_suffix(".parquet.tmp")
-        frame.to_parquet(tmp, index=False)
+        pq.write_table(to_table(frame.reset_index(drop=True)), tmp)
         os.replace(tmp, path)
         return path
 
@@ -156,6 +161,10 @@ def inside(root: Path | str, name: str) -> Path:
     if name in ("", ".", "..") or "/" in name or "\0" in name or Path(os.path.realpath(path)).parent != parent:
         raise HarnessError(f"{name!r}: not a folder name inside {root} (output must stay under it)")
     return path
+
+
+class ResultsError(HarnessError):
+    """Rows that do not fit their declared columns; the message names ``results.parquet`` and the columns."""
 
 
 class RowError(HarnessError):

@@ -89,11 +89,22 @@ class LazyGroup(click.Group):
             formatter.write_dl(sorted(rows))
 
 
+def taken_commands() -> dict[str, str]:
+    """The command names the CLI has without loading plugins: built-in and ``harness.commands`` entry points
+    (name -> owner, for the duplicate rule of :meth:`harness.plugins.Plugins.collect`)."""
+    taken = {name: "the harness (built-in command)" for name in BUILTIN}
+    for name, ep in command_entry_points().items():
+        taken.setdefault(name, f"entry point {ep.value!r} from distribution {ep.dist.name if ep.dist else '?'!r}")
+    return taken
+
+
 def hook_commands(group: click.Group) -> None:
-    """Add the commands plugins register through the ``register_commands`` hook (loads every plugin)."""
+    """Add the commands plugins register through the ``register_commands`` hook (loads every plugin); a name
+    the CLI already has is left out as a plugin problem (:meth:`harness.plugins.Plugins.commands`)."""
     from harness.plugins import plugins
 
-    plugins().commands(group)
+    for name, (_, command) in plugins().commands(taken_commands()).items():
+        group.add_command(command, name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

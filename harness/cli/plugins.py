@@ -50,31 +50,15 @@ def _row(kind: str, name: str, plugin: str, distribution: str, version: str) -> 
 
 def _commands(loaded: Plugins) -> list[dict[str, str]]:
     """Commands plugins add: declared entry points (not imported here) and ``register_commands`` ones."""
-    from harness.cli import command_entry_points
+    from harness.cli import command_entry_points, taken_commands
 
     rows = [_row("command", name, ep.value, ep.dist.name if ep.dist else "?", ep.dist.version if ep.dist else "?")
             for name, ep in command_entry_points().items()]
-    declared = {row["name"] for row in rows}
-    collector = _Collector()
-    loaded.call_each("register_commands", collector)
-    for name, plugin in collector.added.items():
-        if name not in declared:
-            rows.append(_row("command", name, plugin, *loaded.origin(plugin)))
+    for name, (plugin, _) in loaded.commands(taken_commands()).items():
+        rows.append(_row("command", name, plugin, *loaded.origin(plugin)))
     return rows
 
 
 def _report_sections(loaded: Plugins) -> list[dict[str, str]]:
     return [_row("report_section", template, plugin, *loaded.origin(plugin))
             for template, (plugin, _) in loaded.report_sections().items()]
-
-
-class _Collector(click.Group):
-    """A stand-in group recording which plugin added which command."""
-
-    def __init__(self) -> None:
-        super().__init__("collector")
-        self.added: dict[str, str] = {}
-        self._loaded = plugins()
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        self.added[name or cmd.name] = self._loaded._current or "(local)"

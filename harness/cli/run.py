@@ -206,7 +206,7 @@ def refuse_unused_sandbox_options(units, **given) -> None:
 
 def default_profile(task):
     """The profile a ``--task`` run without ``--agent`` uses: the one its template names
-    (:meth:`~harness.contracts.TaskTemplate.default_agent`); a refusal (HarnessError) when it names none."""
+    (:meth:`~harness.contracts.AgentTaskTemplate.default_agent`); a refusal (HarnessError) when it names none."""
     name = task.template.default_agent(task.params)
     if name is None:
         raise HarnessError(f"task template {task.template.name!r} names no default agent: give --agent PROFILE")

@@ -43,18 +43,19 @@ def _points(grid: dict) -> int:
 
 
 def _runners(stage) -> tuple[int, str]:
-    """How many agent profiles or forecasters a stage lists, and which (``(1, "")`` for neither: the specs'
-    own)."""
+    """How many agent profiles or entries of a template-declared axis a stage lists, and which (``(1, "")``
+    for neither: the specs' own); an axis ``models`` is counted as ``model(s)``."""
     if stage.agents:
         return len(dict.fromkeys(stage.agents)), "agent(s)"
-    if stage.forecasters:
-        return len(stage.forecasters), "forecaster(s)"
+    if stage.axis:
+        name, entries = stage.axis
+        return len(entries), (name[:-1] if name.endswith("s") else name) + "(s)"
     return 1, ""
 
 
 def stage_runs(stage, stages: dict, path: Path) -> tuple[str, int]:
     """``(product, runs)``: the task runs a stage expands to (a task spec after overrides × agent profile or
-    forecaster × grid point × seed × evidence source: the units of :func:`harness.experiment.expand_stage`)
+    axis entry × grid point × seed × evidence source: the units of :func:`harness.experiment.expand_stage`)
     and the product that gives their number.
 
     A task run is one or more episodes, as its template expands it; counting them needs the template's

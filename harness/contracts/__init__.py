@@ -12,12 +12,12 @@ from harness.contracts.simulator import (
     Configuration,
     Intervention,
     Parameter,
-    ReferenceTables,
     RuleOutcome,
     Simulator,
     Trajectory,
 )
-from harness.contracts.task import CallResult, EpisodeScore, Materialized, SubmissionRunner, TaskTemplate
+from harness.contracts.task import (AgentTaskTemplate, CallResult, EpisodeScore, InHarnessTaskTemplate, Materialized,
+                                    SubmissionRunner, TaskTemplate)
 
 __all__ = [
     "Agent", "AgentContext", "AgentInvocation", "ImageRecipe",
@@ -25,6 +25,7 @@ __all__ = [
     "Judge", "Verdict",
     "EpisodeArtifacts", "MetricExtractor", "ModelBackend",
     "HOME", "WORKSPACE", "ExecResult", "Limits", "Sandbox", "SandboxBackend", "SandboxSpec",
-    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "ReferenceTables", "RuleOutcome", "Simulator",
-    "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate",
+    "NO_CHANGE", "Channel", "Configuration", "Intervention", "Parameter", "RuleOutcome", "Simulator",
+    "Trajectory", "CallResult", "EpisodeScore", "Materialized", "SubmissionRunner", "TaskTemplate", "AgentTaskTemplate",
+    "InHarnessTaskTemplate",
 ]

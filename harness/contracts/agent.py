@@ -76,7 +76,7 @@ class Agent(ABC):
     Python) and so cannot run in an image backend such as docker.
     ``privileged_inputs``: the agent is a privileged baseline: the template also
     writes its privileged inputs into the workspace (e.g. clean paired reference
-    trajectories; :meth:`TaskTemplate.write_privileged`).
+    trajectories; :meth:`AgentTaskTemplate.write_privileged`).
     No other agent ever gets them.
     """
 

@@ -20,10 +20,15 @@ class EpisodeArtifacts:
 
 
 class MetricExtractor(ABC):
-    """Contract every metric extractor implements.  ``columns``: the names it returns."""
+    """Contract every metric extractor implements.
+
+    ``columns``: the results columns it returns, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
+    ``float`` or ``bool``; they join the results schema (:mod:`harness.columns`), and a name another owner
+    declares (the harness, the task template, another extractor) is refused before a run starts.
+    """
 
     name: str
-    columns: tuple[str, ...]
+    columns: dict[str, tuple[str, str]]
 
     @abstractmethod
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:

@@ -91,21 +91,6 @@ class RuleOutcome:
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class ReferenceTables:
-    """A paper's summaries of a simulator's retained pool, to compare a generated pool with.
-
-    ``ranges``: variable name (state variable or parameter) -> ``(min, median, max)`` over
-    the retained samples.  ``snr``: channel name -> ``((low mean, low sd), (high mean,
-    high sd))`` in dB at ``kappa_ref`` and ``kappa_high``.  ``source``: where the numbers
-    come from, e.g. a paper's table numbers.
-    """
-
-    ranges: Mapping[str, tuple[float, float, float]]
-    snr: Mapping[str, tuple[tuple[float, float], tuple[float, float]]]
-    source: str = ""
-
-
 class Simulator(ABC):
     """Contract every simulator plugin implements.
 
@@ -115,8 +100,7 @@ class Simulator(ABC):
     (:class:`Parameter` tuples; every parameter is an intervention target),
     ``channels`` (:class:`Channel` tuple), ``description`` (the domain-context
     paragraph of the prompt), ``kappa_ref`` (reference noise scale).  Optional:
-    ``reference`` (:class:`ReferenceTables`, published retained-pool summaries; read by the
-    pool summary), :meth:`early_rejection` (a cheap rule verdict before simulating) and
+    :meth:`early_rejection` (a cheap rule verdict before simulating) and
     :meth:`events_from_clean` (event times of a trajectory known only by its samples).
     """
 
@@ -129,12 +113,6 @@ class Simulator(ABC):
     channels: tuple[Channel, ...]
     description: str
     kappa_ref: float = 1.0
-    reference: ReferenceTables | None = None
-
-    @property
-    def kappa_high(self) -> float:
-        """kappa_high = 4 * kappa_ref."""
-        return 4.0 * self.kappa_ref
 
     @property
     def labels(self) -> list[str]:

@@ -1,10 +1,9 @@
-"""Task template contract: TaskSpec parameters -> episode workspace + hidden key -> score.
+"""Task template contract: TaskSpec parameters -> episodes -> results rows.
 
-A template turns the ``params`` block of a TaskSpec into episodes.  For each
-episode it writes the files the agent sees into ``workspace`` and the answer
-key into ``key_dir`` (never mounted into a sandbox), then scores what the agent
-left in the workspace.  Bad agent output is scored with a recorded reason,
-never raised.
+A template turns the ``params`` block of a TaskSpec into episodes, of one of two modes: an agent in a sandbox
+(:class:`AgentTaskTemplate`: a workspace and a hidden key per episode, then a score of what the agent left)
+or in the harness process (:class:`InHarnessTaskTemplate`: e.g. a forecaster on a forecasting task).
+:class:`TaskTemplate` is what both declare; a template may implement both modes.
 """
 
 from __future__ import annotations
@@ -51,14 +50,20 @@ class SubmissionRunner(Protocol):
 
 
 class TaskTemplate(ABC):
-    """Contract every task template implements.
+    """What every task template declares, whichever way its episodes run (:class:`AgentTaskTemplate`: an agent
+    in a sandbox; :class:`InHarnessTaskTemplate`: in the harness process; a template may do both, choosing per
+    params with :meth:`runs_in_harness`).
 
     ``name``: the ``template:`` value in TaskSpec YAML.  ``params_model``: a
     pydantic model (``extra="forbid"``) validating the spec's ``params``.
     ``result_columns``: the columns this template's params and score add to a
     results row, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
     ``float`` or ``bool``; the results schema (a ``pyarrow.Schema``, see
-    :func:`harness.report.schema.arrow_schema`) is built from them.
+    :func:`harness.columns.arrow_schema`) is built from them, and a name the
+    harness or a metric extractor declares is refused (:mod:`harness.columns`).
+    ``identity_columns``: besides profile and episode, the result columns that make a row a different result
+    (e.g. the model under test when one episode runs several): rows equal in all of these are one episode
+    repeated in several run directories, of which a report keeps the first.
     ``summary_columns``: results column -> header of the table ``harness run``
     prints at the end; the first is shown whenever a row has it (a headline
     score may be 0), the others when a row fills them with a value other than 0.
@@ -70,11 +75,17 @@ class TaskTemplate(ABC):
 
     name: str
     params_model: type[BaseModel]
-    #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
-    privileged_inputs: bool = False
     result_columns: dict[str, tuple[str, str]] = {}
+    identity_columns: tuple[str, ...] = ()
     summary_columns: dict[str, str] = {}
     agent_episode_columns: bool = True
+    #: The param listing the models under test that an experiment may give as a top-level axis of the same
+    #: name (entries ``NAME`` or ``{name, options}``; each entry runs as its own unit with the param set to that
+    #: one entry, see :class:`harness.config.ExperimentSpec`).  None: the template has no such axis.
+    experiment_axis: str | None = None
+    #: The param an experiment stage's ``evidence_from`` source (``{"run": <run dir>, "agent": <name>}``) is
+    #: written into.  None: the template reads no earlier stage's output.
+    evidence_param: str | None = None
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
         """Expensive one-time work before the episodes (e.g. building a sample pool),
@@ -87,31 +98,15 @@ class TaskTemplate(ABC):
         (``params.forecasters[0].name: ...``).  Must not depend on earlier stages' outputs (their run
         directories do not exist yet); :meth:`prepare` checks those.  Default: nothing."""
 
-    def profile_problem(self, params: BaseModel, profile: Any) -> str | None:
-        """For in-harness episodes (:meth:`runs_in_harness`): why they cannot run with agent profile
-        ``profile`` (``--agent``, an experiment's ``agents``; None: none given), as one sentence naming the
-        profile or field: a profile given that no episode would use, or none given where one is needed.
-        ``harness run`` refuses the run before writing anything.  Default None (no problem)."""
-        return None
-
     def episodes(self, params: BaseModel) -> list[str]:
         """Episode ids for these params (default: one episode, ``"0"``)."""
         return ["0"]
 
-    @abstractmethod
-    def materialize(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> Materialized:
-        """Write the agent-visible files to ``workspace`` and the answer key to ``key_dir``."""
-
-    @abstractmethod
-    def score(
-        self, params: BaseModel, episode: str, workspace: Path, key_dir: Path, run_submission: SubmissionRunner
-    ) -> EpisodeScore:
-        """Score the agent's output left in ``workspace`` against ``key_dir``."""
-
-    def write_privileged(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> None:
-        """Add the privileged inputs to a materialized ``workspace``; called only for agents
-        that declare ``privileged_inputs`` (default: the template has none)."""
-        raise NotImplementedError(f"template {self.name!r} has no privileged inputs")
+    def runs_in_harness(self, params: BaseModel) -> bool:
+        """True when these episodes run in the harness process with no sandbox and no agent (e.g.
+        forecasting episodes: the model under test is a forecaster; see :class:`InHarnessTaskTemplate`).
+        Default False."""
+        return False
 
     def rewrite_paths(self, params: BaseModel, spec_file: Path) -> BaseModel:
         """Resolve relative paths in params against the spec file (default: unchanged)."""
@@ -133,44 +128,6 @@ class TaskTemplate(ABC):
         rows), e.g. the chance level of the headline score.  Cheap: no files read.  Default: none."""
         return []
 
-    def needs_agent_profile(self, params: BaseModel) -> bool:
-        """True when these episodes need an agent profile named by the user (``--agent`` or an
-        experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""
-        return False
-
-    def default_agent(self, params: BaseModel) -> str | None:
-        """The agent profile name (``agent_profiles/NAME.yaml``) that ``harness run --task`` uses for
-        these sandboxed episodes when no ``--agent`` is given; None (the default): ``--agent`` is required."""
-        return None
-
-    def runs_in_harness(self, params: BaseModel) -> bool:
-        """True when these episodes run in the harness process with no sandbox and no agent (e.g.
-        forecasting episodes: the model under test is a forecaster).  Default False."""
-        return False
-
-    def model_profile(self, params: BaseModel, episode: str, profile: Any) -> Any | None:
-        """For in-harness episodes: the agent profile whose model episode ``episode`` calls through the model
-        proxy (its prices and past usage give ``harness plan``'s estimate), given ``profile`` (``--agent``,
-        an experiment's ``agents``; None: none given); None when the episode calls no model (e.g. a
-        statistical forecaster).  Raises ValueError when the episode calls a model and no profile can be
-        chosen.  Default None (in-harness episodes call no model)."""
-        return None
-
-    def model_settings(self, params: BaseModel) -> dict[str, Any]:
-        """For in-harness episodes that call a model: the params' own model settings, ``{"backend": NAME or
-        None, "options": {...} (e.g. ``{"script": FILE}``), "budget": Budget or None (per-call caps)}``; the
-        run's ``--model-backend`` and ``--script`` take precedence.  Default ``{}``."""
-        return {}
-
-    def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any,
-                       model: Any = None) -> EpisodeScore:
-        """Run one in-harness episode, writing its files under ``folder``; ``metrics`` become the results
-        row's columns (a ``status`` among them).  Failures of the model under test are scored, never raised.
-        ``model``: a :class:`harness.ModelClient` on the run's proxy for the profile :meth:`model_profile`
-        names (rate-limited and priced with the run's other model calls; logs under ``folder/proxy/``);
-        None when the episode calls no model (the argument is then not passed)."""
-        raise NotImplementedError(f"template {self.name!r} has no in-harness episodes")
-
     def usage_estimate(self, params: BaseModel, profile: Any) -> dict[str, Any] | None:
         """Expected model usage of one episode of these params by agent profile ``profile`` when no earlier
         run says (``harness plan``): ``{"prompt_tokens", "cached_tokens", "completion_tokens"}`` (prompt
@@ -182,6 +139,83 @@ class TaskTemplate(ABC):
         """After a run's episodes of these params: write run-level files (e.g. submission files) from
         ``rows``; returns a JSON-able summary stored in ``run.json`` (default: nothing)."""
         return {}
+
+
+class AgentTaskTemplate(TaskTemplate):
+    """A template whose episodes an agent runs in a sandbox: it writes each episode's workspace and hidden
+    answer key (never mounted into a sandbox), then scores what the agent left in the workspace.  Bad agent
+    output is scored with a recorded reason, never raised.  Conformance kit:
+    :class:`harness.testing.AgentTaskTemplateTests`."""
+
+    #: The template implements :meth:`write_privileged` (agents with ``privileged_inputs`` may run on it).
+    privileged_inputs: bool = False
+
+    @abstractmethod
+    def materialize(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> Materialized:
+        """Write the agent-visible files to ``workspace`` and the answer key to ``key_dir``."""
+
+    @abstractmethod
+    def score(
+        self, params: BaseModel, episode: str, workspace: Path, key_dir: Path, run_submission: SubmissionRunner
+    ) -> EpisodeScore:
+        """Score the agent's output left in ``workspace`` against ``key_dir``."""
+
+    def write_privileged(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> None:
+        """Add the privileged inputs to a materialized ``workspace``; called only for agents
+        that declare ``privileged_inputs`` (default: the template has none)."""
+        raise NotImplementedError(f"template {self.name!r} has no privileged inputs")
+
+    def needs_agent_profile(self, params: BaseModel) -> bool:
+        """True when these episodes need an agent profile named by the user (``--agent`` or an
+        experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""
+        return False
+
+    def default_agent(self, params: BaseModel) -> str | None:
+        """The agent profile name (``agent_profiles/NAME.yaml``) that ``harness run --task`` uses for
+        these sandboxed episodes when no ``--agent`` is given; None (the default): ``--agent`` is required."""
+        return None
+
+
+class InHarnessTaskTemplate(TaskTemplate):
+    """A template whose episodes run in the harness process, with no sandbox and no agent (e.g. a forecaster
+    on a forecasting task): :meth:`run_in_harness` runs one and scores it.  Its rows carry the row key and
+    its ``result_columns`` only (``agent_episode_columns`` False), among which it declares ``status``.
+    Conformance kit: :class:`harness.testing.InHarnessTaskTemplateTests`."""
+
+    agent_episode_columns: bool = False
+
+    def runs_in_harness(self, params: BaseModel) -> bool:
+        return True
+
+    @abstractmethod
+    def run_in_harness(self, params: BaseModel, episode: str, folder: Path, profile: Any,
+                       model: Any = None) -> EpisodeScore:
+        """Run one in-harness episode, writing its files under ``folder``; ``metrics`` become the results
+        row's columns (a ``status`` among them: ``failed`` is written there when this raises).  Failures of
+        the model under test are scored, never raised.  ``model``: a :class:`harness.ModelClient` on the
+        run's proxy for the profile :meth:`model_profile` names (rate-limited and priced with the run's other
+        model calls; logs under ``folder/proxy/``); None when the episode calls no model (the argument is
+        then not passed)."""
+
+    def model_settings(self, params: BaseModel) -> dict[str, Any]:
+        """For episodes that call a model: the params' own model settings, ``{"backend": NAME or None,
+        "options": {...} (e.g. ``{"script": FILE}``), "budget": Budget or None (per-call caps)}``; the run's
+        ``--model-backend`` and ``--script`` take precedence.  Default ``{}``."""
+        return {}
+
+    def profile_problem(self, params: BaseModel, profile: Any) -> str | None:
+        """Why these episodes cannot run with agent profile ``profile`` (``--agent``, an experiment's
+        ``agents``; None: none given), as one sentence naming the profile or field: a profile given that no
+        episode would use, or none given where one is needed.  ``harness run`` refuses the run before writing
+        anything.  Default None (no problem)."""
+        return None
+
+    def model_profile(self, params: BaseModel, episode: str, profile: Any) -> Any | None:
+        """The agent profile whose model episode ``episode`` calls through the model proxy (its prices and
+        past usage give ``harness plan``'s estimate), given ``profile`` (``--agent``, an experiment's
+        ``agents``; None: none given); None when the episode calls no model (e.g. a statistical forecaster).
+        Raises ValueError when the episode calls a model and no profile can be chosen.  Default None."""
+        return None
 
 
 ParamsFactory = Callable[[dict], BaseModel]

@@ -137,7 +137,7 @@ class ProxyLogWriter:
             self._file.close()
 
 
-#: Bounds of a proxy log read back (the file, and each record; see :mod:`harness._untrusted`).
+#: Bounds of a proxy log read back (the file, and each record; see :mod:`harness.untrusted`).
 LOG_BOUNDS = untrusted.Bounds(max_bytes=1 << 30, max_depth=512, max_items=10_000_000, max_string=256 * 2**20)
 
 

@@ -4,8 +4,8 @@ Each run directory contributes its ``results.parquet`` (or, for a run that
 stopped before writing it, the ``episodes/*/row.json`` files).  Rows get a
 ``run_dir`` column so per-episode files (``score.json``, ``key/key.json``)
 can be found again.  The same episode in several run directories is kept once,
-unless the rows differ in an :data:`IDENTITY_COLUMNS` column (e.g. forecasts
-from different evidence sources); mixed sample counts are reported.  Rows flagged as not comparable (a true value in any
+unless the rows differ in a column their template declares in ``identity_columns`` (e.g. forecasts
+from different evidence sources).  Rows flagged as not comparable (a true value in any
 ``flag_*`` column, e.g. ``flag_untrained``) are refused: left out of every
 table, with a message naming the runs and episodes.
 """
@@ -22,10 +22,15 @@ from harness.errors import HarnessError
 from harness.store import RowError, episode_rows
 
 
-#: Besides profile and episode, the columns that make a row a different result: rows equal in all of
-#: these (present ones) are one episode repeated in several run directories (the first is kept).
-IDENTITY_COLUMNS = ("forecaster", "forecaster_options", "context", "evidence_run", "evidence_agent",
-                    "fitted_model", "n_samples")
+def identity_columns(templates) -> list[str]:
+    """Besides profile and episode, the columns that make a row a different result: the
+    ``identity_columns`` of the registered ``templates`` (rows equal in all of these present ones are one
+    episode repeated in several run directories; the first is kept)."""
+    from harness.plugins import plugins
+
+    registry = plugins().registry("task_template")
+    found = [c for name in templates if name in registry for c in registry[name].obj.identity_columns]
+    return list(dict.fromkeys(found))
 
 
 class ReportError(HarnessError):
@@ -91,7 +96,8 @@ def load_results(run_dirs: list[Path | str]) -> Results:
         raise ReportError("; ".join(empty))
     frame = pd.concat(frames, ignore_index=True, sort=False)
     if {"profile", "episode"} <= set(frame.columns):
-        identity = ["profile", "episode", *[c for c in IDENTITY_COLUMNS if c in frame.columns]]
+        templates = frame["template"].dropna().unique() if "template" in frame.columns else []
+        identity = ["profile", "episode", *[c for c in identity_columns(templates) if c in frame.columns]]
         repeated = frame.duplicated(subset=identity, keep="first")
         if repeated.any():
             dup = frame[repeated]
@@ -99,11 +105,6 @@ def load_results(run_dirs: list[Path | str]) -> Results:
                             f"directories; the first is kept): "
                             + ", ".join(f"{r.profile}/{r.episode} in {r.run_dir}" for r in dup.itertuples()))
             frame = frame[~repeated].reset_index(drop=True)
-    if "n_samples" in frame.columns:
-        counts = sorted({int(n) for n in frame["n_samples"].dropna()})
-        if len(counts) > 1:
-            messages.append(f"the rows mix sample counts (n_samples = {', '.join(map(str, counts))}): "
-                            "scores of different sample counts are kept apart, not pooled")
     flags = [c for c in frame.columns if c.startswith("flag_")]
     if flags:
         flagged = frame[flags].apply(lambda col: col.map(_bool)).any(axis=1)

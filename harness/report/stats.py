@@ -52,7 +52,7 @@ TIE_TOL = 1e-12
 
 
 def within_simulator_sd(values: Sequence[float], simulators: Sequence[str]) -> float | None:
-    """Sample SD (ddof = 1) of values minus their simulator's mean (Section 4.2).
+    """Sample SD (ddof = 1) of values minus their simulator's mean (the spread of the aggregate tables).
 
     None with fewer than 2 values, or when no simulator has 2 (every residual would be 0 by
     construction, which says nothing about variability)."""

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness._untrusted import remove_tree
+from harness.untrusted import remove_tree
 from harness.sandbox import cgroups, owner
 
 TEMP_PREFIXES = ("harness-sbx-", "harness-sub-", "harness-probe-")

@@ -43,7 +43,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness._untrusted import copy_tree, remove_tree
+from harness.untrusted import copy_tree, remove_tree
 from harness.contracts.sandbox import HOME, WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxSpec
 
 from harness.sandbox.docker_engine import (LABEL_EPISODE, LABEL_MANAGED, LABEL_RUN, DockerSandboxError, connect,

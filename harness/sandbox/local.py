@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness._untrusted import copy_tree, remove_tree
+from harness.untrusted import copy_tree, remove_tree
 from harness.contracts.sandbox import (
     HOME,
     WORKSPACE,

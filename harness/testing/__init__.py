@@ -1,6 +1,7 @@
 """Conformance suites for plugin authors: subclass one class per plugin kind in your tests.
 
-Each aggregate class (``SimulatorTests``, ``TaskTemplateTests``, ``AgentTests``,
+Each aggregate class (``SimulatorTests``, ``AgentTaskTemplateTests`` and ``InHarnessTaskTemplateTests``
+(each with the declarations every template shares, ``TaskTemplateTests``), ``AgentTests``,
 ``ForecasterTests``, ``MetricExtractorTests``, ``ModelBackendTests``,
 ``SandboxBackendTests``, ``JudgeTests``) is built from per-area base classes in its
 module where it has areas, so an author can leave one area out by subclassing the
@@ -20,7 +21,7 @@ from harness.testing.judge import JudgeTests
 from harness.testing.model import ModelBackendTests
 from harness.testing.sandbox import SandboxBackendTests
 from harness.testing.simulator import SimulatorTests
-from harness.testing.task import TaskTemplateTests
+from harness.testing.task import AgentTaskTemplateTests, InHarnessTaskTemplateTests, TaskTemplateTests
 
 __all__ = ["AgentTests", "ForecasterTests", "JudgeTests", "MetricExtractorTests", "ModelBackendTests", "SandboxBackendTests", "SimulatorTests",
-           "TaskTemplateTests"]
+           "TaskTemplateTests", "AgentTaskTemplateTests", "InHarnessTaskTemplateTests"]

@@ -4,7 +4,7 @@ Fixture contract: override ``simulator`` to return an instance of your
 :class:`harness.contracts.Simulator`.  Optional knobs (class attributes):
 ``n_configurations`` (how many sampled configurations the checks use) and
 ``noise_seeds`` (N for the noise_power agreement check).  The optional contract parts
-(``early_rejection``, ``reference``) are checked when a simulator provides them::
+(``early_rejection``) are checked when a simulator provides them::
 
     import pytest
     from harness.testing import SimulatorTests
@@ -21,6 +21,9 @@ import numpy as np
 import pytest
 
 from harness.contracts import NO_CHANGE, Simulator
+
+#: A noise scale above ``kappa_ref`` (as a multiple of it) that the observation checks compare with.
+LARGER = 2.0
 
 
 class SimulatorTests:
@@ -49,7 +52,7 @@ class SimulatorTests:
         assert simulator.name and simulator.name == simulator.name.lower()
         assert isinstance(simulator.version, str) and simulator.version
         assert simulator.horizon > 0 and 0 < simulator.dt < simulator.horizon
-        assert simulator.kappa_ref > 0 and simulator.kappa_high == pytest.approx(4 * simulator.kappa_ref)
+        assert simulator.kappa_ref > 0
         assert simulator.description.strip()
 
     def test_labels(self, simulator):
@@ -109,13 +112,13 @@ class SimulatorTests:
         np.testing.assert_array_equal(a, simulator.observe(clean, simulator.kappa_ref, 7))
         assert not np.array_equal(a, simulator.observe(clean, simulator.kappa_ref, 8))
         low = np.mean((a - clean.values) ** 2)
-        high = np.mean((simulator.observe(clean, simulator.kappa_high, 7) - clean.values) ** 2)
-        assert high > low > 0, "more noise at kappa_high than at kappa_ref"
+        high = np.mean((simulator.observe(clean, LARGER * simulator.kappa_ref, 7) - clean.values) ** 2)
+        assert high > low > 0, "more noise at a larger kappa"
 
     def test_noise_power_matches_definition(self, simulator, configurations):
         clean = simulator.simulate(configurations[0])
-        fast = simulator.noise_power(clean, simulator.kappa_high, self.noise_seeds)
-        direct = Simulator.noise_power(simulator, clean, simulator.kappa_high, self.noise_seeds)
+        fast = simulator.noise_power(clean, LARGER * simulator.kappa_ref, self.noise_seeds)
+        direct = Simulator.noise_power(simulator, clean, LARGER * simulator.kappa_ref, self.noise_seeds)
         np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-15)
 
     def test_rejection_rules(self, simulator, configurations):
@@ -143,14 +146,3 @@ class SimulatorTests:
                 full = simulator.rejection_rules(config, iv, simulator.simulate(config, iv), baseline)
                 failed = [o.rule for o in full if not o.passed]
                 assert not early.passed and failed and failed[0] == early.rule, (config, iv, early, failed)
-
-    def test_reference_tables_match_the_ranges(self, simulator):
-        """When a reference retained-pool table is given, it names every variable and holds its bounds."""
-        ref = simulator.reference
-        if ref is None:
-            pytest.skip("no reference tables")
-        for v in simulator.state_variables + simulator.parameters:
-            assert v.name in ref.ranges, f"reference.ranges lacks {v.name!r}"
-            lo, med, hi = ref.ranges[v.name]
-            assert lo <= med <= hi and v.low <= lo and hi <= v.high, v.name
-        assert set(ref.snr) <= {c.name for c in simulator.channels}

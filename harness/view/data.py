@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness._untrusted import walk_files
+from harness.untrusted import walk_files
 from harness.report.load import read_run
 from harness.trajectory import content_images, content_text, steps as trajectory_steps
 

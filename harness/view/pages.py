@@ -130,20 +130,15 @@ class ViewPage:
 
 
 def registered_pages() -> dict[str, ViewPage]:
-    """View pages registered by the loaded plugins, by template (first registration wins)."""
+    """View pages registered by the loaded plugins, by template, through the one dispatch path and duplicate
+    rule of every register hook (:meth:`harness.plugins.Plugins.collect`: the first registration of a template
+    is kept, a later one is a plugin problem naming both plugins)."""
     from harness import plugins as registry
 
-    found: dict[str, ViewPage] = {}
-    plugin_set = registry.plugins()
-    for impl in plugin_set.pm.hook.register_view_pages.get_hookimpls():
-        def register(page: ViewPage) -> None:
-            if isinstance(page, ViewPage) and page.template:
-                found.setdefault(page.template, page)
+    def make(page: Any) -> tuple[str, ViewPage]:
+        if not isinstance(page, ViewPage) or not page.template:
+            raise TypeError(f"register(page) needs a harness.view.ViewPage with a template, got {page!r}")
+        return page.template, page
 
-        try:
-            impl.function(register)
-        except Exception as exc:  # noqa: BLE001 - a failing plugin costs its own pages only
-            dist = plugin_set._origin.get(impl.plugin_name, ("(local)", ""))[0]
-            plugin_set.problems.append(registry.PluginProblem(dist, impl.plugin_name, "register_view_pages",
-                                                              f"raised {type(exc).__name__}: {exc}"))
-    return found
+    found = registry.plugins().collect("register_view_pages", "view page", make)
+    return {template: page for template, (_, page) in found.items()}

@@ -61,7 +61,7 @@ class InteractionMetrics(MetricExtractor):
     """
 
     name = "interaction"
-    columns = ("agent_iterations", "tool_calls")
+    columns = {"agent_iterations": ("int", "LLM calls"), "tool_calls": ("int", "well-formed tool calls")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         trajectory = artifacts.trajectory
@@ -97,7 +97,9 @@ class PythonUseMetrics(MetricExtractor):
     """
 
     name = "python-use"
-    columns = ("python_calls", "python_statements", "shell_parse_fallbacks")
+    columns = {"python_calls": ("int", "Python interpreter invocations"),
+               "python_statements": ("int", "AST statements over distinct displayed source versions"),
+               "shell_parse_fallbacks": ("int", "shell commands read by the fallback lexer")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         if artifacts.trajectory is None:
@@ -137,7 +139,8 @@ class PlotMetrics(MetricExtractor):
     """
 
     name = "plots"
-    columns = ("plots_generated", "plots_inspected")
+    columns = {"plots_generated": ("int", "image-like files created in the workspace"),
+               "plots_inspected": ("int", "generated images opened successfully; null without image support")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         generated = generated_images(artifacts.workspace)
@@ -174,7 +177,7 @@ class NumericOutputMetrics(MetricExtractor):
     """
 
     name = "numeric-output"
-    columns = ("numeric_values_printed",)
+    columns = {"numeric_values_printed": ("int", "numeric literals in tool output")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         trajectory = artifacts.trajectory
@@ -222,7 +225,11 @@ class ConsoleShareMetrics(MetricExtractor):
     """
 
     name = "console-share"
-    columns = ("console_tokens", "context_tokens", "console_token_share", "tokenizer", "context_source")
+    columns = {"console_tokens": ("int", "console-output tokens summed over LLM calls"),
+               "context_tokens": ("int", "input-context tokens summed over LLM calls"),
+               "console_token_share": ("float", "console_tokens / context_tokens"),
+               "tokenizer": ("str", "tiktoken:<encoding> or fallback:..."),
+               "context_source": ("str", "proxy | trajectory")}
 
     def __init__(self, allow_encoding: bool = True):
         self.allow_encoding = allow_encoding
@@ -299,8 +306,15 @@ class UsageMetrics(MetricExtractor):
     """
 
     name = "usage"
-    columns = ("prompt_tokens", "cached_tokens", "completion_tokens", "total_tokens", "cost_usd",
-               "total_seconds", "usage_source")
+    #: the token columns are the model proxy's too: its measurement replaces these when the episode had a proxy
+    columns = {"prompt_tokens": ("int", "input tokens incl. cached"),
+               "cached_tokens": ("int", "cached input tokens"),
+               "completion_tokens": ("int", "output tokens incl. reasoning"),
+               "total_tokens": ("int", "prompt + completion tokens"),
+               "cost_usd": ("float", "token cost at the profile's prices (USD)"),
+               "total_seconds": ("float", "agent-system wall-clock: longer of the trajectory's and the proxy log's "
+                                          "span (s)"),
+               "usage_source": ("str", "proxy | trajectory")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         log = read_proxy_log(artifacts.proxy_log)

@@ -88,6 +88,65 @@ def test_core_names_no_benchmark_and_no_plugin():
     assert not hits, "a benchmark or plugin is named in harness/:\n" + "\n".join(hits)
 
 
+#: Fields of the core's own formats that a plugin's column repeats (``tool_calls``: an ATIF step field the core's
+#: trajectory model parses, and a metric extractor's count of well-formed ones).
+CORE_FIELDS = frozenset({"tool_calls"})
+
+#: A paper's section, table, figure or equation cited by number: the knowledge of a benchmark, not of the core.
+PAPER_REFERENCE = re.compile(r"\b(?:Appendix [A-Z]\b|Section \d|Table \d|Figure \d|Fig\. ?\d|[Ee]quation \(?\d)|§ ?\d")
+
+
+def plugin_columns() -> set[str]:
+    """The results columns the built-in plugins declare (templates' ``result_columns`` and
+    ``identity_columns``, metric extractors' ``columns``) that the core does not declare itself, as far as
+    they are compound names (``n_samples``; a single word such as ``seed`` is an ordinary word)."""
+    from harness.columns import CORE, IN_HARNESS, USAGE
+    from harness.plugins import plugins
+
+    names: set[str] = set()
+    for reg in plugins().registry("task_template").values():
+        names |= set(reg.obj.result_columns) | set(reg.obj.identity_columns)
+    for reg in plugins().registry("metric_extractor").values():
+        names |= set(reg.obj.columns)
+    return {n for n in names if "_" in n} - set(CORE) - set(USAGE) - set(IN_HARNESS) - CORE_FIELDS
+
+
+def test_core_names_no_plugin_column_and_cites_no_paper():
+    """A column a plugin owns, written as a string in the core (``"n_samples"``), or a paper's section cited
+    by number (``Section 4.2``, ``Appendix G``, ``equation (1)``) is a benchmark's knowledge in harness/."""
+    columns = plugin_columns()
+    assert {"n_samples", "evidence_agent", "python_calls", "heldout_accuracy", "console_token_share"} <= columns
+    literal = re.compile("([\"'])(?:" + "|".join(re.escape(c) for c in sorted(columns, key=len, reverse=True))
+                         + ")\\1")
+    caught = ['IDENTITY = ("forecaster_options", "n_samples")', "row.get('python_calls')"]
+    assert all(literal.search(line) for line in caught), caught
+    assert not literal.search('"n_samples_total", ``python_calls`` in prose, "tool_calls"')
+    cited = ["(Section 4.2)", "TraceBench Appendix G", "equation (1) at the prices", "Table 22", "Figure 4", "§3"]
+    assert all(PAPER_REFERENCE.search(line) for line in cited), [c for c in cited if not PAPER_REFERENCE.search(c)]
+    assert not PAPER_REFERENCE.search("a Table of results, Appendix: none, figure it out")
+    hits = [f"{path.relative_to(ROOT).as_posix()}:{lineno}: {match.group(0)}"
+            for path in sorted((ROOT / "harness").rglob("*.py"))
+            for lineno, line in enumerate(path.read_text().splitlines(), 1)
+            for match in (*literal.finditer(line), *PAPER_REFERENCE.finditer(line))]
+    assert not hits, "a plugin's column or a paper's section is named in harness/:\n" + "\n".join(hits)
+
+
+def test_no_engine_module_imports_a_private_name_of_another_package():
+    """An engine module reaches another package's code through its public names (e.g. the Dask executor runs
+    planned episodes through ``harness.run.run_plans``); a package's own modules may share private names."""
+    import ast
+
+    hits = []
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        package = ".".join(path.relative_to(ROOT).parent.parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness"):
+                own = node.module == package or node.module.startswith(package + ".") and package != "harness"
+                hits += [f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {node.module}.{a.name}"
+                         for a in node.names if a.name.startswith("_") and not a.name.startswith("__") and not own]
+    assert not hits, "private names imported across packages:\n" + "\n".join(hits)
+
+
 def test_at_most_three_modules_over_500_lines_each_saying_why():
     """Small focused modules: at most three modules of harness/ and plugins/ exceed 500 lines, and each
     begins with a one-line ``# Over 500 lines: <reason>`` comment."""

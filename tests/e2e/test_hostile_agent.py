@@ -128,7 +128,7 @@ def register_agents(register):
 def _remove_deep_trees(tmp_path):
     """pytest's own clean-up of old temporary folders recurses per level: remove the deep tree here."""
     yield
-    from harness._untrusted import remove_tree
+    from harness.untrusted import remove_tree
 
     remove_tree(tmp_path)
 

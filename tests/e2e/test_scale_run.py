@@ -29,7 +29,7 @@ from harness.limits import RateLimiter
 from harness.plan import plan_costs
 from harness.profiles import resolve_profile
 from harness.run import execute, load_task
-from harness.store import RowError, RunStore, episode_rows
+from harness.store import RowError, RunStore, episode_rows, write_json
 from tests.support.paths import REPO
 
 SPEC = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
@@ -263,7 +263,7 @@ def test_an_injected_infrastructure_error_is_retried_and_reported_apart(tmp_path
     real = run_module.run_harness_episode
     calls: dict[str, int] = {}
 
-    def flaky(plan, paths):
+    def flaky(plan, paths, attempt=0):
         calls[plan.key] = calls.get(plan.key, 0) + 1
         if "task_42" in plan.key and "no-context" in plan.key and calls[plan.key] == 1:
             (paths.root / "partial.txt").parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +271,7 @@ def test_an_injected_infrastructure_error_is_retried_and_reported_apart(tmp_path
             raise EpisodeError(ErrorKind.SANDBOX_START, "injected: engine unavailable")
         if "task_201" in plan.key and "no-context" in plan.key:
             raise EpisodeError(ErrorKind.UPSTREAM, "injected: always down")
-        return real(plan, paths)
+        return real(plan, paths, attempt)
 
     monkeypatch.setattr(run_module, "run_harness_episode", flaky)
     events = []
@@ -302,9 +302,9 @@ def test_a_run_level_cost_cap_stops_new_episodes_and_lets_running_ones_finish(tm
 
     real = run_module.run_harness_episode
 
-    def priced(plan, paths):
-        row = real(plan, paths)
-        row["cost_usd"] = 1.0
+    def priced(plan, paths, attempt=0):  # each episode costs $1, in its row.json too (a resumed run reads it)
+        row = {**real(plan, paths, attempt), "cost_usd": 1.0}
+        write_json(paths.row, row)
         return row
 
     monkeypatch.setattr(run_module, "run_harness_episode", priced)

@@ -146,16 +146,67 @@ def test_plugins_list_shows_commands_and_report_sections(make_distribution, fres
 
 
 def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
+    """Every hook's docstring says, like pytest's, its arguments, its return value, when it is called and what
+    a duplicate does; every hook but ``register_commands`` has a built-in implementation (the built-in
+    commands are declared once, as ``harness.commands`` entry points, which need no plugin loading)."""
     from harness import hookspecs
     from harness.plugins import HOOKS
 
     loaded = fresh_plugins()
     assert set(HOOKS) == {name for name in dir(hookspecs) if name.startswith("register_")}
     for hook in HOOKS:
-        assert (getattr(hookspecs, hook).__doc__ or "").strip(), f"hook {hook} has no docstring"
+        doc = getattr(hookspecs, hook).__doc__ or ""
+        for part in (":param", ":returns:", "Called ", "Duplicate"):
+            assert part in doc, f"hook {hook}'s docstring does not say {part!r}"
         builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()
                     if loaded.origin(impl.plugin_name)[0] == "tsagent-harness"]
-        assert builtins, f"no built-in plugin implements {hook}"
+        assert bool(builtins) == (hook != "register_commands"), (hook, builtins)
+
+
+PAGE = """
+from harness import ViewPage, hookimpl
+
+@hookimpl
+def register_view_pages(register):
+    register(ViewPage(template="shared-template", metric="score"))
+"""
+
+
+def test_two_plugins_registering_one_view_page_name_behave_like_one_agent_name(make_distribution, fresh_plugins):
+    """The duplicate rule is one for every kind: the first registration is kept, the other is a problem
+    naming both plugins and distributions, for a view page as for a forecaster."""
+    from harness.view.pages import registered_pages
+
+    make_distribution("acme-forecasts", {"acme": "acme_plugin"}, {"acme_plugin": GOOD + PAGE})
+    make_distribution("copycat", {"copy": "copy_plugin"}, {"copy_plugin": GOOD + PAGE})
+    loaded = fresh_plugins()
+    with pytest.warns(PluginWarning):
+        forecaster = loaded.registry("forecaster")["flat-test"]
+    with pytest.warns(PluginWarning):
+        page_owner = loaded.collect("register_view_pages", "view page", lambda page: (page.template, page))
+    kept = {"forecaster": forecaster.plugin, "view page": page_owner["shared-template"][0]}
+    assert kept["forecaster"] == kept["view page"]  # the same plugin wins both
+    loser = ({"acme", "copy"} - {kept["forecaster"]}).pop()
+    problems = {p.hook: p for p in loaded.problems if p.plugin == loser and "duplicate" in p.reason}
+    assert problems["register_forecasters"].reason == (
+        f"duplicate forecaster name 'flat-test': already registered by plugin {kept['forecaster']!r} from "
+        f"distribution {loaded.origin(kept['forecaster'])[0]!r}")
+    assert problems["register_view_pages"].reason == (
+        f"duplicate view page name 'shared-template': already registered by plugin {kept['forecaster']!r} from "
+        f"distribution {loaded.origin(kept['forecaster'])[0]!r}")
+    with pytest.warns(PluginWarning, match="duplicate view page name 'shared-template'"):
+        assert registered_pages()["shared-template"].metric == "score"  # the viewer's path, the same rule
+
+
+def test_built_in_commands_are_registered_once(fresh_plugins):
+    from harness.cli import taken_commands
+
+    loaded = fresh_plugins()
+    assert loaded.commands(taken_commands()) == {}
+    assert not [p for p in loaded.problems if p.hook == "register_commands"]
+    result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
+    names = [r["name"] for r in json.loads(result.output)["plugins"] if r["kind"] == "command"]
+    assert sorted(names) == sorted(set(names)) and {"generate", "plot-sample", "dr-score"} <= set(names)
 
 
 def test_the_readme_lists_every_hook_once():

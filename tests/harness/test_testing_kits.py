@@ -9,9 +9,12 @@ import pytest
 from tests.support.tracebench_fakes import FakePool, StandInBallDrop, registry_with
 
 import harness.plugins
-from harness.testing import (AgentTests, MetricExtractorTests, ModelBackendTests, SandboxBackendTests,
-                             TaskTemplateTests)
+from harness.run import load_task
+from harness.testing import (AgentTaskTemplateTests, AgentTests, InHarnessTaskTemplateTests, MetricExtractorTests,
+                             ModelBackendTests, SandboxBackendTests)
+from tests.support.paths import REPO
 from harness.testing.sandbox import SandboxTimeoutTests
+from harness.testing.task import TaskTemplateLeakTests, TaskTemplateScoringTests, TaskTemplateTests
 from harness.testing.model import chat_request
 
 
@@ -43,7 +46,7 @@ class TestBuiltinModelBackends(ModelBackendTests):
         return chat_request("Say hello.")
 
 
-class TestTracebenchTemplate(TaskTemplateTests):
+class TestTracebenchTemplate(AgentTaskTemplateTests):
     @pytest.fixture(autouse=True)
     def simulators(self):
         sims = {n: StandInBallDrop(n) for n in ("toyball",)}
@@ -78,6 +81,47 @@ class TestTracebenchTemplate(TaskTemplateTests):
         key = json.loads((key_dir / "key.json").read_text())
         return {name: entry["sample_id"] if isinstance(entry, dict) and "sample_id" in entry else entry
                 for name, entry in key["test"].items()}
+
+
+DRCIK_SPEC = REPO / "tasks" / "drcik" / "sample-statistical.yaml"
+
+
+class TestDrcikForecasts(InHarnessTaskTemplateTests):
+    """Dr-CiK forecasting episodes run in the harness: the in-harness kit on the bundled sample."""
+
+    @pytest.fixture
+    def template(self):
+        from tsagent_plugins.tasks.drcik.template import DrcikTemplate
+
+        return DrcikTemplate()
+
+    @pytest.fixture
+    def params(self, template):
+        return load_task(DRCIK_SPEC, {"forecasters": ["naive"], "contexts": ["no-context", "background"],
+                                      "samples": 5, "episodes": ["task_42"]}).params
+
+    @pytest.fixture
+    def volatile_columns(self):
+        return ("seconds",)
+
+
+class TestDrcikResearch(TaskTemplateTests, TaskTemplateLeakTests, TaskTemplateScoringTests):
+    """Dr-CiK deep-research episodes run an agent in a sandbox: the agent kit on the bundled sample, without
+    its reproducibility area: each materialization salts the corpus file names with a fresh secret (so the
+    names say nothing across episodes; the key records the salt), by design not byte-reproducible."""
+
+    def test_runs_agent_episodes(self, template, params):
+        assert not template.runs_in_harness(params)
+
+    @pytest.fixture
+    def template(self):
+        from tsagent_plugins.tasks.drcik.template import DrcikTemplate
+
+        return DrcikTemplate()
+
+    @pytest.fixture
+    def params(self, template):
+        return load_task(DRCIK_SPEC, {"episode_kind": "research", "forecasters": [], "episodes": ["task_42"]}).params
 
 
 ISOLATING = ["bubblewrap", "unshare", "docker"]

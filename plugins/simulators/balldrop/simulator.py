@@ -9,12 +9,12 @@ from harness import (
     Configuration,
     Intervention,
     Parameter,
-    ReferenceTables,
     RuleOutcome,
     SimulatedTrajectory as Trajectory,
 )
 from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
 from tsagent_plugins.simulators.common.base import SampledSimulator
+from tsagent_plugins.simulators.common.reference import ReferenceTables
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "

@@ -15,6 +15,7 @@ import numpy as np
 from harness import Configuration, Intervention, Parameter, Simulator, SimulatedTrajectory as Trajectory
 from tsagent_plugins.simulators.common import sampling
 from tsagent_plugins.simulators.common.noise import FieldNoise
+from tsagent_plugins.simulators.common.reference import ReferenceTables
 
 
 class Quantiles(Protocol):
@@ -34,6 +35,8 @@ class SampledSimulator(Simulator):
 
     marginals: Mapping[str, Quantiles]
     checks: Mapping[str, tuple[Callable[[float], bool], str]] = {}
+    #: published retained-pool summaries (ranges, SNR at both noise levels), read by the pool summary
+    reference: ReferenceTables | None = None
 
     # ------------------------------------------------------------------ grid
     @property

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import (Channel, Configuration, Intervention, Parameter, ReferenceTables, RuleOutcome,
+from harness import (Channel, Configuration, Intervention, Parameter, RuleOutcome,
                      SimulatedTrajectory as Trajectory)
 from tsagent_plugins.simulators.common.base import TableSimulator
+from tsagent_plugins.simulators.common.reference import ReferenceTables
 from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
 
 #: Appendix A's system description from "a block of mass m" on.

@@ -45,15 +45,6 @@ def register_task_templates(register):
 
 
 @hookimpl
-def register_commands(cli):
-    from tsagent_plugins.tasks.drcik.dr_cli import dr_score
-    from tsagent_plugins.tasks.drcik.generation.cli import dr_generate
-
-    cli.add_command(dr_score)
-    cli.add_command(dr_generate)
-
-
-@hookimpl
 def register_judges(register):
     """The generation pipeline's models (``harness dr-generate``): its five stage judges and its generator."""
     from tsagent_plugins.tasks.drcik.generation.judges import GENERATOR, JUDGES

@@ -6,6 +6,12 @@ condition name here (a bool in ``tracebench`` rows).  The episode folder is
 columns are those of model-backed forecasters, as in agent-episode rows.
 """
 
+#: Besides profile and episode, the columns that make a forecast row a different result
+#: (``TaskTemplate.identity_columns``): rows equal in all of these are one forecast repeated in several run
+#: directories, and a report keeps the first.
+IDENTITY_COLUMNS = ("forecaster", "forecaster_options", "context", "evidence_run", "evidence_agent",
+                    "fitted_model", "n_samples")
+
 #: name -> (dtype, meaning)
 RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "forecaster": ("str", "forecaster name"),

@@ -240,6 +240,10 @@ def build_section(rows: pd.DataFrame) -> Section:
         return out
     by_agent = "evidence_agent" in forecasts.columns and forecasts["evidence_agent"].notna().any()
     forecasts, messages = _prepare(forecasts, label_sources=not by_agent)
+    counts = sorted({int(n) for n in forecasts["n_samples"].dropna()}) if "n_samples" in forecasts else []
+    if len(counts) > 1:
+        messages.insert(0, f"the rows mix sample counts (n_samples = {', '.join(map(str, counts))}): "
+                           "scores of different sample counts are kept apart, not pooled")
     if by_agent:
         section = _with_dr_agents(forecasts, messages)
     else:

@@ -50,6 +50,7 @@ Every problem is a :class:`harness.config.ConfigError` naming the file and ``par
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -178,3 +179,30 @@ class DrcikParams(Strict):
         if self.agent and Path(self.agent).suffix in (".yaml", ".yml"):
             update["agent"] = absolute(self.agent)
         return self.model_copy(update=update)
+
+
+@dataclass(frozen=True)
+class ForecastEpisode:
+    """A forecasting episode id ``<forecaster>/<context>/<benchmark_id>``, parsed once: its parts and the
+    params' forecaster entry it names."""
+
+    forecaster: str
+    context: str
+    task_id: str
+    entry: ForecasterEntry
+
+    @classmethod
+    def parse(cls, params: DrcikParams, episode: str) -> "ForecastEpisode":
+        """ValueError naming the episode when it is not ``<forecaster>/<context>/<benchmark_id>`` of a
+        forecaster in ``params.forecasters``."""
+        parts = episode.split("/")
+        if len(parts) != 3:
+            raise ValueError(f"episode {episode!r}: expected <forecaster>/<context>/<benchmark_id>")
+        entry = next((f for f in params.forecasters if f.name == parts[0]), None)
+        if entry is None:
+            raise ValueError(f"episode {episode!r}: no forecaster {parts[0]!r} in params.forecasters")
+        return cls(parts[0], parts[1], parts[2], entry)
+
+    @staticmethod
+    def id(forecaster: str, context: str, task_id: str) -> str:
+        return f"{forecaster}/{context}/{task_id}"

@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
-from harness import EpisodeScore, Materialized, TaskTemplate
+from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
 from tsagent_plugins.tasks.drcik import contexts as ctx
-from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
@@ -64,7 +64,7 @@ from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_ta
 from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from tsagent_plugins.tasks.drcik.metrics import score_task
 from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
-from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecasterEntry
+from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
@@ -72,10 +72,13 @@ SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="cu
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
-class DrcikTemplate(TaskTemplate):
+class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     result_columns = RESULT_COLUMNS
+    identity_columns = IDENTITY_COLUMNS
+    experiment_axis = "forecasters"
+    evidence_param = "evidence"
     summary_columns = {"forecaster": "forecaster", "context": "context", "evidence_agent": "evidence agent",
                        "scrps": "sCRPS"}
     agent_episode_columns = False
@@ -110,7 +113,7 @@ class DrcikTemplate(TaskTemplate):
         ids = self.task_ids(params)
         if params.episode_kind == RESEARCH:
             return ids
-        return [f"{f.name}/{c}/{t}" for f in params.forecasters for c in params.contexts for t in ids]
+        return [ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         # fields that select episodes or tidy up afterwards never change one episode's content
@@ -120,8 +123,8 @@ class DrcikTemplate(TaskTemplate):
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
                 "agent", "model_backend", "script", "budget"})
             return {"params": narrowed, "task": episode}
-        fname, cond, task_id = episode.split("/")
-        entry = next(f for f in params.forecasters if f.name == fname)
+        parsed = ForecastEpisode.parse(params, episode)
+        entry, cond, task_id = parsed.entry, parsed.context, parsed.task_id
         exclude = common | {"forecasters", "contexts", "submission", "metadata"}
         if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
             exclude |= {"dr_evidence", "evidence"}
@@ -253,8 +256,8 @@ class DrcikTemplate(TaskTemplate):
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile,
                        model: Any = None) -> EpisodeScore:
-        fname, cond_name, task_id = episode.split("/")
-        entry = next(f for f in params.forecasters if f.name == fname)
+        parsed = ForecastEpisode.parse(params, episode)
+        fname, cond_name, task_id, entry = parsed.forecaster, parsed.context, parsed.task_id, parsed.entry
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
             entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
         forecaster = self.forecaster(entry)
@@ -270,7 +273,7 @@ class DrcikTemplate(TaskTemplate):
             "context_used": ctx.context_used(cond, forecaster.uses_context),
             "scale_status": task.scale_status, "n_samples": params.samples, "seed": params.seed,
             "seasonal_period": task.seasonal_period, "data_rules": "; ".join(task.data_notes) or None,
-            "tasks_source": params.tasks,
+            "tasks_source": params.tasks, "profile": None,
         }
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         if cond.needs_dr and evidence is None:
@@ -306,8 +309,7 @@ class DrcikTemplate(TaskTemplate):
         None for a forecaster that calls no model and for research episodes (sandboxed)."""
         if params.episode_kind == RESEARCH:
             return None
-        fname = episode.split("/")[0]
-        entry = next(f for f in params.forecasters if f.name == fname)
+        entry = ForecastEpisode.parse(params, episode).entry
         if not getattr(self.forecaster(entry), "needs_model", False):
             return None
         try:

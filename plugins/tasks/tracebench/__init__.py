@@ -1,6 +1,7 @@
-"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`), the
-commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`),
-and its report section (:mod:`.report`, with Table 22 from :mod:`.table22`)."""
+"""TraceBench task template plugin: registers ``tracebench`` (see :mod:`.template`), declares the
+commands ``harness generate`` (:mod:`.cli_generate`) and ``harness plot-sample`` (:mod:`.cli_plot`) as
+entry points of the group ``harness.commands``, and registers its report section (:mod:`.report`, with
+Table 22 from :mod:`.table22`)."""
 
 from harness import hookimpl
 
@@ -11,16 +12,6 @@ def register_task_templates(register):
     from tsagent_plugins.tasks.tracebench.template import TracebenchTemplate
 
     register(TracebenchTemplate())
-
-
-@hookimpl
-def register_commands(cli):
-    """Add ``generate`` and ``plot-sample``."""
-    from tsagent_plugins.tasks.tracebench.cli_generate import generate
-    from tsagent_plugins.tasks.tracebench.cli_plot import plot_sample
-
-    cli.add_command(generate)
-    cli.add_command(plot_sample)
 
 
 def _report_section(rows):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
+
 
 def open_pool(sim, pool_dir: Path | None, seed: int, per_class: int):
     """A released directory, a generated pool directory, or the cached pool (seed, per_class)."""
@@ -72,7 +74,7 @@ def plot_sample_cmd(sim_name: str, pool_dir: Path | None, seed: int, per_class: 
     row = rec.loc[sample_id]
     what = "no parameter change" if iv is None else (
         f"{row['label']}: {row['old_value']:.4g} -> {iv.new_value:.4g} at t = {iv.time:.2f} s")
-    plot_sample(sim, clean, sim.observe(clean, sim.kappa_ref, ns), sim.observe(clean, sim.kappa_high, ns), out,
+    plot_sample(sim, clean, sim.observe(clean, sim.kappa_ref, ns), sim.observe(clean, kappa_high(sim), ns), out,
                 title=f"{sim.name} sample {sample_id} ({what}); noise seed {ns}",
                 t_int=None if iv is None else iv.time)
     click.echo(str(out))

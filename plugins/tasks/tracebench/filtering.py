@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import Configuration, Intervention, RuleOutcome, Simulator, SimulatedTrajectory as Trajectory
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
 
 NI = "NI"
 SC = "SC"
@@ -78,7 +79,7 @@ def ratio_key(probe: str, n_seeds: int) -> str:
 
 @dataclass(frozen=True)
 class FilterSettings:
-    """Appendix B constants.  ``kappa=None`` means ``sim.kappa_high``; ``impulse_window``
+    """Appendix B constants.  ``kappa=None`` means ``kappa_high(sim)``; ``impulse_window``
     in seconds; ``time_tol`` (seconds) absorbs float error in ``t >= t_int``.
     ``rules_first``: evaluate the simulator rules before the ``R_NI`` screen (else
     right after it); changes cost and the recorded rejecting stage, never the decision."""
@@ -239,7 +240,7 @@ class SolvabilityFilter:
     @property
     def kappa(self) -> float:
         """The noise level of the criterion: ``settings.kappa`` or ``kappa_high``."""
-        return float(self.settings.kappa if self.settings.kappa is not None else self.sim.kappa_high)
+        return float(self.settings.kappa if self.settings.kappa is not None else kappa_high(self.sim))
 
     def evaluate(
         self, config: Configuration, intervention: Intervention, ni_probe: Trajectory | None = None,

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from harness import Simulator, SimulatedTrajectory as Trajectory
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
 
 
 def plot_sample(sim: Simulator, clean: Trajectory, noisy_low: np.ndarray, noisy_high: np.ndarray, out: Path,
@@ -22,7 +23,7 @@ def plot_sample(sim: Simulator, clean: Trajectory, noisy_low: np.ndarray, noisy_
 
     values = np.asarray(clean.values, float)
     cols = [("clean", values), (f"low noise (kappa={sim.kappa_ref:g})", np.asarray(noisy_low, float)),
-            (f"high noise (kappa={sim.kappa_high:g})", np.asarray(noisy_high, float))]
+            (f"high noise (kappa={kappa_high(sim):g})", np.asarray(noisy_high, float))]
     for name, v in cols:
         if v.shape != values.shape:
             raise ValueError(f"{name}: shape {v.shape} differs from the clean values {values.shape}")

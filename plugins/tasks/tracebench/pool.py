@@ -34,6 +34,7 @@ from tsagent_plugins.tasks.tracebench import _generation, _split, _store
 from tsagent_plugins.tasks.tracebench._split import Split
 from tsagent_plugins.tasks.tracebench._store import PoolCacheError
 from tsagent_plugins.tasks.tracebench.filtering import PROBES, FilterSettings, ratio_key
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
 
 __all__ = ["Pool", "Split", "PoolCacheError", "load_pool", "default_cache_root", "pool_key"]
 
@@ -201,7 +202,7 @@ def _meta(sim: Simulator, pool_seed: int, per_class: int, settings: FilterSettin
         "labels": list(sim.labels),
         "channels": [c.name for c in sim.channels],
         "filter": dataclasses.asdict(settings) | {
-            "kappa": float(sim.kappa_high if settings.kappa is None else settings.kappa)},
+            "kappa": float(kappa_high(sim) if settings.kappa is None else settings.kappa)},
         "draws_per_parameter": _generation.DRAWS_PER_PARAMETER,
         "round_size": _generation.ROUND_SIZE,
         "n_samples": int(per_class) * len(sim.labels),

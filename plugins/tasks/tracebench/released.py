@@ -67,23 +67,6 @@ QUESTIONS, MANIFEST, RECORD, FRAMES = "questions.json", "sample_manifest.json", 
 NOISE_NOTE = ("clean samples and assignments from the released dataset; observation noise from this "
               "harness's model (the released noise code is not public)")
 
-#: Paper condition slugs -> (submission, noise, context, examples_per_class > 0), from the
-#: template's :data:`~tsagent_plugins.tasks.tracebench.template.PAPER_CONDITIONS` (one table).
-CONDITIONS: dict[str, tuple[str, str, bool, bool]] = {
-    slug: (submission, noise, context, examples)
-    for slug, (noise, submission, context, examples) in PAPER_CONDITIONS.items()
-}
-
-
-def condition_slug(submission: str, noise: str, context: bool, examples_per_class: int) -> str:
-    """The paper's slug of a condition; ValueError when the paper has no such condition."""
-    want = (submission, noise, bool(context), examples_per_class > 0)
-    for slug, cond in CONDITIONS.items():
-        if cond == want:
-            return slug
-    raise ValueError(f"no released condition for submission={submission}, noise={noise}, context={context}, "
-                     f"examples_per_class={examples_per_class}; name one with pool.condition")
-
 
 # ------------------------------------------------------------------ writing
 def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int = 10, n_support_per_class: int = 3,
@@ -130,7 +113,7 @@ def write_released(pool, out: Path, rep_seeds: Iterable[int] = (0,), n_test: int
             if held == 0:
                 raise
             held -= 1
-    for slug, (submission, noise, context, examples) in CONDITIONS.items():
+    for slug, (noise, submission, context, examples) in PAPER_CONDITIONS.items():
         n_sup = n_support_per_class if examples else 0
         questions[slug] = {"noise": noise, "submission": submission, "context": context,
                            "examples_per_class": n_sup, "n_test": n_test,

@@ -1,7 +1,7 @@
 """Summaries of a generated pool against the paper's tables (TraceBench Appendix A, C.1).
 
-Generic over simulators: the reference numbers come from ``Simulator.reference``
-(:class:`harness.contracts.ReferenceTables`, e.g. BallDrop's Tables 5 and 7).
+Generic over simulators: the reference numbers come from a simulator's ``reference``
+(:class:`tsagent_plugins.simulators.common.reference.ReferenceTables`, e.g. BallDrop's Tables 5 and 7).
 
 * :func:`snr_table`: per channel and noise level, mean and sample SD over the pool of the
   per-sample SNR ``10 log10(sum_t y^2 / sum_t (y_noisy - y)^2)`` (the definition of
@@ -23,6 +23,7 @@ import pandas as pd
 
 from harness import NO_CHANGE, Simulator
 from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
+from tsagent_plugins.tasks.tracebench.noise import kappa_high
 
 #: Tolerances of the pool specification, as fractions of the table's span.
 EDGE_TOL = 0.10
@@ -49,7 +50,7 @@ def range_table(sim: Simulator, recipes: pd.DataFrame) -> pd.DataFrame:
     ``post-intervention`` (samples of that parameter's class).  Columns: ``n, min, median,
     max``, the table's ``t_min, t_median, t_max`` (NaN without a reference) and ``ok``
     (the baseline acceptance check; None for post-intervention rows)."""
-    ref = sim.reference.ranges if sim.reference else {}
+    ref = sim.reference.ranges if getattr(sim, "reference", None) else {}
     base = baseline_features(sim, recipes)
     rows = []
     for name in base.columns:
@@ -89,9 +90,9 @@ def snr_table(sim: Simulator, pool, rep_seed: int = 0) -> pd.DataFrame:
     for sid in pool.recipes.index:
         clean = pool.clean(sid)
         seed = sample_noise_seed(pool_seed, sid, rep_seed)
-        for lvl, kappa in (("low", sim.kappa_ref), ("high", sim.kappa_high)):
+        for lvl, kappa in (("low", sim.kappa_ref), ("high", kappa_high(sim))):
             per[lvl].append(sample_snr(clean.values, sim.observe(clean, kappa, seed)))
-    ref = sim.reference.snr if sim.reference else {}
+    ref = sim.reference.snr if getattr(sim, "reference", None) else {}
     rows = []
     for c, ch in enumerate(sim.channels):
         for j, lvl in enumerate(("low", "high")):

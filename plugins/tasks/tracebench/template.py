@@ -40,9 +40,10 @@ from typing import Any, Callable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness import EpisodeScore, Materialized, Simulator, SubmissionRunner, TaskTemplate
+from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench import files as sample_files
+from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 from tsagent_plugins.tasks.tracebench.scoring import score_episode
 
@@ -233,7 +234,7 @@ def default_simulator(name: str) -> Simulator:
     return get("simulator", name)
 
 
-class TracebenchTemplate(TaskTemplate):
+class TracebenchTemplate(AgentTaskTemplate):
     """TraceBench root-cause attribution episodes over a simulator's sample pool.
 
     ``pool_loader`` and ``simulator_lookup`` default to the pool module and the
@@ -324,10 +325,12 @@ class TracebenchTemplate(TaskTemplate):
     @staticmethod
     def _split(pool, params: TracebenchParams):
         if params.pool is not None:
-            from tsagent_plugins.tasks.tracebench.released import condition_slug
-
-            slug = params.pool.condition or condition_slug(params.submission, params.noise, params.context,
-                                                          params.examples_per_class)
+            slug = params.pool.condition or paper_slug(params.noise, params.submission, params.context,
+                                                       params.examples_per_class)
+            if slug is None:
+                raise ValueError(f"no released condition for submission={params.submission}, noise={params.noise}, "
+                                 f"context={params.context}, examples_per_class={params.examples_per_class}; name "
+                                 "one with pool.condition")
             return pool.split(params.seed, params.n_test, params.examples_per_class,
                               params.heldout_per_class if params.submission == "programmatic" else 0,
                               condition=slug)
@@ -357,7 +360,7 @@ class TracebenchTemplate(TaskTemplate):
         as_shown = dict(zip(sim.labels, labels))
         pool = self._pool(sim, params)
         split = self._split(pool, params)
-        kappa = sim.kappa_ref if params.noise == "low" else sim.kappa_high
+        kappa = noise_kappa(sim, params.noise)
 
         names_seed = sample_files.derive_seed("tracebench-names", sim.name, params.pool_seed, params.seed)
         rng = np.random.default_rng(names_seed)

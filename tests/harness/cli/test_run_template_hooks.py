@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.cli.run import default_profile
-from harness.contracts import TaskTemplate
+from harness.contracts import AgentTaskTemplate, TaskTemplate
 from harness.errors import HarnessError
 from harness.run import load_task
 from tests.support.paths import REPO
@@ -22,7 +22,7 @@ def test_the_shipped_spec_names_its_default_agent():
 
 
 def test_a_template_naming_no_default_agent_asks_for_agent():
-    assert TaskTemplate.default_agent(None, None) is None  # the contract's default
+    assert AgentTaskTemplate.default_agent(None, None) is None  # the contract's default
     task = SimpleNamespace(template=SimpleNamespace(name="my-template", default_agent=lambda params: None), params=None)
     with pytest.raises(HarnessError, match="task template 'my-template' names no default agent: give --agent"):
         default_profile(task)

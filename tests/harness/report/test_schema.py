@@ -9,7 +9,7 @@ import pandas as pd
 from tests.support.report_runs import make_main_run
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
-from harness.report.schema import COLUMNS, METRICS, check_frame, describe
+from harness.report.schema import COLUMNS, check_frame, describe
 from harness.store import RunStore, write_json
 from tsagent_plugins.metrics import all_extractors
 from tests.support.paths import TESTS
@@ -19,10 +19,10 @@ FIXTURES = TESTS / "fixtures" / "trajectories"
 
 def test_every_extractor_column_is_documented():
     for extractor in all_extractors():
-        for column in extractor.columns:
-            assert column in COLUMNS, column
-    assert set(METRICS) <= {c for e in all_extractors() for c in e.columns} | set(COLUMNS)
+        for column, (dtype, meaning) in extractor.columns.items():
+            assert column in COLUMNS and dtype in ("str", "int", "float", "bool") and meaning, column
     assert {r["name"] for r in describe("tracebench")} >= set(COLUMNS)
+    assert {"python_calls", "console_token_share", "usage_source"} <= set(COLUMNS)
 
 
 def test_synthetic_results_conform(tmp_path):

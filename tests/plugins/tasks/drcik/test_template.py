@@ -394,3 +394,18 @@ def test_tasks_list_shows_each_specs_template_and_command():
     assert lines["drcik/research-sample.yaml"] == ["drcik", "--task"]
     assert lines["experiments/drcik-research-sample.yaml"] == ["(experiment)", "--experiment"]
     assert "invalid" not in done.stdout
+
+
+def test_a_forecast_episode_id_is_parsed_once_into_its_parts_and_entry():
+    from tsagent_plugins.tasks.drcik.spec import ForecastEpisode
+
+    task = load_task(REPO / "tasks" / "drcik" / "sample-statistical.yaml",
+                     {"forecasters": ["naive", {"name": "ses", "options": {}}], "contexts": ["no-context"]})
+    episodes = task.template.episodes(task.params)
+    parsed = ForecastEpisode.parse(task.params, episodes[-1])
+    assert (parsed.forecaster, parsed.context, parsed.entry.name) == ("ses", "no-context", "ses")
+    assert ForecastEpisode.id(parsed.forecaster, parsed.context, parsed.task_id) == episodes[-1]
+    with pytest.raises(ValueError, match="episode 'arima/no-context/task_42': no forecaster 'arima'"):
+        ForecastEpisode.parse(task.params, "arima/no-context/task_42")
+    with pytest.raises(ValueError, match="expected <forecaster>/<context>/<benchmark_id>"):
+        ForecastEpisode.parse(task.params, "naive/task_42")

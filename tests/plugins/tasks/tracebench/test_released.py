@@ -16,6 +16,7 @@ import pytest
 from harness.contracts.simulator import NO_CHANGE
 from harness.plugins import get
 from tsagent_plugins.tasks.tracebench import released
+from tsagent_plugins.tasks.tracebench.template import PAPER_CONDITIONS
 from tsagent_plugins.tasks.tracebench._store import PoolCacheError
 from tsagent_plugins.tasks.tracebench.pool import load_pool
 from tsagent_plugins.tasks.tracebench.template import TracebenchParams, TracebenchTemplate
@@ -46,7 +47,7 @@ def test_layout_files(release, pool):
         [released.QUESTIONS, released.MANIFEST, released.RECORD, released.FRAMES])
     assert sorted(p.stem for p in (release / "dataframes").iterdir()) == sorted(pool.recipes.index)
     q = json.loads((release / released.QUESTIONS).read_text())
-    assert set(q["questions"]) == set(released.CONDITIONS)
+    assert set(q["questions"]) == set(PAPER_CONDITIONS)
     assert q["questions"]["gentle-cloud"] | {} == {"noise": "low", "submission": "direct", "context": True,
                                                    "examples_per_class": 1, "n_test": 10, "heldout_per_class": 0}
     held = min(HELD, PER_CLASS - 1 - math.ceil(10 / 5))
@@ -192,3 +193,14 @@ def test_release_display_strings_map_to_our_labels_by_parameter(sim, pool, relea
     (out / released.QUESTIONS).write_text(json.dumps(q))
     with pytest.raises(PoolCacheError, match=r"field 'label' 'gravity acceleration' is neither 'mass'"):
         released.load_released(sim, out)
+
+
+def test_one_slug_lookup_serves_the_released_split(release):
+    """The released split's condition comes from the template's one slug lookup (``paper_slug``): no second
+    lookup with its arguments in another order."""
+    assert not hasattr(released, "condition_slug") and not hasattr(released, "CONDITIONS")
+    params = TracebenchParams(simulator="balldrop", noise="low", submission="direct", examples_per_class=0,
+                              n_test=10, seed=1, pool_seed=3, heldout_per_class=0, pool={"path": str(release)})
+    with pytest.raises(ValueError, match="no released condition for submission=direct, noise=low, context=True, "
+                                         "examples_per_class=0; name one with pool.condition"):
+        TracebenchTemplate._split(None, params)

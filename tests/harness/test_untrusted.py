@@ -4,7 +4,7 @@ Property tests (hypothesis) feed arbitrary bytes and arbitrary JSON structures
 to each reader; the explicit cases are those random generation rarely
 reaches (issue list: 100,000-deep nesting, a 1 GB file, a million keys, NaN
 and Infinity, duplicate keys, a byte-order mark, lone surrogates).  The
-leniency table of :mod:`harness._untrusted` has one test per row here.
+leniency table of :mod:`harness.untrusted` has one test per row here.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel
 
-from harness._untrusted import WalkBounds, copy_tree, remove_tree, walk_files
+from harness.untrusted import WalkBounds, copy_tree, remove_tree, walk_files
 from harness.cli import cli
 from harness.config import AgentProfile, RunSettings
 from harness.contracts import Agent, AgentInvocation, EpisodeScore, Materialized, MetricExtractor
