@@ -35,6 +35,7 @@ from harness.errors import EpisodeError, ErrorKind
 from harness.proxy.log import last_request_seq
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
+from harness.trajectory_floor import with_prompt
 
 
 @dataclass
@@ -97,6 +98,7 @@ def run_episode(
         proxy_socket=getattr(channel, "socket_path", None),
         labels={"harness.run": plan.run_id, "harness.episode": plan.key},
     )
+    handed = time.time()  # the prompt's timestamp in a trajectory the harness writes (see with_prompt)
     try:
         sandbox = plan.backend.create(spec)
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
@@ -131,6 +133,10 @@ def run_episode(
     metrics: dict[str, Any] = {}
     try:
         trajectory = plan.agent.trajectory(paths.home, result.stdout, proxy_log if proxy_log.exists() else None)
+        if plan.agent.needs_model:  # at least the prompt and what the proxy saw, however early the agent stopped
+            trajectory = with_prompt(trajectory, materialized.prompt, handed, error or "it exited 0",
+                                     agent=plan.agent.name, version=plan.agent.version, model=plan.profile.model,
+                                     proxy_log=proxy_log if proxy_log.exists() else None, usage=usage)
         if trajectory is not None:
             write_json(paths.root / "trajectory.json", trajectory)
         artifacts = EpisodeArtifacts(trajectory, proxy_log if proxy_log.exists() else None, paths.workspace,
