@@ -1,9 +1,10 @@
 """Print the distributions installed in this environment that the declared requirements do not pull in.
 
-Usage: ``python .ci/undeclared_dists.py PROJECT[EXTRA,...] [REQUIREMENT ...]`` (the roots; their requirements are
-followed through the installed metadata, extras and environment markers included).  One name per line; nothing
-when the environment holds only what the roots need (plus pip, setuptools and wheel).  ``.ci/run`` recreates its
-virtual environment when this prints anything, so a package installed by hand cannot make the tests pass.
+Usage: ``python .ci/undeclared_dists.py REQUIREMENT...`` (the roots, as given to pip: ``torch==2.13.0``, and
+``.[test,dr]`` for this project with extras; their requirements are followed through the installed metadata,
+extras and environment markers included).  One name per line; nothing when the environment holds only what the
+roots need (plus pip, setuptools and wheel).  ``.ci/venv.sh`` makes its virtual environment again when this
+prints anything, so a package installed by hand cannot make the tests pass.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import importlib.metadata as md
 import re
 import sys
+import tomllib
+from pathlib import Path
 
 try:
     from packaging.requirements import Requirement
@@ -45,7 +48,16 @@ def needed(roots: list[str]) -> set[str]:
     return set(seen)
 
 
+def root(requirement: str) -> str:
+    """``requirement``, with a leading "." (this project) replaced by the project's name."""
+    if not requirement.startswith("."):
+        return requirement
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["name"]
+    return project + requirement.lstrip(".").lstrip("/")
+
+
 def main(roots: list[str]) -> int:
+    roots = [root(r) for r in roots]
     installed = {normalize(d.metadata["Name"]) for d in md.distributions() if d.metadata["Name"]}
     for name in sorted(installed - needed(roots) - TOOLS):
         print(name)
