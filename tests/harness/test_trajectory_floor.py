@@ -39,7 +39,8 @@ def test_no_trajectory_becomes_the_prompt_and_the_proxied_requests(tmp_path):
     assert steps[1]["model_name"] == "claude-opus-4-6" and steps[1]["extra"] == {"proxy_seq": 2, "status": 200}
     assert "metrics" not in steps[2] and steps[2]["extra"] == {"proxy_seq": 3}  # cut off: no response logged
     final = doc["final_metrics"]
-    assert (final["total_prompt_tokens"], final["total_completion_tokens"], final["total_cached_tokens"]) == (900, 7, 100)
+    totals = (final["total_prompt_tokens"], final["total_completion_tokens"], final["total_cached_tokens"])
+    assert totals == (900, 7, 100)
     assert final["total_cost_usd"] == 0.01 and final["total_steps"] == 3
     assert doc["agent"] == {"name": "claude-code", "version": "2.1", "model_name": "claude-opus-4.6"}
     assert "agent killed after 1 s wall-clock limit" in doc["notes"]
