@@ -37,6 +37,7 @@ from harness.errors import EpisodeError, ErrorKind
 from harness.proxy.log import last_request_seq
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
+from harness.trajectory_floor import with_prompt
 
 
 @dataclass
@@ -103,6 +104,7 @@ def run_episode(
         labels={"harness.run": plan.run_id, "harness.episode": plan.key},
     )
     interrupt.check()
+    handed = time.time()  # the prompt's timestamp in a trajectory the harness writes (see with_prompt)
     try:
         sandbox = plan.backend.create(spec)
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
@@ -136,7 +138,7 @@ def run_episode(
         status, error_kind, error = "failed", ErrorKind.SCORING.value, f"scoring raised {type(exc).__name__}: {exc}"
     write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
 
-    metrics = _metrics(plan, paths, result.stdout)
+    metrics = _metrics(plan, paths, result.stdout, (materialized.prompt, handed, error or "it exited 0", usage))
     failures = list(getattr(usage, "assertion_failures", None) or [])
     if failures and status != "ok":
         error = f"{error}; model script assertion failed: {failures[0]}"
@@ -154,13 +156,15 @@ def run_episode(
     ])
 
 
-def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> list[tuple[Any, dict[str, Any]]]:
+def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
+             floor: tuple[str, float, str, Any]) -> list[tuple[Any, dict[str, Any]]]:
     """The extractors' columns as ``(owner, values)`` parts of the row (:func:`write_row`; owner None: the
-    metrics loop's own ``metrics_error``).  Each extractor runs on its own: one that raises leaves its own columns
-    None and is named in ``metrics_error`` (``name: Type: message``, ``; ``-separated), the others' columns
+    metrics loop's own ``metrics_error``).  Each extractor runs on its own: one that raises leaves its own
+    columns None and is named in ``metrics_error`` (``name: Type: message``, ``; ``-separated), the others' columns
     stand; a trajectory that cannot be built is named there too (``trajectory: ...``) and the extractors run
     without one.  Nothing here touches the proxy's usage columns (tokens, cost), which the row takes from
-    the proxy."""
+    the proxy.  ``floor``: (prompt, time it was handed over, how the agent ended, proxy usage): an agent that
+    uses a model always has a trajectory, at least the prompt and what the proxy saw (:func:`with_prompt`)."""
     proxy_log = paths.root / "proxy.jsonl"
     log = proxy_log if proxy_log.exists() else None
     metrics: list[tuple[Any, dict[str, Any]]] = []
@@ -168,11 +172,18 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str) -> list[tuple[
     trajectory = None
     try:
         trajectory = plan.agent.trajectory(paths.home, stdout, log)
-        if trajectory is not None:
-            write_json(paths.root / "trajectory.json", trajectory)
     except Exception as exc:  # noqa: BLE001 - the score stands; the row says why the trajectory is missing
         trajectory = None
         errors.append(f"trajectory: {type(exc).__name__}: {one_line(str(exc), 200)}")
+    try:
+        if plan.agent.needs_model:  # at least the prompt and what the proxy saw, however early the agent stopped
+            prompt, handed, ended, usage = floor
+            trajectory = with_prompt(trajectory, prompt, handed, ended, agent=plan.agent.name,
+                                     version=plan.agent.version, model=plan.profile.model, proxy_log=log, usage=usage)
+        if trajectory is not None:
+            write_json(paths.root / "trajectory.json", trajectory)
+    except Exception as exc:  # noqa: BLE001 - the agent's own trajectory (if any) stands
+        errors.append(f"trajectory floor: {type(exc).__name__}: {one_line(str(exc), 200)}")
     artifacts = EpisodeArtifacts(trajectory, log, paths.workspace, plan.profile)
     for extractor in plan.extractors:
         try:

@@ -24,6 +24,13 @@ import pytest
 from harness import plugins as registry
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_columns(monkeypatch):
+    """The CLI's console width never comes from the runner's ``$COLUMNS`` (pytest-xdist sets 80 in its
+    workers); a test that wants one sets it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def make_distribution(tmp_path, monkeypatch):
     """Create an installed-looking distribution with ``harness`` entry points.

@@ -3,7 +3,8 @@
 * Hang: the scripted model streams its answer one character a second, so
   the CLI waits past the episode limit.  The harness must kill it at the
   limit (``agent_timeout``), leave no container behind, and still write a
-  trajectory (the prompt, with a note that the run did not finish).
+  trajectory (the prompt, with a note that the run did not finish) — also
+  when the limit comes before the CLI made its first model call.
 * Failed model calls: the scripted model answers HTTP 400 or 429.  Each
   agent's ``classify_failure`` must read its own CLI's output as
   ``agent_crashed`` (400) or ``provider_rate_limited`` (429) — OpenCode
@@ -25,6 +26,8 @@ from tests.support.paths import TESTS
 pytestmark = e2e_marks
 
 LIMIT = 12.0
+#: A limit no CLI starts within: killed before its first model call.
+EARLY = 0.5
 #: Profile options that make each CLI give up after one retry (default retries back off for minutes).
 FEW_RETRIES = {
     "claude-opus-4.6": {"env": {"CLAUDE_CODE_MAX_RETRIES": "1"}},
@@ -56,7 +59,21 @@ def test_cli_hanging_past_the_limit_is_killed(tmp_path, profile):
     finally:
         client.close()
     assert left == []
-    traj = episode.trajectory
+    _check_prompt_kept(episode)
+
+
+@pytest.mark.parametrize("profile", sorted(CLIS))
+def test_cli_killed_before_its_first_model_call_keeps_the_prompt(tmp_path, profile):
+    script = _script(tmp_path, "hang.yaml", {"match": [TITLE], "turns": [{"text": "never asked for"}]})
+    episode = run_episode(profile, script, tmp_path, timeout=EARLY, case="killed-early")
+    assert episode.row["status"] == "failed" and episode.row["error_kind"] == "agent_timeout"
+    assert episode.row["agent_seconds"] < EARLY + 20
+    _check_prompt_kept(episode)
+
+
+def _check_prompt_kept(episode) -> None:
+    """The trajectory of a killed CLI: the prompt as its user step, the proxy's token counts as its totals."""
+    traj, row = episode.trajectory, episode.row
     assert traj is not None and traj["steps"][0]["source"] == "user"
     assert traj["steps"][0]["message"].strip() == episode.read("prompt.txt").strip()
     # the answer never finished; whatever the proxy counted is what the trajectory reports
