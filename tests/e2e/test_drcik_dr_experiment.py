@@ -140,6 +140,6 @@ def test_report_prints_tables_2_and_3_and_writes_figures_7_and_16(e2e):
     scores = [json.loads(x) for x in (root / "research" / "dr_scores.jsonl").read_text().splitlines()]
     for row in t3.rows:
         mine = [s for s in scores if s["agent"] == row[0]]
-        assert row[1] == "3" and row[-1] == str(sum(s["hallucinated"] for s in mine))
+        assert row[1] == "3" and row[-2] == str(sum(s["hallucinated"] for s in mine))
     fig4 = tables["drcik-figure4-lexical"]
     assert fig4.data[0]["n"] == 2 * 2 * 3       # (forecaster, DR agent, task) pairs of raw vs verified sMAE

@@ -28,7 +28,7 @@ import pandas as pd
 
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
-from tsagent_plugins.tasks.drcik.dr_scoring import task_scores
+from tsagent_plugins.tasks.drcik.dr_scoring import failed, scored, task_scores
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -88,35 +88,69 @@ def _judge_notes(label: str, rows: list[dict]) -> list[str]:
     return notes
 
 
+def _failed_note(rows: list[dict]) -> list[str]:
+    bad = failed(rows)
+    if not bad:
+        return []
+    reasons = pd.Series([r.get("reason") or "?" for r in bad]).value_counts()
+    return [f"Failed: {len(bad)} research episode(s) that did not finish (the agent crashed, timed out or was "
+            "refused) are counted in this column and left out of every mean, never scored as zeros. Reasons: "
+            + "; ".join(f"{str(r)[:120]} ({n}x)" for r, n in reasons.head(3).items())
+            + ("; ..." if len(reasons) > 3 else "") + "."]
+
+
 def table3(rows: list[dict]) -> Table:
     """Table 3 for one judge's rows: evidence recall (pooled and mean ± SE over tasks),
-    supporting-document recall, distractor avoidance (tasks with ≥ 1 citation), hallucinated ids."""
+    supporting-document recall, distractor avoidance (share of the task's distractors D_t left uncited,
+    the paper's reading, :mod:`.dr_metrics`), the share of cited documents that are not distractors,
+    hallucinated ids (distinct per task, and occurrences); failed episodes counted apart."""
     label = rows[0]["judge_label"]
-    agg = m.aggregate(task_scores(rows))
-    header = ["DR agent", "Tasks", "Evidence recall (pooled)", "Evidence recall (mean over tasks)",
-              "Supp. doc recall", "Distractor avoidance", "Tasks with citations", "Hallucinated ids"]
+    fails = failed(rows)
+    ok = scored(rows)
+    agg = m.aggregate(task_scores(ok))
+    header = ["DR agent", "Tasks", "Failed", "Evidence recall (pooled)", "Evidence recall (mean over tasks)",
+              "Supp. doc recall", "Distractor avoidance (D_t uncited)", "Cited docs not distractors",
+              "Tasks with citations", "Hallucinated ids", "Hallucinated id occurrences"]
     table = Table(f"drcik-table3-{rows[0]['judge']}", f"Dr-CiK Table 3. Deep-research metrics per DR agent "
                   f"(judge {label})", header)
     for agent in _agents(rows):
-        mine = [r for r in rows if r["agent"] == agent]
-        a = agg[agent]
-        table.add(agent, [str(a.tasks), _pct(a.evidence_recall_pooled),
+        mine = [r for r in ok if r["agent"] == agent]
+        n_failed = sum(r["agent"] == agent for r in fails)
+        a = agg.get(agent)
+        if a is None:
+            none = table.explain(DASH, "every episode of this agent failed: no metric")
+            table.add(agent, ["0", str(n_failed), *[none] * 5, "0", none, none])
+            table.data.append({"agent": agent, "judge": label, "tasks": 0, "failed": n_failed})
+            continue
+        table.add(agent, [str(a.tasks), str(n_failed), _pct(a.evidence_recall_pooled),
                           _pct_pm([r["evidence_recall"] for r in mine]),
                           _pct_pm([r["supporting_recall"] for r in mine]),
-                          _pct_pm([r["distractor_avoidance"] for r in mine]), str(a.avoidance_tasks),
-                          str(a.hallucinated)])
-        table.data.append({"agent": agent, "judge": label, **{k: v for k, v in vars(a).items() if k != "agent"}})
-    table.notes += _judge_notes(label, rows)
+                          _pct_pm([r["distractor_avoidance"] for r in mine]),
+                          _pct_pm([r.get("cited_not_distractor") for r in mine]), str(a.cited_tasks),
+                          str(a.hallucinated), str(a.hallucinated_occurrences)])
+        table.data.append({"agent": agent, "judge": label, "failed": n_failed,
+                           **{k: v for k, v in vars(a).items() if k != "agent"}})
+    table.notes += _judge_notes(label, ok or rows)
     table.notes.append(S_T_NOTE)
-    table.notes.append("Distractor avoidance = 1 − |Q_t \\ S_t| / |Q_t|, mean over tasks with at least one resolved "
-                       "citation; Q_t \\ S_t includes other tasks' documents. Hallucinated ids: unresolved "
-                       "citations (dropped before every metric).")
+    table.notes.append("Distractor avoidance (the column Table 3 reports) = 1 − |Q_t ∩ D_t| / |D_t|, the share of "
+                       "the task's own distractors left uncited, mean over tasks with distractors, tasks citing "
+                       "nothing included (they avoid every distractor). The paper defines Q_t, D_t and P_t but no "
+                       "formula; it reads the metric as a share of distractors: \"Codex also leads in distractor "
+                       "avoidance, yet at 42.3% still admits most distractors\" (Section 5.3). Cited docs not "
+                       "distractors = 1 − |Q_t \\ S_t| / |Q_t|, the other reading (every cited document outside "
+                       "S_t, other tasks' included, is a distractor), mean over the tasks with a citation. Q_t: every "
+                       "resolved document cited by the evidence items or the report (Appendix H.1).")
+    table.notes.append("Hallucinated ids: unresolved citations (dropped before every metric), counted once per "
+                       "distinct id per task (the paper does not say; Appendix I.1 counts \"two unresolved "
+                       "document IDs\"); occurrences: every unresolved citation.")
+    table.notes += _failed_note(rows)
     return table
 
 
 def table3_by_origin(rows: list[dict]) -> Table:
     """Table 3 broken down by task origin (synthetic / expert-curated), one judge."""
     label = rows[0]["judge_label"]
+    rows = scored(rows)
     header = ["DR agent", "Origin", "Tasks", "Evidence recall (pooled)", "Supp. doc recall", "Distractor avoidance"]
     table = Table(f"drcik-table3-origin-{rows[0]['judge']}", f"Dr-CiK Table 3 by task origin (judge {label})",
                   header)
@@ -136,6 +170,7 @@ def table3_by_origin(rows: list[dict]) -> Table:
 def figure7_table(rows: list[dict]) -> Table:
     """Figure 7 as numbers: pooled evidence recall per agent × ``reasoning_hops``."""
     label = rows[0]["judge_label"]
+    rows = scored(rows)
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
     hops = sorted({h for _, h in recall}, key=lambda h: (h is None, h))
     table = Table(f"drcik-figure7-{rows[0]['judge']}", f"Dr-CiK Figure 7. Evidence recall (pooled) by reasoning "
@@ -152,6 +187,7 @@ def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
     """Per agent and data subtype: unique own-task distractors of that subtype cited / all of that
     subtype in the evaluated tasks (Appendix I.2), from the rows' ``in_task_*`` and ``universe_*``."""
     out = {}
+    rows = scored(rows)
     for agent in _agents(rows):
         mine = {r["benchmark_id"]: r for r in rows if r["agent"] == agent}
         out[agent] = {}
@@ -165,6 +201,7 @@ def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
 def figure16_table(rows: list[dict]) -> Table:
     """Figure 16 as numbers: in-task vs cross-task distractor citations, citations and share by subtype."""
     label = rows[0]["judge_label"]
+    rows = scored(rows)
     shares = subtype_shares(rows)
     header = ["DR agent", "In-task distractors", "Cross-task documents",
               *[f"{m.SUBTYPES[s]} (share)" for s in SUBTYPE_ORDER]]
@@ -190,7 +227,7 @@ def figure16(rows: list[dict]):
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    agents = _agents(rows)
+    agents = _agents(scored(rows))
     data = figure16_table(rows).data
     fig = Figure(figsize=(11, 4.2))
     left, right = fig.subplots(1, 2)
@@ -227,7 +264,7 @@ def figure7(rows: list[dict]):
     from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
-    agents = _agents(rows)
+    agents = _agents(scored(rows))
     hops = sorted({h for _, h in recall if h is not None})
     points = [(agent, h, 100 * recall[(agent, h)]) for agent in agents for h in hops
               if recall.get((agent, h)) is not None]

@@ -104,7 +104,7 @@ def trajectory(result: dict, task: str) -> dict:
 
 #: agent -> (script, retriever, expected (evidence items, cited existing documents, hallucinated ids))
 CASES = {
-    "drbench": ("drbench-drcik.yaml", "bm25", (2, 3, 0)),
+    "drbench": ("drbench-drcik.yaml", "bm25", (2, 3, 1)),   # S999 names no brief: one hallucinated id
     "opendr": ("opendr-drcik.yaml", "bm25", (2, 2, 1)),
     "bench2future": ("bench2future-drcik.yaml", "embeddings", (2, 3, 1)),
 }
@@ -260,6 +260,23 @@ def test_drbench_deferred_citation_resolution():
     sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
     evidence, unresolved = resolve_citations(
         [{"claim": "a", "sources": ["S1", "[S2]", "2"]}, {"claim": "b", "sources": ["S3", "S0", "x"]}], sources)
-    assert evidence == [{"claim": "a", "cited_document_ids": sources}, {"claim": "b", "cited_document_ids": []}]
+    # unresolved markers stay cited as written: the harness counts them as hallucinated ids (Appendix I.1)
+    assert evidence == [{"claim": "a", "cited_document_ids": sources},
+                        {"claim": "b", "cited_document_ids": ["S3", "S0", "x"]}]
     assert unresolved == ["S3", "S0", "x"]
     assert _resolve_report("see [S2] and [S9]", sources) == "see [doc_bbbbbbbbbbbb] and [S9]"
+
+
+def test_a_drbench_episode_with_an_unresolved_s999_scores_one_hallucinated_id(tmp_path):
+    """The DrBench synthesis cites S1, S2 and S999 with two briefs: scoring sees one hallucinated id."""
+    from tsagent_plugins.agents.research.drbench import resolve_citations
+    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence, resolve
+
+    sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
+    evidence, _ = resolve_citations([{"claim": "a", "sources": ["S1", "S2"]}, {"claim": "b", "sources": ["S999"]}],
+                                    sources)
+    (tmp_path / "evidence.json").write_text(json.dumps(evidence))
+    items, reasons = read_evidence(tmp_path / "evidence.json")
+    resolved = resolve(items, {"doc_aaaaaaaaaaaa": "r1", "doc_bbbbbbbbbbbb": "r2"})
+    assert reasons == [] and (resolved.hallucinated, resolved.hallucinated_occurrences) == (1, 1)
+    assert [i.dropped for i in resolved.items] == [[], ["S999"]]

@@ -50,14 +50,19 @@ def test_lexical_rows_values(run):
     assert (a42["n_evidence"], a42["matched"], a42["k_t"], a42["judged"]) == (4, 1, 9, 3)
     assert a42["evidence_recall"] == pytest.approx(1 / 4)
     assert a42["supporting_recall"] == pytest.approx(2 / 13)
-    assert a42["distractor_avoidance"] == pytest.approx(1 - 1 / 3)
+    # Table 3's reading: 1 of task_42's 25 distractors cited; the cited-share reading: 1 of 3 cited is no distractor
+    assert a42["n_distractors"] == 25 and a42["distractor_avoidance"] == pytest.approx(1 - 1 / 25)
+    assert a42["distractors_uncited"] == a42["distractor_avoidance"]
+    assert a42["cited_not_distractor"] == pytest.approx(1 - 1 / 3)
     assert (a42["in_task_timeseries"], a42["universe_timeseries"], a42["hallucinated"]) == (1, 5, 1)
     assert a42["judge"] == "lexical" and a42["judge_version"] == "lexical-v1" and a42["judge_kind"] == "lexical"
     assert [v["item"] for v in a42["verdicts"]] == ["E2", "E3", "E4", "E5"]
     a201 = rows[("alpha", "task_201")]
-    assert (a201["matched"], a201["cross_task"], a201["distractor_avoidance"]) == (1, 1, 0.5)
+    assert (a201["matched"], a201["cross_task"], a201["cited_not_distractor"]) == (1, 1, 0.5)
+    assert a201["distractor_avoidance"] == 1.0                  # the cross-task document is no distractor of task_201
     a163 = rows[("alpha", "task_163")]
-    assert a163["distractor_avoidance"] is None and a163["matched"] == 0 and a163["n_evidence"] == 2
+    assert a163["cited_not_distractor"] is None and a163["distractor_avoidance"] == 1.0   # cites nothing
+    assert a163["matched"] == 0 and a163["n_evidence"] == 2
     b42 = rows[("beta", "task_42")]
     assert b42["matched"] == 0 and b42["judged"] == 9          # the restated item is the 10th claim
 
@@ -71,7 +76,7 @@ def test_table3_figures_and_report(run, tmp_path):
     alpha = next(d for d in t3.data if d["agent"] == "alpha")
     assert alpha["evidence_recall_pooled"] == pytest.approx(2 / (4 + 4 + 2))
     assert alpha["evidence_recall_mean"] == pytest.approx((1 / 4 + 1 / 4 + 0) / 3)
-    assert alpha["hallucinated"] == 1 and alpha["avoidance_tasks"] == 2
+    assert alpha["hallucinated"] == 1 and alpha["avoidance_tasks"] == 3 and alpha["cited_tasks"] == 2
     assert "lexical@lexical-v1 (lexical)" in t3.title
     assert any("R_e" in n for n in t3.notes) and any("offline stand-in" in n for n in t3.notes)
     f16 = {d["agent"]: d for d in dr_report.figure16_table(rows).data}
@@ -184,8 +189,8 @@ def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
     assert "3 (task, DR agent) pair(s)" in note and "(beta)" in note and "(alpha)" not in note
     assert "drcik-table2-origin" in tables and "drcik-table3-lexical" in tables
     t3 = {r[0]: r for r in tables["drcik-table3-lexical"].rows}
-    assert t3["alpha"][2] == "30.0%"    # alpha restates E2 on each task: 3 of |E_t| = 4 + 4 + 2 items
-    assert t3["beta"][2] == "0.0%"
+    assert t3["alpha"][3] == "30.0%"    # alpha restates E2 on each task: 3 of |E_t| = 4 + 4 + 2 items
+    assert t3["beta"][3] == "0.0%"
     fig4 = tables["drcik-figure4-lexical"]
     assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks
     assert set(report.figures) == {"drcik-figure16", "drcik-figure7-lexical"}
@@ -223,3 +228,25 @@ def test_figure7_coinciding_points_stay_visible(run):
     assert len({drawn[a][2] for a in drawn}) == 4
     assert fig.legends and not fig.axes[0].get_legend()  # one legend, outside the axes
     assert figure_problems(fig) == []
+
+
+def test_failed_research_episodes_are_counted_apart_and_left_out_of_means(run, tmp_path):
+    """A crashed episode of alpha (task_163) and an agent whose every episode crashed: Table 3 counts them in
+    Failed, and alpha's means are those of its two finished tasks, not of three with a zero."""
+    import json
+
+    folder = next(p.parent for p in sorted(run.glob("episodes/*/row.json"))
+                  if json.loads(p.read_text()).get("profile") == "alpha"
+                  and json.loads((p.parent / "key" / "research_key.json").read_text())["benchmark_id"] == "task_163")
+    row = json.loads((folder / "row.json").read_text())
+    (folder / "row.json").write_text(json.dumps({**row, "status": "failed",
+                                                 "error": "agent_crashed: No module named 'langgraph'"}))
+    rows = score_run(run, LexicalJudge())
+    assert [(r["agent"], r["benchmark_id"]) for r in rows if r.get("status") == "failed"] == [("alpha", "task_163")]
+    t3 = dr_report.table3(rows)
+    alpha = next(d for d in t3.data if d["agent"] == "alpha")
+    assert (alpha["tasks"], alpha["failed"]) == (2, 1)
+    assert alpha["evidence_recall_mean"] == pytest.approx((1 / 4 + 1 / 4) / 2)
+    assert alpha["evidence_recall_pooled"] == pytest.approx(2 / (4 + 4))
+    assert t3.header[2] == "Failed" and t3.rows[0][2] == "1"
+    assert any("No module named 'langgraph' (1x)" in n and "left out of every mean" in n for n in t3.notes)
