@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MIN_N = 10
-BEST = "*"
 #: Figure 7: points closer than this share of each axis span count as coinciding and are shifted by
 #: it; larger than the TraceBench figures' default because a hops axis has few, widely spaced values.
 FIGURE7_STEP = 0.03
@@ -327,9 +326,12 @@ def table2_dr(rows: pd.DataFrame) -> Table:
 
     Rows: forecaster × DR condition (``dr-evidence``, ``dr-report``, ``verified-dr``); columns: the
     non-DR conditions present (No Context, Supporting Evidence, ...; the same value on each of a
-    forecaster's rows) then one column per DR agent (``evidence_agent``).  The best (lowest mean)
-    cell per forecaster is marked *; ``table.data`` holds one record per distinct cell
-    (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best``).
+    forecaster's rows) then one column per DR agent (``evidence_agent``).  Marks as in the paper's
+    Table 2 (H.2: mean ± standard error over tasks): per forecaster, the best (lowest mean) cell over
+    the DR contexts is **bold**; the best cell over all forecasters and contexts is underlined; when the
+    candidate cells all tie, none is marked.  ``table.data`` holds one record per distinct cell
+    (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best_dr``
+    (bold), ``best_overall`` (underlined)).
     """
     from tsagent_plugins.tasks.drcik.contexts import CONDITIONS
 
@@ -345,8 +347,21 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     dr_conditions = [c for c in DR_CONDITIONS if c in present]
     agents = sorted(set(rows["agent"].dropna()))
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
-                  "better; * best per forecaster); DR columns: the agent whose research gave the context",
+                  "better; bold: best per forecaster over the DR contexts; underlined: best overall); DR columns: "
+                  "the agent whose research gave the context",
                   ["Forecaster", "DR condition", *plain, *agents])
+    every: dict[tuple[str, str, str | None], float] = {}
+    for f in dict.fromkeys(rows["forecaster"]):
+        for c in plain:
+            vals = ok[(ok["forecaster"] == f) & (ok["context"] == c)]["scrps"].dropna()
+            if len(vals):
+                every[(f, c, None)] = float(vals.mean())
+        for c in dr_conditions:
+            for a in agents:
+                vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna()
+                if len(vals):
+                    every[(f, c, a)] = float(vals.mean())
+    overall = _unique_best(every)
     for f in dict.fromkeys(rows["forecaster"]):
         cells = {}
         for c in plain:
@@ -356,18 +371,23 @@ def table2_dr(rows: pd.DataFrame) -> Table:
             for a in agents:
                 vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna().tolist()
                 cells[(c, a)] = _mean_se(vals) + (len(vals),)
-        best = min((v[0] for v in cells.values() if v[0] is not None), default=None)
+        best_dr = _unique_best({k: v[0] for k, v in cells.items() if k[1] is not None and v[0] is not None})
 
         def shown(key):
             mean, se, _ = cells[key]
-            return (fmt_pm(mean, se) if mean is not None else DASH) + (BEST if mean is not None and mean == best
-                                                                        else "")
+            return fmt_pm(mean, se) if mean is not None else table.explain(DASH, "no scored task in this cell")
         for (c, a), (mean, se, n) in cells.items():
             table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
-                               "scrps_mean": mean, "scrps_se": se, "best": mean is not None and mean == best})
+                               "scrps_mean": mean, "scrps_se": se, "best_dr": (c, a) in best_dr,
+                               "best_overall": (f, c, a) in overall})
         for c in dr_conditions or [DASH]:
-            table.add(f, [c, *[shown((p, None)) for p in plain], *[shown((c, a)) for a in agents
-                                                                     if (c, a) in cells]])
+            keys = [(p, None) for p in plain] + [(c, a) for a in agents if (c, a) in cells]
+            table.add(f, [c, *[shown(k) for k in keys]])
+            for column, key in enumerate(keys, 2):
+                if key in best_dr:
+                    table.style(len(table.rows) - 1, column, "bold")
+                if (f, *key) in overall:
+                    table.style(len(table.rows) - 1, column, "underline")
     if "context_status" in rows.columns:
         empty = rows[(rows["context_status"] == "verified_empty")]
         if len(empty):
@@ -377,6 +397,14 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text, so "
                        "its columns repeat one forecast.")
     return table
+
+
+def _unique_best(means: dict) -> set:
+    """Keys of the lowest mean; empty when every value ties (nothing stands out) or there is none."""
+    if not means or len(set(means.values())) == 1:
+        return set()
+    low = min(means.values())
+    return {k for k, v in means.items() if v == low}
 
 
 def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:

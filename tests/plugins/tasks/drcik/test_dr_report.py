@@ -149,11 +149,47 @@ def test_table2_with_dr_columns_marks_the_best_and_counts_verified_empty():
     base = rows[(rows["forecaster"] == "naive") & (rows["context"] == "no-context")]["scrps"]
     assert cells[("naive", "no-context", None)]["scrps_mean"] == pytest.approx(base.mean())
     assert table.rows[2][2] == table.rows[3][2]                     # the no-context cell repeats per row
-    best = [d for d in table.data if d["best"]]
-    assert {d["forecaster"] for d in best} == {"llm-dp", "naive"}
-    assert all(d["context"] in ("dr-evidence", "verified-dr") and d["agent"] in ("alpha", "beta") for d in best)
-    assert sum(cell.endswith("*") for row in table.rows for cell in row[2:]) == len(best)
+    # every DR cell of a forecaster ties (alpha and beta, raw and verified, give one value): no bold; the
+    # four tied llm-dp DR cells are the best overall: underlined
+    assert not any(d["best_dr"] for d in table.data)
+    best = [d for d in table.data if d["best_overall"]]
+    assert {(d["forecaster"], d["agent"]) for d in best} == {("llm-dp", "alpha"), ("llm-dp", "beta")} and len(best) == 4
+    assert sorted(table.styles) == [(0, 3), (0, 4), (1, 3), (1, 4)] and all(v == {"underline"}
+                                                                            for v in table.styles.values())
     assert any("verified_empty: 2 (task, DR agent) pair(s)" in n for n in table.notes)
+
+
+def _table2_example(no_context, supporting, a, b):
+    rows = []
+    for t, (nc, se, sa, sb) in enumerate(zip(no_context, supporting, a, b)):
+        common = {"forecaster": "llm-dp", "benchmark_id": f"t{t}", "status": "ok"}
+        rows += [{**common, "context": "no-context", "scrps": nc}, {**common, "context": "supporting-evidence",
+                                                                     "scrps": se},
+                 {**common, "context": "dr-evidence", "scrps": sa, "evidence_agent": "A"},
+                 {**common, "context": "dr-evidence", "scrps": sb, "evidence_agent": "B"}]
+    return dr_report.table2_dr(pd.DataFrame(rows))
+
+
+def test_table2_marks_bold_best_dr_cell_per_forecaster_and_underlines_the_best_overall(tmp_path):
+    """The issue's example: supporting evidence 0.25, agent A 0.45, agent B 0.50 (means over two tasks).
+    Bold goes to A (best over the DR contexts), the underline to supporting evidence (best overall)."""
+    from harness.report.render import to_html, to_latex, to_markdown
+
+    table = _table2_example([0.7, 0.9], [0.2, 0.3], [0.4, 0.5], [0.45, 0.55])
+    assert table.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", "A", "B"]
+    assert table.rows[0][2:] == ["0.800 ± 0.100", "0.250 ± 0.050", "0.450 ± 0.050", "0.500 ± 0.050"]
+    assert table.styles == {(0, 4): {"bold"}, (0, 3): {"underline"}}
+    md = to_markdown([table])
+    assert "| **0.450 ± 0.050** |" in md and "| <ins>0.250 ± 0.050</ins> |" in md
+    tex = to_latex(table)
+    assert r"\textbf{0.450 $\pm$ 0.050}" in tex and r"\underline{0.250 $\pm$ 0.050}" in tex
+    page = to_html([table])
+    assert "<td><b>0.450 ± 0.050</b></td>" in page and "<td><u>0.250 ± 0.050</u></td>" in page
+
+
+def test_table2_marks_nothing_when_all_cells_tie():
+    table = _table2_example([0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5])
+    assert table.styles == {} and not any(d["best_dr"] or d["best_overall"] for d in table.data)
 
 
 def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
