@@ -25,6 +25,7 @@ Adapters only: what runs in the sandbox (:mod:`.tools`, :mod:`.client`,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -64,6 +65,16 @@ class RetrievalAgent(Agent):
     version = "1"
     needs_model = True
     image_capable = False  # runs the host's Python (numpy, bm25s) in a local sandbox
+    #: Modules the in-sandbox agent imports that come from the ``dr`` extra (checked before a run).
+    requires: tuple[str, ...] = ()
+
+    def refusal(self, params) -> str | None:
+        """Refused before the run when a module of :attr:`requires` is not installed (the agent runs the
+        host's Python: it would crash in every episode), with the install command."""
+        missing = [name for name in self.requires if importlib.util.find_spec(name) is None]
+        if missing:
+            return f"needs {', '.join(missing)}, which is not installed: pip install -e '.[dr]'"
+        return None
 
     def config(self, ctx: AgentContext) -> dict:
         profile = ctx.profile
@@ -169,6 +180,7 @@ class OpenDRAgent(IterativeResearchAgent):
     """LangChain's Open Deep Research graph rebuilt on langgraph (see :mod:`.opendr`)."""
 
     name = "opendr"
+    requires = ("langgraph",)
     module = "opendr"
 
 

@@ -32,17 +32,19 @@ Definitions (Appendix H.1 notation):
   documents available for task t, and P_t the full document pool available for task t."  Two
   readings are computed, both named:
 
-  * ``distractors_uncited`` = 1 − |Q_t ∩ D_t| / |D_t| (D_t = the task's own distractor documents):
-    the share of the task's distractors left uncited; a task citing nothing scores 1 and stays in
-    the mean (tasks with D_t = ∅ have no value).  **Table 3 shows this reading**, because Section 5.3
-    reads the metric as a share of the distractors: "Codex also leads in distractor avoidance, yet
-    at 42.3% still admits most distractors" (42.3 % avoided = most distractors admitted), and
-    Appendix I.2 measures the same quantity per subtype: "Codex cites 78% of the unique
-    counterfactual-history distractor universe".
   * ``cited_not_distractor`` = 1 − |Q_t \\ S_t| / |Q_t|: the share of cited documents that are not
     distractors, where every cited document outside S_t is one (the task's own distractors and,
     in the shared corpus, any other task's document: Appendix I.1 calls those "cross-task
-    distractors"); defined only when |Q_t| ≥ 1, so tasks citing nothing are left out.
+    distractors"); defined only when |Q_t| ≥ 1, so tasks citing nothing are left out of the mean.
+    **Table 3 shows this reading** (``distractor_avoidance``): the release's own scorer defines
+    distractor avoidance as "1 − share of cited documents that are distractors, averaged over tasks
+    with ≥ 1 citation", and Section 5.3 reads Table 3's number as what the agent's citations let
+    in: "Codex also leads in distractor avoidance, yet at 42.3% still admits most distractors"
+    (57.7 % of its citations are distractors).
+  * ``distractors_uncited`` = 1 − |Q_t ∩ D_t| / |D_t| (D_t = the task's own distractor documents):
+    the share of the task's distractors left uncited, the reading of Appendix I.2's per-subtype
+    numbers ("Codex cites 78% of the unique counterfactual-history distractor universe"); a task
+    citing nothing scores 1 and stays in the mean (tasks with D_t = ∅ have no value).
 
   Q_t \\ S_t splits into *in-task distractors* (the task's own distractor documents, by subtype)
   and *cross-task* documents (any document of another task, supporting or distractor).
@@ -198,18 +200,19 @@ def supporting_recall(cited: Iterable[str], supporting: Iterable[str]) -> float 
 
 
 def cited_not_distractor(cited: Iterable[str], supporting: Iterable[str]) -> float | None:
-    """Share of cited documents that are not distractors: 1 − |Q_t \\ S_t| / |Q_t|; None when Q_t is empty."""
+    """Share of cited documents that are not distractors: 1 − |Q_t \\ S_t| / |Q_t|; None when Q_t is empty.
+    Table 3's distractor avoidance (module docstring)."""
     q = set(cited)
     return 1.0 - len(q - set(supporting)) / len(q) if q else None
 
 
-#: Kept for callers of the earlier name: the cited-share reading.
+#: Table 3's reading (module docstring).
 distractor_avoidance = cited_not_distractor
 
 
 def distractors_uncited(cited: Iterable[str], distractors: Iterable[str]) -> float | None:
     """Share of the task's distractors D_t left uncited: 1 − |Q_t ∩ D_t| / |D_t| (1.0 when nothing is
-    cited); None when D_t is empty.  Table 3's distractor avoidance (module docstring)."""
+    cited); None when D_t is empty (module docstring)."""
     d = set(distractors)
     return 1.0 - len(set(cited) & d) / len(d) if d else None
 
@@ -246,12 +249,12 @@ def score_task(output: ResearchOutput, labels: TaskLabels, documents: Mapping[st
     in_task, cross = split_non_supporting(cited, labels.benchmark_id, labels.supporting, documents)
     hits = [m is True for m in matches]
     d_t = task_distractors(labels.benchmark_id, documents)
-    uncited = distractors_uncited(cited, d_t)
+    clean = cited_not_distractor(cited, labels.supporting)
     occurrences = output.hallucinated if output.hallucinated_occurrences is None else output.hallucinated_occurrences
     return TaskDR(output.agent, labels.benchmark_id, len(e_t), sum(hits), evidence_recall(hits),
-                  supporting_recall(cited, labels.supporting), uncited,
+                  supporting_recall(cited, labels.supporting), clean,
                   len(cited), dict(in_task), cross, output.hallucinated, sum(m is None for m in matches),
-                  labels.reasoning_hops, labels.origin, uncited, cited_not_distractor(cited, labels.supporting),
+                  labels.reasoning_hops, labels.origin, distractors_uncited(cited, d_t), clean,
                   len(d_t), occurrences)
 
 
@@ -270,8 +273,8 @@ class AgentDR:
     cross_task: int
     hallucinated: int
     judge_malformed: int
-    cited_not_distractor: float | None = None
-    cited_tasks: int = 0
+    distractors_uncited: float | None = None
+    uncited_tasks: int = 0
     hallucinated_occurrences: int = 0
 
 
@@ -281,9 +284,9 @@ def _mean(values: list[float]) -> float | None:
 
 def aggregate(scores: Iterable[TaskDR]) -> dict[str, AgentDR]:
     """Per agent: pooled and per-task-mean evidence recall, mean supporting recall, mean distractor
-    avoidance (share of D_t uncited, over tasks with D_t ≠ ∅, citing nothing included), mean share of
-    cited documents that are not distractors (over tasks with a citation), distractor counts,
-    hallucinated ids (distinct per task, and occurrences)."""
+    avoidance (share of cited documents that are not distractors, over tasks with a citation:
+    ``avoidance_tasks``), mean share of D_t left uncited (over tasks with D_t ≠ ∅, citing nothing
+    included: ``uncited_tasks``), distractor counts, hallucinated ids (distinct per task, and occurrences)."""
     by_agent: dict[str, list[TaskDR]] = {}
     for s in scores:
         by_agent.setdefault(s.agent, []).append(s)
@@ -295,14 +298,14 @@ def aggregate(scores: Iterable[TaskDR]) -> dict[str, AgentDR]:
         for r in rows:
             subtypes.update(r.in_task_distractors)
         avoid = [r.distractor_avoidance for r in rows if r.distractor_avoidance is not None]
-        clean = [r.cited_not_distractor for r in rows if r.cited_not_distractor is not None]
+        uncited = [r.distractors_uncited for r in rows if r.distractors_uncited is not None]
         out[agent] = AgentDR(
             agent, len(rows), sum(r.matched for r in with_e) / total if total else None,
             _mean([r.evidence_recall for r in with_e]),
             _mean([r.supporting_recall for r in rows if r.supporting_recall is not None]),
             _mean(avoid), len(avoid), dict(subtypes), sum(r.cross_task for r in rows),
             sum(r.hallucinated for r in rows), sum(r.judge_malformed for r in rows),
-            _mean(clean), len(clean), sum(r.hallucinated_occurrences for r in rows))
+            _mean(uncited), len(uncited), sum(r.hallucinated_occurrences for r in rows))
     return out
 
 

@@ -100,16 +100,16 @@ def _failed_note(rows: list[dict]) -> list[str]:
 
 def table3(rows: list[dict]) -> Table:
     """Table 3 for one judge's rows: evidence recall (pooled and mean ± SE over tasks),
-    supporting-document recall, distractor avoidance (share of the task's distractors D_t left uncited,
-    the paper's reading, :mod:`.dr_metrics`), the share of cited documents that are not distractors,
+    supporting-document recall, distractor avoidance (share of cited documents that are not distractors,
+    the release scorer's reading, :mod:`.dr_metrics`), the share of the task's distractors D_t left uncited,
     hallucinated ids (distinct per task, and occurrences); failed episodes counted apart."""
     label = rows[0]["judge_label"]
     fails = failed(rows)
     ok = scored(rows)
     agg = m.aggregate(task_scores(ok))
     header = ["DR agent", "Tasks", "Failed", "Evidence recall (pooled)", "Evidence recall (mean over tasks)",
-              "Supp. doc recall", "Distractor avoidance (D_t uncited)", "Cited docs not distractors",
-              "Tasks with citations", "Hallucinated ids", "Hallucinated id occurrences"]
+              "Supp. doc recall", "Distractor avoidance (cited not distractors)", "Tasks with citations",
+              "Task distractors uncited (D_t)", "Hallucinated ids", "Hallucinated id occurrences"]
     table = Table(f"drcik-table3-{rows[0]['judge']}", f"Dr-CiK Table 3. Deep-research metrics per DR agent "
                   f"(judge {label})", header)
     for agent in _agents(rows):
@@ -118,26 +118,27 @@ def table3(rows: list[dict]) -> Table:
         a = agg.get(agent)
         if a is None:
             none = table.explain(DASH, "every episode of this agent failed: no metric")
-            table.add(agent, ["0", str(n_failed), *[none] * 5, "0", none, none])
+            table.add(agent, ["0", str(n_failed), *[none] * 4, "0", none, none, none])
             table.data.append({"agent": agent, "judge": label, "tasks": 0, "failed": n_failed})
             continue
         table.add(agent, [str(a.tasks), str(n_failed), _pct(a.evidence_recall_pooled),
                           _pct_pm([r["evidence_recall"] for r in mine]),
                           _pct_pm([r["supporting_recall"] for r in mine]),
-                          _pct_pm([r["distractor_avoidance"] for r in mine]),
-                          _pct_pm([r.get("cited_not_distractor") for r in mine]), str(a.cited_tasks),
+                          _pct_pm([r["distractor_avoidance"] for r in mine]), str(a.avoidance_tasks),
+                          _pct_pm([r.get("distractors_uncited") for r in mine]),
                           str(a.hallucinated), str(a.hallucinated_occurrences)])
         table.data.append({"agent": agent, "judge": label, "failed": n_failed,
                            **{k: v for k, v in vars(a).items() if k != "agent"}})
     table.notes += _judge_notes(label, ok or rows)
     table.notes.append(S_T_NOTE)
-    table.notes.append("Distractor avoidance (the column Table 3 reports) = 1 − |Q_t ∩ D_t| / |D_t|, the share of "
-                       "the task's own distractors left uncited, mean over tasks with distractors, tasks citing "
-                       "nothing included (they avoid every distractor). The paper defines Q_t, D_t and P_t but no "
-                       "formula; it reads the metric as a share of distractors: \"Codex also leads in distractor "
-                       "avoidance, yet at 42.3% still admits most distractors\" (Section 5.3). Cited docs not "
-                       "distractors = 1 − |Q_t \\ S_t| / |Q_t|, the other reading (every cited document outside "
-                       "S_t, other tasks' included, is a distractor), mean over the tasks with a citation. Q_t: every "
+    table.notes.append("Distractor avoidance (the column Table 3 reports) = 1 − |Q_t \\ S_t| / |Q_t|, the share of "
+                       "cited documents that are not distractors (every cited document outside S_t, other tasks' "
+                       "included), mean over the tasks with at least one citation, as the release's scorer defines "
+                       "it. The paper gives Q_t, D_t and P_t but no formula, and reads the number as what the "
+                       "citations let in: \"Codex also leads in distractor avoidance, yet at 42.3% still admits "
+                       "most distractors\" (Section 5.3). Task distractors uncited = 1 − |Q_t ∩ D_t| / |D_t|, the "
+                       "other reading (share of the task's own distractors left uncited, Appendix I.2's per-subtype "
+                       "view), mean over every task with distractors, tasks citing nothing included. Q_t: every "
                        "resolved document cited by the evidence items or the report (Appendix H.1).")
     table.notes.append("Hallucinated ids: unresolved citations (dropped before every metric), counted once per "
                        "distinct id per task (the paper does not say; Appendix I.1 counts \"two unresolved "

@@ -9,9 +9,9 @@ there side by side; reports keep them apart).  A malformed or failed verdict cou
 matched and is counted (``judge_malformed``, ``judge_errors``).
 
 Row fields (``dr_scores.jsonl``; readers may rely on them): the :class:`~.dr_metrics.TaskDR` fields
-(``distractor_avoidance`` is Table 3's reading, the share of the task's distractors left uncited,
-equal to ``distractors_uncited``; ``cited_not_distractor`` is the share of cited documents that are
-not distractors; ``hallucinated`` counts distinct unresolved ids, ``hallucinated_occurrences`` every
+(``distractor_avoidance`` is Table 3's reading, the share of cited documents that are not
+distractors, equal to ``cited_not_distractor``; ``distractors_uncited`` is the share of the task's
+distractors D_t left uncited; ``hallucinated`` counts distinct unresolved ids, ``hallucinated_occurrences`` every
 occurrence; ``n_distractors`` = |D_t|), ``in_task_<subtype>`` / ``universe_<subtype>``, ``dr_run``,
 ``k_t``, ``judged``, ``report_cited`` (resolved ids the report text cites), the judge's ``judge``,
 ``judge_version``, ``judge_kind``, ``judge_label``, ``judge_errors``, ``judge_malformed``, and

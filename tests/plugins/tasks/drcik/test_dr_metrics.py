@@ -65,10 +65,10 @@ def test_task_metrics_with_every_subtype_a_cross_task_document_and_an_unresolved
     # Q_t = a1..a4, five in-task distractors, b1 (another task's supporting doc): 10 documents
     assert s.cited == 10
     assert s.supporting_recall == pytest.approx(4 / 4)
-    # cited-share reading: 6 of the 10 cited documents are not supporting
-    assert s.cited_not_distractor == pytest.approx(1 - 6 / 10)
-    # Table 3's reading: all 5 of A's distractors are cited, none left uncited
-    assert s.n_distractors == 5 and s.distractor_avoidance == s.distractors_uncited == 0.0
+    # Table 3's reading: 6 of the 10 cited documents are not supporting
+    assert s.distractor_avoidance == s.cited_not_distractor == pytest.approx(1 - 6 / 10)
+    # the other reading: all 5 of A's distractors are cited, none left uncited
+    assert s.n_distractors == 5 and s.distractors_uncited == 0.0
     assert s.in_task_distractors == {sub: 1 for sub in SUBS}
     assert s.cross_task == 1
     assert (s.hallucinated, s.judge_malformed) == (1, 0)
@@ -77,8 +77,8 @@ def test_task_metrics_with_every_subtype_a_cross_task_document_and_an_unresolved
 def test_task_without_citations_avoids_every_distractor_but_has_no_cited_share(outputs):
     _, out_b = outputs
     s = m.score_task(out_b, B, DOCS, [False])
-    assert s.cited == 0 and s.cited_not_distractor is None
-    assert s.n_distractors == 1 and s.distractor_avoidance == s.distractors_uncited == 1.0
+    assert s.cited == 0 and s.distractor_avoidance is None and s.cited_not_distractor is None
+    assert s.n_distractors == 1 and s.distractors_uncited == 1.0
     assert s.supporting_recall == 0.0 and s.evidence_recall == 0.0
 
 
@@ -89,9 +89,9 @@ def test_pooled_versus_per_task_recall_and_aggregates(outputs):
     assert agg.evidence_recall_pooled == pytest.approx(2 / 4)          # (2 + 0) / (3 + 1)
     assert agg.evidence_recall_mean == pytest.approx((2 / 3 + 0) / 2)
     assert agg.supporting_recall == pytest.approx((1.0 + 0.0) / 2)
-    # uncited share: A 0.0, B 1.0 (citing nothing stays in the mean); cited share: A only
-    assert agg.distractor_avoidance == pytest.approx(0.5) and agg.avoidance_tasks == 2
-    assert agg.cited_not_distractor == pytest.approx(0.4) and agg.cited_tasks == 1
+    # cited share (Table 3): A only; uncited share: A 0.0, B 1.0 (citing nothing stays in the mean)
+    assert agg.distractor_avoidance == pytest.approx(0.4) and agg.avoidance_tasks == 1
+    assert agg.distractors_uncited == pytest.approx(0.5) and agg.uncited_tasks == 2
     assert agg.hallucinated == 1 and agg.judge_malformed == 1 and agg.cross_task == 1
     assert m.recall_by(scores, "reasoning_hops") == {("X", 2): pytest.approx(2 / 3), ("X", 4): 0.0}
     assert m.recall_by(scores, "origin") == {("X", "synthetic"): pytest.approx(2 / 3), ("X", "expert"): 0.0}
@@ -122,8 +122,8 @@ def test_both_distractor_avoidance_readings_on_a_hand_computed_case():
     assert (s1.distractors_uncited, s1.cited_not_distractor) == (pytest.approx(0.8), pytest.approx(1 / 3))
     assert (s2.distractors_uncited, s2.cited_not_distractor) == (1.0, None)
     agg = m.aggregate([s1, s2])["X"]
-    assert agg.distractor_avoidance == pytest.approx(0.9) and agg.avoidance_tasks == 2
-    assert agg.cited_not_distractor == pytest.approx(1 / 3) and agg.cited_tasks == 1
+    assert agg.distractors_uncited == pytest.approx(0.9) and agg.uncited_tasks == 2
+    assert agg.distractor_avoidance == pytest.approx(1 / 3) and agg.avoidance_tasks == 1
 
 
 def test_k_t_counts_positions_of_the_agents_own_list_malformed_items_included(tmp_path):

@@ -50,18 +50,17 @@ def test_lexical_rows_values(run):
     assert (a42["n_evidence"], a42["matched"], a42["k_t"], a42["judged"]) == (4, 1, 9, 3)
     assert a42["evidence_recall"] == pytest.approx(1 / 4)
     assert a42["supporting_recall"] == pytest.approx(2 / 13)
-    # Table 3's reading: 1 of task_42's 25 distractors cited; the cited-share reading: 1 of 3 cited is no distractor
-    assert a42["n_distractors"] == 25 and a42["distractor_avoidance"] == pytest.approx(1 - 1 / 25)
-    assert a42["distractors_uncited"] == a42["distractor_avoidance"]
-    assert a42["cited_not_distractor"] == pytest.approx(1 - 1 / 3)
+    # Table 3's reading: 1 of the 3 cited documents is a distractor; the other: 1 of task_42's 25 distractors cited
+    assert a42["distractor_avoidance"] == a42["cited_not_distractor"] == pytest.approx(1 - 1 / 3)
+    assert a42["n_distractors"] == 25 and a42["distractors_uncited"] == pytest.approx(1 - 1 / 25)
     assert (a42["in_task_timeseries"], a42["universe_timeseries"], a42["hallucinated"]) == (1, 5, 1)
     assert a42["judge"] == "lexical" and a42["judge_version"] == "lexical-v1" and a42["judge_kind"] == "lexical"
     assert [v["item"] for v in a42["verdicts"]] == ["E2", "E3", "E4", "E5"]
     a201 = rows[("alpha", "task_201")]
-    assert (a201["matched"], a201["cross_task"], a201["cited_not_distractor"]) == (1, 1, 0.5)
-    assert a201["distractor_avoidance"] == 1.0                  # the cross-task document is no distractor of task_201
+    assert (a201["matched"], a201["cross_task"], a201["distractor_avoidance"]) == (1, 1, 0.5)
+    assert a201["distractors_uncited"] == 1.0                  # the cross-task document is no distractor of task_201
     a163 = rows[("alpha", "task_163")]
-    assert a163["cited_not_distractor"] is None and a163["distractor_avoidance"] == 1.0   # cites nothing
+    assert a163["distractor_avoidance"] is None and a163["distractors_uncited"] == 1.0   # cites nothing
     assert a163["matched"] == 0 and a163["n_evidence"] == 2
     b42 = rows[("beta", "task_42")]
     assert b42["matched"] == 0 and b42["judged"] == 9          # the restated item is the 10th claim
@@ -76,7 +75,7 @@ def test_table3_figures_and_report(run, tmp_path):
     alpha = next(d for d in t3.data if d["agent"] == "alpha")
     assert alpha["evidence_recall_pooled"] == pytest.approx(2 / (4 + 4 + 2))
     assert alpha["evidence_recall_mean"] == pytest.approx((1 / 4 + 1 / 4 + 0) / 3)
-    assert alpha["hallucinated"] == 1 and alpha["avoidance_tasks"] == 3 and alpha["cited_tasks"] == 2
+    assert alpha["hallucinated"] == 1 and alpha["avoidance_tasks"] == 2 and alpha["uncited_tasks"] == 3
     assert "lexical@lexical-v1 (lexical)" in t3.title
     assert any("R_e" in n for n in t3.notes) and any("offline stand-in" in n for n in t3.notes)
     f16 = {d["agent"]: d for d in dr_report.figure16_table(rows).data}
