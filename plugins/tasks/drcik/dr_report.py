@@ -148,12 +148,12 @@ def table3(rows: list[dict]) -> Table:
 
 
 def table3_by_origin(rows: list[dict]) -> Table:
-    """Table 3 broken down by task origin (synthetic / expert-curated), one judge."""
-    label = rows[0]["judge_label"]
+    """Table 14: deep-research metrics by input source (the task's ``origin``), one judge."""
+    label, judge = rows[0]["judge_label"], rows[0]["judge"]
     rows = scored(rows)
     header = ["DR agent", "Origin", "Tasks", "Evidence recall (pooled)", "Supp. doc recall", "Distractor avoidance"]
-    table = Table(f"drcik-table3-origin-{rows[0]['judge']}", f"Dr-CiK Table 3 by task origin (judge {label})",
-                  header)
+    table = Table(f"drcik-table14-{judge}", f"Dr-CiK Table 14. Deep-research evidence recall by input source "
+                  f"(task origin; judge {label})", header)
     for agent in _agents(rows):
         for origin in dict.fromkeys(str(r.get("origin")) for r in rows if r["agent"] == agent):
             mine = [r for r in rows if r["agent"] == agent and str(r.get("origin")) == origin]
@@ -224,32 +224,32 @@ def figure16_table(rows: list[dict]) -> Table:
 def figure16(rows: list[dict]):
     """Figure 16 (matplotlib Figure): left, in-task vs cross-task distractor citations per agent;
     right, in-task distractor citations by subtype per agent."""
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    agents = _agents(scored(rows))
-    data = figure16_table(rows).data
-    fig = Figure(figsize=(11, 4.2))
-    left, right = fig.subplots(1, 2)
-    x = np.arange(len(agents))
-    left.bar(x - 0.2, [d["in_task"] for d in data], 0.4, label="in-task distractors")
-    left.bar(x + 0.2, [d["cross_task"] for d in data], 0.4, label="cross-task documents")
-    left.set_xticks(x, agents, rotation=20)
-    left.yaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set_ylim(0, 1.3 * max([1] + [max(d["in_task"], d["cross_task"]) for d in data]))
+    from harness import new_figure, outside_legend
+    from tsagent_plugins.tasks.drcik.dr_figures import agent_colours, tick_text, title
+
+    data = {d["agent"]: d for d in figure16_table(rows).data}
+    agents = sorted(data)
+    colours = agent_colours(r["agent"] for r in rows)   # one colour per DR agent, the same meaning in both panels
+    fig = new_figure(figsize=(12, 4.4))
+    left, right = fig.subplots(1, 2, width_ratios=[2, 5])
+    title(fig, "Dr-CiK Figure 16. Distractor citations per DR agent (unique documents)")
+    width = 0.8 / max(1, len(agents))
+    for panel, groups in ((left, [("in_task", "in-task distractors"), ("cross_task", "cross-task documents")]),
+                          (right, [(f"in_task_{s}", m.SUBTYPES[s]) for s in SUBTYPE_ORDER])):
+        x = np.arange(len(groups))
+        for i, agent in enumerate(agents):
+            panel.bar(x - 0.4 + width * (i + 0.5), [data[agent][k] for k, _ in groups], width,
+                      color=colours[agent], label=agent)
+        panel.set_xticks(x, [tick_text(name) for _, name in groups])
+        panel.yaxis.set_major_locator(MaxNLocator(integer=True))
+        panel.set_ylim(0, 1.15 * max([1] + [data[a][k] for a in agents for k, _ in groups]))
     left.set_ylabel("unique cited documents")
-    left.set_title("In-task vs cross-task citations")
-    left.legend()
-    width = 0.8 / len(SUBTYPE_ORDER)
-    for i, sub in enumerate(SUBTYPE_ORDER):
-        right.bar(x - 0.4 + width * (i + 0.5), [d[f"in_task_{sub}"] for d in data], width, label=m.SUBTYPES[sub])
-    right.set_xticks(x, agents, rotation=20)
-    right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    right.set_ylim(0, 1.6 * max([1] + [d[f"in_task_{s}"] for d in data for s in SUBTYPE_ORDER]))
-    right.set_ylabel("unique cited distractors")
-    right.set_title("In-task distractor citations by subtype")
-    right.legend(fontsize=8)
-    fig.tight_layout()
+    left.set_title("In-task vs cross-task", fontsize=9)
+    right.set_ylabel("unique cited in-task distractors")
+    right.set_title("In-task distractors by subtype", fontsize=9)
+    outside_legend(fig, [left, right])
     return fig
 
 
@@ -262,6 +262,7 @@ def figure7(rows: list[dict]):
     Figure 7 table holds the exact values); the legend is outside the axes.  An (agent, hops) group
     with no evidence items has no recall and draws no point."""
     from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
+    from tsagent_plugins.tasks.drcik.dr_figures import agent_colours
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
     agents = _agents(scored(rows))
@@ -277,9 +278,11 @@ def figure7(rows: list[dict]):
         return fig
     low, high = hops[0] - 0.5, hops[-1] + 0.5
     offsets = spread_coinciding([(h, r) for _, h, r in points], high - low, 106.0, FIGURE7_STEP)
+    colours = agent_colours(r["agent"] for r in rows)   # an agent's colour in every Dr-CiK figure
     for i, agent in enumerate(agents):
         mine = [(h + shift, r) for (a, h, r), shift in zip(points, offsets, strict=True) if a == agent]
-        ax.plot([x for x, _ in mine], [y for _, y in mine], label=agent, **series_style(i))
+        style = {**series_style(i), "color": colours[agent], "markeredgecolor": colours[agent]}
+        ax.plot([x for x, _ in mine], [y for _, y in mine], label=agent, **style)
     ax.set_xlim(low, high + max(offsets))
     ax.set_xticks(hops)
     ax.set_xlabel("reasoning hops")
@@ -292,23 +295,34 @@ def figure7(rows: list[dict]):
 def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
     """Figure 16 (citations do not depend on the judge: the first judge's rows) and one Figure 7 per
     judge, keyed ``drcik-figure16`` and ``drcik-figure7-<judge>`` (``harness report`` saves them as PNG)."""
+    from tsagent_plugins.tasks.drcik.dr_figures import figure6
+
     figures = {}
     groups = by_judge(rows)
     if groups:
-        figures["drcik-figure16"] = figure16(next(iter(groups.values())))
+        first = next(iter(groups.values()))
+        figures["drcik-figure16"] = figure16(first)
+        if scored(first):
+            figures["drcik-figure6"] = figure6(first)
     for group in groups.values():
         figures[f"drcik-figure7-{group[0]['judge']}"] = figure7(group)
     return figures
 
 
 def dr_tables(rows: list[dict]) -> list[Table]:
-    """Table 3, its breakdown by origin, Figure 7 and Figure 16 numbers; per judge."""
+    """Table 3, Table 14 (by origin), Figure 7 numbers per judge; Figure 16 numbers; Table 11 when several
+    judges scored the runs."""
+    from tsagent_plugins.tasks.drcik.dr_figures import table11
+
     tables = []
     groups = by_judge(rows)
     for group in groups.values():
         tables += [table3(group), table3_by_origin(group), figure7_table(group)]
     if groups:
         tables.append(figure16_table(next(iter(groups.values()))))
+    multi = table11(rows)
+    if multi is not None:
+        tables.append(multi)
     return tables
 
 
@@ -464,10 +478,10 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
 
 
 def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
-    """Table 2 with DR columns split by task origin (``origins``: benchmark id -> origin)."""
+    """Table 13: end-to-end forecasting by input source (``origins``: benchmark id -> the task's origin)."""
     rows = rows.assign(origin=rows["benchmark_id"].map(origins).fillna("unknown"))
-    table = Table("drcik-table2-origin", "Dr-CiK Table 2 by task origin (sCRPS mean ± SE)",
-                  ["Forecaster", "Origin", "Column", "sCRPS", "n"])
+    table = Table("drcik-table13", "Dr-CiK Table 13. End-to-end forecasting by input source (task origin; sCRPS "
+                  "mean ± SE over tasks, lower is better)", ["Forecaster", "Origin", "Column", "sCRPS", "n"])
     rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
     from tsagent_plugins.tasks.drcik.contexts import CONDITIONS
 

@@ -244,7 +244,7 @@ def build_section(rows: pd.DataFrame) -> Section:
         section = _with_dr_agents(forecasts, messages)
     else:
         section = Section(_table2_tables(forecasts), messages)
-    return Section(section.tables + out.tables, section.messages + out.messages, out.figures)
+    return Section(section.tables + out.tables, section.messages + out.messages, {**section.figures, **out.figures})
 
 
 def _table2_tables(rows: pd.DataFrame) -> list:
@@ -277,6 +277,10 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
         if not found:
             messages.append(f"{run_dir}: research run not judged; run `harness dr-score {run_dir}` for Figure 4")
         scores += found
+    from tsagent_plugins.tasks.drcik import dr_figures
+    from tsagent_plugins.tasks.drcik.dr_scoring import scored
+
+    figures = {}
     if scores:
         tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
     for label, group in dr_report.by_judge(scores).items():
@@ -284,4 +288,11 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
         table.key += f"-{group[0]['judge']}"
         table.title += f" (evidence recall judge {label})"
         tables.append(table)
-    return Section(tables, messages)
+        figures[f"drcik-figure4-{group[0]['judge']}"] = dr_figures.figure4(rows, scored(group), table)
+    if dr_figures.figure5_forecaster(rows) is not None:
+        figures["drcik-figure5"] = dr_figures.figure5(rows, scores)
+    figures["drcik-figure8"] = dr_figures.figure8(rows, scores)
+    missing = dr_figures.not_shown(scores, rows)
+    if missing is not None:
+        tables.append(missing)
+    return Section(tables, messages, figures)

@@ -85,11 +85,11 @@ def test_table3_figures_and_report(run, tmp_path):
     f7 = dr_report.figure7_table(rows)
     assert {(d["agent"], d["reasoning_hops"]): d["evidence_recall"] for d in f7.data} == \
         {("alpha", 4): pytest.approx(0.2), ("beta", 4): 0.0}
-    assert set(dr_report.dr_figures(rows)) == {"drcik-figure16", "drcik-figure7-lexical"}
+    assert set(dr_report.dr_figures(rows)) == {"drcik-figure16", "drcik-figure6", "drcik-figure7-lexical"}
     result = CliRunner().invoke(report_cmd, [str(run), "--format", "markdown", "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
     pngs = sorted((tmp_path / "rep" / "figures").glob("drcik-*.png"))
-    assert [p.name for p in pngs] == ["drcik-figure16.png", "drcik-figure7-lexical.png"]
+    assert [p.name for p in pngs] == ["drcik-figure16.png", "drcik-figure6.png", "drcik-figure7-lexical.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     text = (tmp_path / "rep" / "report.md").read_text() if (tmp_path / "rep" / "report.md").exists() else result.output
     assert "Dr-CiK Table 3" in text and "Figure 16" in text
@@ -222,13 +222,14 @@ def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
     # beta cites only distractors: verified-dr is empty on every task, and the report says so
     note = next(n for n in t2.notes if n.startswith("verified_empty"))
     assert "3 (task, DR agent) pair(s)" in note and "(beta)" in note and "(alpha)" not in note
-    assert "drcik-table2-origin" in tables and "drcik-table3-lexical" in tables
+    assert "drcik-table13" in tables and "drcik-table3-lexical" in tables
     t3 = {r[0]: r for r in tables["drcik-table3-lexical"].rows}
     assert t3["alpha"][3] == "30.0%"    # alpha restates E2 on each task: 3 of |E_t| = 4 + 4 + 2 items
     assert t3["beta"][3] == "0.0%"
     fig4 = tables["drcik-figure4-lexical"]
     assert fig4.rows[0][2] == "6" and fig4.rows[0][-1] == "n < 10"     # naive × 2 agents × 3 tasks
-    assert set(report.figures) == {"drcik-figure16", "drcik-figure7-lexical"}
+    assert set(report.figures) == {"drcik-figure16", "drcik-figure6", "drcik-figure7-lexical", "drcik-figure4-lexical",
+                                   "drcik-figure5", "drcik-figure8"}
 
 
 def test_shipped_dr_forecast_spec_needs_the_research_run(tmp_path):
@@ -285,3 +286,53 @@ def test_failed_research_episodes_are_counted_apart_and_left_out_of_means(run, t
     assert alpha["evidence_recall_pooled"] == pytest.approx(2 / (4 + 4))
     assert t3.header[2] == "Failed" and t3.rows[0][2] == "1"
     assert any("No module named 'langgraph' (1x)" in n and "left out of every mean" in n for n in t3.notes)
+
+
+def test_tables_13_14_and_11_and_every_dr_figure_readable(run):
+    """Two origins (task_42 expert-curated, the rest synthetic), two judges: Table 14 per origin with values,
+    Table 13 named by its number, Table 11 with each judge's agreement, and figure_problems() empty for every
+    Dr-CiK figure."""
+    from harness import figure_problems
+    from tsagent_plugins.tasks.drcik import dr_figures
+
+    rows = score_run(run, LexicalJudge())
+    for r in rows:
+        r["origin"] = "expert" if r["benchmark_id"] == "task_42" else "synthetic"
+    t14 = dr_report.table3_by_origin(rows)
+    assert t14.key == "drcik-table14-lexical" and t14.title.startswith("Dr-CiK Table 14.")
+    cells = {(d["agent"], d["origin"]): d for d in t14.data}
+    assert cells[("alpha", "expert")]["evidence_recall_pooled"] == pytest.approx(1 / 4)
+    assert cells[("alpha", "synthetic")]["evidence_recall_pooled"] == pytest.approx(1 / (4 + 2))
+    assert cells[("beta", "expert")]["evidence_recall_pooled"] == 0.0 and ("beta", "synthetic") not in cells
+    # a second judge that flips every verdict of beta: agreement 100% on alpha's items, 0% on beta's
+    other = [{**r, "judge": "other", "judge_label": "other@v1 (rule)",
+              "verdicts": [{**v, "matched": (not v["matched"]) if r["agent"] == "beta" else v["matched"]}
+                           for v in r["verdicts"]],
+              "matched": r["matched"] if r["agent"] == "alpha" else r["n_evidence"] - r["matched"]} for r in rows]
+    for r in other:
+        r["evidence_recall"] = r["matched"] / r["n_evidence"]
+    t11 = dr_figures.table11(rows + other)
+    assert t11.key == "drcik-table11"
+    data = {d["judge"]: d for d in t11.data}
+    assert data["lexical@lexical-v1 (lexical)"]["agreement"] == 1.0
+    assert data["other@v1 (rule)"]["items"] == 4 + 4 + 2 + 4
+    assert data["other@v1 (rule)"]["agreement"] == pytest.approx((4 + 4 + 2) / 14)
+    assert data["other@v1 (rule)"]["ranking"] == ["beta", "alpha"] and not data["other@v1 (rule)"]["ranking_identical"]
+    assert dr_figures.table11(rows) is None
+    assert "Table 11 (multi-judge sensitivity)" not in [r[0] for r in dr_figures.not_shown(rows + other, None).rows]
+    figures = dr_report.dr_figures(rows)
+    assert set(figures) == {"drcik-figure16", "drcik-figure6", "drcik-figure7-lexical"}
+    for key, fig in figures.items():
+        assert figure_problems(fig) == [], key
+    forecasts = forecast_rows(12, np.random.default_rng(2)).assign(context_used=True)
+    dr_rows = [{"agent": a, "benchmark_id": f"t{t}", "evidence_recall": t / 12, "judge_label": "lexical@v"}
+               for a in ("alpha", "beta") for t in range(12)]
+    stats = dr_report.figure4_stats(forecasts, dr_rows)
+    more = {"drcik-figure4": dr_figures.figure4(forecasts, dr_rows, stats), "drcik-figure5":
+            dr_figures.figure5(forecasts, dr_rows), "drcik-figure8": dr_figures.figure8(forecasts, dr_rows)}
+    for key, fig in more.items():
+        assert figure_problems(fig) == [], key
+    points = dr_figures.figure4_points(forecasts, dr_rows)
+    assert len(points) == 2 * 2 * 12 and {p["forecaster"] for p in points} == {"llm-dp", "naive"}
+    colours = dr_figures.agent_colours(["beta", "alpha", "beta"])
+    assert colours["alpha"] != colours["beta"] and dr_figures.agent_colours(["alpha"])["alpha"] == colours["alpha"]
