@@ -280,3 +280,79 @@ def test_a_drbench_episode_with_an_unresolved_s999_scores_one_hallucinated_id(tm
     resolved = resolve(items, {"doc_aaaaaaaaaaaa": "r1", "doc_bbbbbbbbbbbb": "r2"})
     assert reasons == [] and (resolved.hallucinated, resolved.hallucinated_occurrences) == (1, 1)
     assert [i.dropped for i in resolved.items] == [[], ["S999"]]
+
+
+def test_opendr_reads_upstream_prompts_and_limits_from_the_installed_package():
+    """The rebuilt graph's prompts are open-deep-research 0.0.16's own strings (never paraphrases)."""
+    pytest.importorskip("open_deep_research", reason="pip install --no-deps open-deep-research==0.0.16")
+    from open_deep_research import prompts
+
+    from tsagent_plugins.agents.research.opendr import fill, upstream
+
+    odr = upstream()
+    assert odr["version"] == "0.0.16"
+    assert odr["prompts"]["supervisor"] is prompts.lead_researcher_prompt and len(odr["prompts"]["supervisor"]) == 7530
+    assert odr["prompts"]["final"] is prompts.final_report_generation_prompt
+    assert odr["limits"] == {"max_concurrent_research_units": 5, "max_researcher_iterations": 3,
+                             "max_react_tool_calls": 5, "max_structured_output_retries": 3,
+                             "allow_clarification": True}
+    text = fill(odr["prompts"]["supervisor"], date="Mon Jan 5, 2026", max_concurrent_research_units=5)
+    assert "{date}" not in text and "Mon Jan 5, 2026" in text and "{max_concurrent_research_units}" not in text
+
+
+class _FakeEpisode:
+    """Just what the opendr graph uses of a ResearchEpisode, answering like a tiny scripted model and
+    recording every message list it is sent."""
+
+    def __init__(self):
+        self.limits, self.prompt, self.sent, self.stages, self.logged = {}, "TASK PROMPT", [], [], []
+        self.log = type("Log", (), {"write": lambda _, kind, **data: self.logged.append((kind, data))})()
+        self.tools = type("Tools", (), {"retriever": "bm25", "search": lambda *_: [],
+                                        "read_document": lambda *_: None})()
+        self._supervisor_calls = 0
+
+    def stage(self, name, **_):
+        self.stages.append(name)
+
+    def chat(self, messages, tools=None, tool_choice=None):
+        self.sent.append(messages)
+        names = {t["function"]["name"] for t in tools or []}
+        call = lambda name, args: {"content": "", "tool_calls": [  # noqa: E731
+            {"id": f"c{len(self.sent)}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+        if "ConductResearch" in names:
+            self._supervisor_calls += 1
+            return call("ConductResearch", {"research_topic": "demand"}) if self._supervisor_calls == 1 else \
+                call("ResearchComplete", {})
+        if "search" in names:
+            return call("ResearchComplete", {})
+        return {"content": "compressed findings [doc_1]"}
+
+    def structured(self, messages, tool, validate, extra_tools=None):
+        self.sent.append(messages)
+        name = tool["function"]["name"]
+        return {"research_brief": "BRIEF"} if name == "ResearchQuestion" else \
+            {"report": "REPORT", "evidence": [{"claim": "c", "cited_document_ids": ["doc_1"]}]}
+
+
+def test_opendr_graph_runs_on_upstreams_own_prompts():
+    pytest.importorskip("open_deep_research", reason="pip install --no-deps open-deep-research==0.0.16")
+    from open_deep_research import prompts
+
+    from tsagent_plugins.agents.research.opendr import CORPUS_TOOLS_PROMPT, DRCIK_OUTPUT, build
+
+    ep, out = _FakeEpisode(), {}
+    build(ep, out).invoke({}, {"recursion_limit": 20})
+    assert (out["report"], out["evidence"][0]["claim"]) == ("REPORT", "c")
+    brief, supervisor, researcher, compress, final = (ep.sent[0], ep.sent[1], ep.sent[2], ep.sent[3], ep.sent[-1])
+    head = prompts.transform_messages_into_research_topic_prompt.split("{messages}")[0]
+    assert brief[0]["content"].startswith(head) and "TASK PROMPT" in brief[0]["content"]
+    assert supervisor[0]["content"].startswith(prompts.lead_researcher_prompt.split("{date}")[0])
+    assert len(supervisor[0]["content"]) > 7000 and "{max_concurrent_research_units}" not in supervisor[0]["content"]
+    assert CORPUS_TOOLS_PROMPT in researcher[0]["content"] and "{mcp_prompt}" not in researcher[0]["content"]
+    assert compress[0]["content"].startswith(prompts.compress_research_system_prompt.split("{date}")[0])
+    assert compress[-1]["content"] == prompts.compress_research_simple_human_message
+    assert "BRIEF" in final[0]["content"] and "compressed findings [doc_1]" in final[0]["content"]
+    assert final[0]["content"].endswith(DRCIK_OUTPUT)
+    assert ("note", {"upstream": "open-deep-research 0.0.16", "upstream_limits": {
+        "max_concurrent_research_units": 5, "max_researcher_iterations": 3, "max_react_tool_calls": 5,
+        "max_structured_output_retries": 3, "allow_clarification": True}}) in ep.logged

@@ -64,6 +64,9 @@ def test_a_dr_agent_whose_extra_is_missing_is_refused_with_its_install_command(m
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "langgraph" else real(name, *a))
     assert opendr.refusal(None) == "needs langgraph, which is not installed: pip install -e '.[dr]'"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert opendr.refusal(None) == ("needs langgraph, open_deep_research, which are not installed: "
+                                    "pip install -e '.[dr]'; pip install --no-deps open-deep-research==0.0.16")
     assert harness.plugins.get("agent", "drbench").refusal(None) is None
     monkeypatch.undo()
     assert opendr.refusal(None) is None
