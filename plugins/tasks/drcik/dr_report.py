@@ -28,6 +28,7 @@ import pandas as pd
 
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
+from tsagent_plugins.tasks.drcik.dr_figures import figure16
 from tsagent_plugins.tasks.drcik.dr_scoring import failed, scored, task_scores
 
 if TYPE_CHECKING:
@@ -219,38 +220,6 @@ def figure16_table(rows: list[dict]) -> Table:
     table.notes.append(f"Citation counts do not depend on the judge ({label} rows used). Cross-task documents are "
                        "any other task's documents, supporting or distractor.")
     return table
-
-
-def figure16(rows: list[dict]):
-    """Figure 16 (matplotlib Figure): left, in-task vs cross-task distractor citations per agent;
-    right, in-task distractor citations by subtype per agent."""
-    from matplotlib.ticker import MaxNLocator
-
-    from harness import new_figure, outside_legend
-    from tsagent_plugins.tasks.drcik.dr_figures import agent_colours, tick_text, title
-
-    data = {d["agent"]: d for d in figure16_table(rows).data}
-    agents = sorted(data)
-    colours = agent_colours(r["agent"] for r in rows)   # one colour per DR agent, the same meaning in both panels
-    fig = new_figure(figsize=(12, 4.4))
-    left, right = fig.subplots(1, 2, width_ratios=[2, 5])
-    title(fig, "Dr-CiK Figure 16. Distractor citations per DR agent (unique documents)")
-    width = 0.8 / max(1, len(agents))
-    for panel, groups in ((left, [("in_task", "in-task distractors"), ("cross_task", "cross-task documents")]),
-                          (right, [(f"in_task_{s}", m.SUBTYPES[s]) for s in SUBTYPE_ORDER])):
-        x = np.arange(len(groups))
-        for i, agent in enumerate(agents):
-            panel.bar(x - 0.4 + width * (i + 0.5), [data[agent][k] for k, _ in groups], width,
-                      color=colours[agent], label=agent)
-        panel.set_xticks(x, [tick_text(name) for _, name in groups])
-        panel.yaxis.set_major_locator(MaxNLocator(integer=True))
-        panel.set_ylim(0, 1.15 * max([1] + [data[a][k] for a in agents for k, _ in groups]))
-    left.set_ylabel("unique cited documents")
-    left.set_title("In-task vs cross-task", fontsize=9)
-    right.set_ylabel("unique cited in-task distractors")
-    right.set_title("In-task distractors by subtype", fontsize=9)
-    outside_legend(fig, [left, right])
-    return fig
 
 
 def figure7(rows: list[dict]):

@@ -62,6 +62,7 @@ from harness import EpisodeScore, Materialized, TaskTemplate
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
+from tsagent_plugins.tasks.drcik.exports import export, research_export, research_problems
 from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
@@ -383,7 +384,7 @@ class DrcikTemplate(TaskTemplate):
                         "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
                         "contact": params.submission.contact, "notes": notes}
                 key = f"{entry.name}__{cond_name}" + (f"__{evidence.agent}" if evidence else "")
-                research_rows = _research_export(evidence) if evidence else None
+                research_rows = research_export(evidence) if evidence else None
 
                 def write(folder, entry=entry, cond_name=cond_name, meta=meta, research_rows=research_rows):
                     write_submission(folder, result, entry.name, cond_name, meta)
@@ -394,10 +395,10 @@ class DrcikTemplate(TaskTemplate):
                 def validate(folder, research_rows=research_rows):
                     check = validate_submission(folder, tasks)
                     if research_rows is not None:
-                        check.errors += _research_problems(folder, research_rows, tasks)
+                        check.errors += research_problems(folder, research_rows, tasks)
                     return check
 
-                check, replaced = _export(Path(run_dir) / "submissions" / key, write, validate)
+                check, replaced = export(Path(run_dir) / "submissions" / key, write, validate)
                 out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings}
                 if not replaced:
                     kept.append(key)
@@ -465,48 +466,3 @@ class DrcikTemplate(TaskTemplate):
                         + (f"; {len(problems)} skipped: {problems[0]}" if problems else ""))
         return {"ok": not problems, "judge": judge.label, "rows": len(rows), "skipped": problems}
 
-
-def _export(folder: Path, write, validate) -> tuple[Any, bool]:
-    """Write a submission with ``write(folder)`` into a fresh folder beside ``folder``, check it with
-    ``validate(folder)`` (an object with ``ok``), and move it in place unless it is invalid while
-    ``folder`` holds a valid export.  Returns (the new export's check, whether it replaced ``folder``)."""
-    import shutil
-    import tempfile
-
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        write(fresh)
-        check = validate(fresh)
-        check.errors[:] = [e.replace(str(fresh), str(folder)) for e in check.errors]
-        check.warnings[:] = [w.replace(str(fresh), str(folder)) for w in check.warnings]
-        if not check.ok and folder.is_dir() and validate(folder).ok:
-            return check, False
-        if folder.exists():
-            shutil.rmtree(folder)
-        fresh.rename(folder)
-        return check, True
-    finally:
-        if fresh.exists():
-            shutil.rmtree(fresh, ignore_errors=True)
-
-
-def _research_export(evidence) -> list[dict] | None:
-    """The ``deep_research.jsonl`` rows the research run exported for ``evidence.agent`` (None when absent)."""
-    path = Path(evidence.run) / "submissions" / f"deep_research__{evidence.agent}" / research_out.DEEP_RESEARCH_FILE
-    try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return None
-
-
-def _research_problems(folder: Path, rows: list[dict], tasks) -> list[str]:
-    """Problems of a combined folder's ``deep_research.jsonl`` against the release rules: each row valid, one per task."""
-    known = {d.document_id for t in tasks for d in t.documents}
-    path = folder / research_out.DEEP_RESEARCH_FILE
-    problems = [f"{path}: {r.get('benchmark_id') if isinstance(r, dict) else '?'}: {p}"
-                for r in rows for p in research_out.validate_deep_research_row(r, known)]
-    missing = sorted({t.benchmark_id for t in tasks} - {r.get("benchmark_id") for r in rows if isinstance(r, dict)})
-    if missing:
-        problems.append(f"{path}: no row for {len(missing)} task(s): {', '.join(missing[:10])}")
-    return problems

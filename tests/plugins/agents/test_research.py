@@ -384,3 +384,20 @@ def test_dispatch_steps_never_get_metrics_even_when_the_proxy_calls_line_up():
     bad = {**doc, "steps": [*steps[:1], {**steps[1], "metrics": {"prompt_tokens": 1}}, *steps[2:]]}
     assert atif_problems(bad)[0].startswith("steps.1: Field 'metrics' must be absent when llm_call_count is 0 "
                                             "(deterministic dispatch on a 'source: agent' step)")
+
+
+def test_a_dr_agent_whose_extra_is_missing_is_refused_with_its_install_command(monkeypatch):
+    import importlib.util
+
+    import harness
+
+    opendr = harness.plugins.get("agent", "opendr")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "langgraph" else real(name, *a))
+    assert opendr.refusal(None) == "needs langgraph, which is not installed: pip install -e '.[dr]'"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert opendr.refusal(None) == ("needs langgraph, open_deep_research, which are not installed: "
+                                    "pip install -e '.[dr]'; pip install --no-deps open-deep-research==0.0.16")
+    assert harness.plugins.get("agent", "drbench").refusal(None) is None
+    monkeypatch.undo()
+    assert opendr.refusal(None) is None

@@ -245,7 +245,7 @@ def test_dr_conditions_need_and_read_evidence(tmp_path):
     write_evidence(tmp_path / "evidence")
     result = harness_run("--task", spec, "--set", f"dr_evidence={tmp_path / 'evidence'}", "--out", tmp_path / "run")
     # task_201 has no evidence: its submissions are invalid, which fails the command once the results are written
-    assert result.exit_code == 2 and "2 invalid export(s)" in str(result.exception), result.output
+    assert result.exit_code != 0 and "2 invalid export(s)" in str(result.exception), result.output
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index(["context", "benchmark_id"])
     assert rows.loc[("verified-dr", "task_163"), "context_items"] == 1
     assert rows.loc[("dr-evidence", "task_163"), "context_items"] == 2

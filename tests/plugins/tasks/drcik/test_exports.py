@@ -1,6 +1,5 @@
-"""Exports of a staged Dr-CiK run: a later unit never replaces a valid submission with a worse one, an
-invalid export fails the run command, failed episodes are counted by `harness runs list`, and a DR agent
-whose extra is missing is refused before the run."""
+"""Exports of a staged Dr-CiK run: a later unit never replaces a valid submission with a worse one; DR
+submissions name their method, base model and evidence agent."""
 
 from __future__ import annotations
 
@@ -8,9 +7,8 @@ import json
 
 import pytest
 
-from harness.cli.runs import run_summary
 from tsagent_plugins.tasks.drcik.experiment import Validation
-from tsagent_plugins.tasks.drcik.template import _export
+from tsagent_plugins.tasks.drcik.exports import export as _export
 
 
 def _writer(lines):
@@ -44,37 +42,10 @@ def test_an_invalid_export_replaces_an_invalid_one_and_a_valid_one_anything(tmp_
     assert check.ok and replaced
 
 
-def test_runs_list_counts_failed_episodes(tmp_path):
-    (tmp_path / "run.json").write_text(json.dumps({"episodes": [{"profile": "opendr-x"}] * 3,
-                                                   "finished_at": "now"}))
-    for i, status in enumerate(("ok", "failed", "failed")):
-        folder = tmp_path / "episodes" / f"e{i}"
-        folder.mkdir(parents=True)
-        (folder / "row.json").write_text(json.dumps({"episode": f"e{i}", "status": status}))
-    summary = run_summary(tmp_path)
-    assert (summary["done"], summary["failed"], summary["total"]) == (3, 2, 3)
-
-
-def test_a_dr_agent_whose_extra_is_missing_is_refused_with_its_install_command(monkeypatch):
-    import importlib.util
-
-    import harness
-
-    opendr = harness.plugins.get("agent", "opendr")
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "langgraph" else real(name, *a))
-    assert opendr.refusal(None) == "needs langgraph, which is not installed: pip install -e '.[dr]'"
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
-    assert opendr.refusal(None) == ("needs langgraph, open_deep_research, which are not installed: "
-                                    "pip install -e '.[dr]'; pip install --no-deps open-deep-research==0.0.16")
-    assert harness.plugins.get("agent", "drbench").refusal(None) is None
-    monkeypatch.undo()
-    assert opendr.refusal(None) is None
-
-
 def test_dr_submission_metadata_names_the_method_and_base_model_of_the_profile(tmp_path):
     from tsagent_plugins.tasks.drcik.spec import DrcikParams
-    from tsagent_plugins.tasks.drcik.template import DrcikTemplate, _research_problems
+    from tsagent_plugins.tasks.drcik.exports import research_problems as _research_problems
+    from tsagent_plugins.tasks.drcik.template import DrcikTemplate
     from tsagent_plugins.tasks.drcik.research_outputs import validate_metadata
 
     template = DrcikTemplate()
