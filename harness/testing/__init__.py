@@ -13,7 +13,7 @@ scope in your subclass; the forecaster kit's fixtures are class-scoped, written 
 same suites in the project's own tests.
 """
 
-from harness.testing.agent import AgentTests, atif_problems
+from harness.testing.agent import AgentTests
 from harness.testing.forecaster import ForecasterTests
 from harness.testing.metrics import MetricExtractorTests
 from harness.testing.judge import JudgeTests
@@ -22,5 +22,5 @@ from harness.testing.sandbox import SandboxBackendTests
 from harness.testing.simulator import SimulatorTests
 from harness.testing.task import TaskTemplateTests
 
-__all__ = ["AgentTests", "atif_problems", "ForecasterTests", "JudgeTests", "MetricExtractorTests", "ModelBackendTests", "SandboxBackendTests", "SimulatorTests",
+__all__ = ["AgentTests", "ForecasterTests", "JudgeTests", "MetricExtractorTests", "ModelBackendTests", "SandboxBackendTests", "SimulatorTests",
            "TaskTemplateTests"]

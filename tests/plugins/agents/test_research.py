@@ -361,7 +361,7 @@ def test_dispatch_steps_never_get_metrics_even_when_the_proxy_calls_line_up():
     tool step once took the first call's metrics, which ATIF-v1.6 forbids.  Now only the model step is
     matched (to the first call), and an embeddings step keeps its counts in ``extra.usage``."""
     from harness import Usage
-    from harness.testing import atif_problems
+    from harness.testing.agent import atif_problems
     from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
     from tsagent_plugins.agents.terminal.proxylog import ProxyCall
 
