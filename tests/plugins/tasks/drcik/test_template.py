@@ -358,7 +358,7 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
     spec = spec_file(tmp_path, "bad", forecasters=["llm-dp"], samples=2, model_backend="scripted",
                      script=str(SCRIPTS / "fail.yaml"))
     bad = harness_run("--task", spec, "--out", tmp_path / "bad")
-    assert bad.exit_code == 0, bad.output
+    assert bad.exit_code != 0 and "1 invalid export(s)" in str(bad.exception), bad.output   # after the results
     assert "submission llm-dp__no-context: INVALID" in bad.output and "no forecast for 3 task(s)" in bad.output
     assert "failed: llm-dp / no-context: 3 task(s), e.g. ForecastError: 0 of 2 valid samples" in bad.output
     failed = pd.read_parquet(tmp_path / "bad" / "results.parquet")
