@@ -48,6 +48,14 @@ def needed(roots: list[str]) -> set[str]:
     return set(seen)
 
 
+def no_deps() -> set[str]:
+    """Normalized names of pyproject.toml's ``[tool.tsagent-harness.no-deps]`` lists: distributions installed
+    with ``pip install --no-deps`` beside the declared ones (scripts/install-forecasters.sh, the odr line)."""
+    tool = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text()).get("tool", {})
+    lists = tool.get("tsagent-harness", {}).get("no-deps", {})
+    return {normalize(Requirement(req).name) for reqs in lists.values() for req in reqs}
+
+
 def root(requirement: str) -> str:
     """``requirement``, with a leading "." (this project) replaced by the project's name."""
     if not requirement.startswith("."):
@@ -59,7 +67,7 @@ def root(requirement: str) -> str:
 def main(roots: list[str]) -> int:
     roots = [root(r) for r in roots]
     installed = {normalize(d.metadata["Name"]) for d in md.distributions() if d.metadata["Name"]}
-    for name in sorted(installed - needed(roots) - TOOLS):
+    for name in sorted(installed - needed(roots) - TOOLS - no_deps()):
         print(name)
     return 0
 

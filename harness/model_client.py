@@ -147,7 +147,7 @@ class ModelClient:
     # -- spending ---------------------------------------------------------------------------------
     @property
     def spent_usd(self) -> float:
-        """Cost of the finished calls (USD, equation (1) at the profile's prices)."""
+        """Cost of the finished calls (USD: tokens at the profile's prices)."""
         return self._spent
 
     @property

@@ -255,9 +255,11 @@ def execute(
                       profile_options=own_options)
     data = store.read_run_json() or {}
     finished = data.setdefault("finished", {})
+    invalid: list[str] = []   # exports a template's finish() found invalid (``invalid_exports``)
     for plan in distinct.values():
         mine = [rows[p.key] for p in plans if p.params is plan.params and p.key in rows]
         summary = plan.template.finish(plan.params, mine, store.root)
+        invalid += [str(store.root / path) for path in summary.pop("invalid_exports", [])]
         for text in summary.pop("messages", []):
             on_event("message", {"text": text, "final": True})
         mine_before = finished.setdefault(plan.task_name, {})
@@ -269,6 +271,9 @@ def execute(
     data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     store.write_run_json(data)
     store.write_results()
+    if invalid:  # the episodes' results are written; the files meant for others are not fit to hand over
+        raise HarnessError(f"{len(invalid)} invalid export(s) (see the messages above): " + ", ".join(invalid[:5])
+                           + (", ..." if len(invalid) > 5 else ""))
     return [rows[p.key] for p in plans if p.key in rows]
 
 

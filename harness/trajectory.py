@@ -12,7 +12,9 @@ read it.  The models follow Harbor's ATIF specification:
   list of content parts since v1.6), ``reasoning_content``, ``tool_calls[]``,
   ``observation {results[]}``, ``metrics``, ``is_copied_context`` (v1.5),
   ``llm_call_count`` (v1.7), ``extra``.  ``model_name``, ``reasoning_effort``,
-  ``reasoning_content``, ``tool_calls`` and ``metrics`` belong to agent steps only;
+  ``reasoning_content``, ``tool_calls`` and ``metrics`` belong to agent steps only, and an agent step
+  with ``llm_call_count`` 0 (a tool the agent's code dispatched, no model call) has no ``metrics`` and
+  no ``reasoning_content``;
 * tool call: ``tool_call_id``, ``function_name``, ``arguments`` (a JSON object);
 * observation result: ``source_call_id`` (the tool call it answers, or null),
   ``content`` (string or content parts), ``subagent_trajectory_ref``, ``extra``
@@ -147,6 +149,9 @@ class AgentInfo(_Model):
 
 
 _AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
+#: Fields of a model call, absent on an agent step with ``llm_call_count`` 0 (a deterministic dispatch: Harbor's
+#: ATIF models enforce this rule on every version they read).
+_LLM_ONLY = ("metrics", "reasoning_content")
 
 
 class Step(_Model):
@@ -179,6 +184,11 @@ class Step(_Model):
             for name in _AGENT_ONLY:
                 if getattr(self, name) is not None:
                     raise ValueError(f"'{name}' is only allowed on agent steps (source is {self.source!r})")
+        elif self.llm_call_count == 0:
+            for name in _LLM_ONLY:
+                if getattr(self, name) is not None:
+                    raise ValueError(f"Field '{name}' must be absent when llm_call_count is 0 "
+                                     "(deterministic dispatch on a 'source: agent' step)")
         return self
 
 

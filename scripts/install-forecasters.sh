@@ -13,16 +13,12 @@ cd "$(dirname "$0")/.."
 PY="${PY:-.venv/bin/python}"
 PIP=("$PY" -m pip install -q --disable-pip-version-check --no-deps)
 
-# What each family adds, all installed with --no-deps (versions tested with torch 2.13 CPU, numpy 2.3).
-declare -A PKGS=(
-  [timesfm]="timesfm==3.0.2"
-  [tirex]="tirex-ts==1.4.2"
-  [moirai]="uni2ts==2.0.0 gluonts==0.17.0 lightning==2.6.6 lightning-utilities==0.15.3 torchmetrics==1.9.0
-            hydra-core==1.3.8 omegaconf==2.4.0 antlr4-python3-runtime==4.9.3 jaxtyping==0.3.11 wadler_lindig==0.1.8
-            jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.7.0 opt_einsum==3.4.0"
-  [toto]="toto-ts==0.2.0 gluonts==0.17.0 jaxtyping==0.3.11 wadler_lindig==0.1.8 beartype==0.23.1
-          rotary-embedding-torch==0.9.1 lightning==2.6.6 lightning-utilities==0.15.3 torchmetrics==1.9.0"
-)
+# What each family adds, all installed with --no-deps: pyproject.toml's [tool.tsagent-harness.no-deps] table
+# (versions tested with torch 2.13 CPU, numpy 2.3).
+pkgs() {
+  "$PY" -c 'import sys, tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))
+                  ["tool"]["tsagent-harness"]["no-deps"].get(sys.argv[1], [])))' "$1"
+}
 declare -A CHECK=(
   [timesfm]="import timesfm3.torch"
   [tirex]="import tirex.models.tirex"
@@ -32,7 +28,7 @@ declare -A CHECK=(
 families=("$@")
 [ "${#families[@]}" -gt 0 ] || families=(timesfm tirex moirai toto)
 for family in "${families[@]}"; do
-  [ -n "${PKGS[$family]:-}" ] || { echo "unknown family $family (known: ${!PKGS[*]})" >&2; exit 2; }
+  [ -n "${CHECK[$family]:-}" ] || { echo "unknown family $family (known: ${!CHECK[*]})" >&2; exit 2; }
   start=$(date +%s.%N)
   if "$PY" -c "${CHECK[$family]}" 2>/dev/null; then
     echo "forecaster family $family: already installed (0 s, 0 MB)"
@@ -40,7 +36,7 @@ for family in "${families[@]}"; do
   fi
   wheels=$(mktemp -d)
   # shellcheck disable=SC2086
-  "$PY" -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" ${PKGS[$family]}
+  "$PY" -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" $(pkgs "$family")
   size=$(du -sm "$wheels" | cut -f1)
   "${PIP[@]}" "$wheels"/*
   rm -rf "$wheels"

@@ -139,7 +139,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                 elif event == "message" and data.get("final"):
                     err.print(data["text"], highlight=False, soft_wrap=True)
                 elif event == "message" and isinstance(data.get("total"), int) and data["total"] > 0:
-                    # a task being prepared (a TraceBench pool generated): the bar shows its progress
+                    # a task being prepared (e.g. a sample pool generated): the bar shows its progress
                     progress.update(bar, description=data.get("label") or data["text"], total=data["total"],
                                     completed=data.get("done") or 0)
                     now = time.monotonic()
@@ -159,7 +159,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         click.echo(f"results: {store.root / 'results.parquet'}")
     print_whole(console(), summary_table(rows, title, list(templates.values())))
     if not billed:
-        console().print("scripted model backend: no money was spent (costs are the profiles' prices for the "
+        console().print("offline model backend: no money was spent (costs are the profiles' prices for the "
                         "tokens the script answered with)", markup=False, highlight=False)
 
 

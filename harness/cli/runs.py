@@ -19,7 +19,8 @@ def run_summary(root: Path) -> dict | None:
     """Task, agents (agent profiles, or the forecasters of an in-harness run), done/total and cost of the run
     directory ``root`` (None: not a run directory).
 
-    Done: episodes whose ``row.json`` is not ``infra_failed``; total: the episodes ``run.json`` lists;
+    Done: episodes whose ``row.json`` is not ``infra_failed``, of which ``failed``: those whose status is
+    ``failed`` (the agent crashed or gave no usable output); total: the episodes ``run.json`` lists;
     cost: the sum of the rows' ``cost_usd`` (each episode folder once)."""
     path = root / "run.json"
     if not path.is_file():
@@ -34,19 +35,20 @@ def run_summary(root: Path) -> dict | None:
         sorted({e.get("task") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("task")}))
     if identity.get("stage") not in (None, "main"):
         what += f" / {identity['stage']}"
-    done = failed = 0
+    done = failed = crashed = 0
     cost = 0.0
     for row in episode_rows(root, skip_invalid=True):
         if row.get("status") == "infra_failed":
             failed += 1
             continue
         done += 1
+        crashed += row.get("status") == "failed"
         value = row.get("cost_usd")
         cost += float(value) if isinstance(value, (int, float)) and value == value else 0.0
     agents = sorted(data.get("profiles") or {}) or sorted(
         {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")}) or \
         _forecasters(data.get("episodes", []))
-    return {"dir": str(root), "task": what, "agents": agents, "done": done, "infra_failed": failed,
+    return {"dir": str(root), "task": what, "agents": agents, "done": done, "failed": crashed, "infra_failed": failed,
             "total": len(data.get("episodes", [])), "cost_usd": cost,
             "finished": data.get("finished_at") is not None and done == len(data.get("episodes", []))}
 
@@ -81,11 +83,12 @@ def list_runs(base: Path, as_json: bool) -> None:
             click.echo(json.dumps(s))
         return
     table = Table(box=box.SIMPLE_HEAD)
-    for col in ("run directory", "task / experiment", "agents", "done / total", "infra failed", "cost ($)"):
-        table.add_column(col, justify="right" if col in ("done / total", "infra failed", "cost ($)") else "left")
+    numeric = ("done / total", "failed", "infra failed", "cost ($)")
+    for col in ("run directory", "task / experiment", "agents", *numeric):
+        table.add_column(col, justify="right" if col in numeric else "left")
     for s in found:
-        # titles such as "balldrop [noise=high n_test=20]" are text, not console markup
+        # titles such as "a-task [noise=high n_test=20]" are text, not console markup
         table.add_row(Text(str(s["dir"])), Text(str(s["task"])), Text(", ".join(s["agents"]) or "–"),
-                      f"{s['done']} / {s['total']}",
+                      f"{s['done']} / {s['total']}", str(s["failed"] or ""),
                       str(s["infra_failed"] or ""), f"{s['cost_usd']:.2f}")
     console().print(table if found else f"no run directories under {base}")

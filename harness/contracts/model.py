@@ -16,7 +16,7 @@ class ModelBackend(ABC):
 
     name: str
     #: Whether requests through this backend cost money (a provider).  False for a backend that answers
-    #: offline (``scripted``): the costs a run shows are then the profiles' prices, not money spent.
+    #: offline (a script): the costs a run shows are then the profiles' prices, not money spent.
     billed: bool = True
 
     @abstractmethod

@@ -137,7 +137,10 @@ class TaskTemplate(ABC):
 
     def finish(self, params: BaseModel, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """After a run's episodes of these params: write run-level files (e.g. submission files) from
-        ``rows``; returns a JSON-able summary stored in ``run.json`` (default: nothing)."""
+        ``rows``; returns a JSON-able summary stored in ``run.json`` (default: nothing).  Two keys are
+        read by the runner and not stored: ``messages`` (lines printed at the end of the run) and
+        ``invalid_exports`` (paths, relative to ``run_dir``, of files written for others that failed
+        their validation: the run command then fails, after the results are written)."""
         return {}
 
 

@@ -19,6 +19,19 @@ from rich.table import Table as RichTable
 from harness.report.tables import MARKS, Table, plain_mark
 
 
+def _styled(table: Table, row: int, column: int, text: str, marks: dict[str, tuple[str, str]]) -> str:
+    """``text`` wrapped in the ``marks`` (style -> (open, close)) of the cell's styles, bold outermost."""
+    for name in reversed([n for n in ("bold", "underline") if n in table.styles.get((row, column), ())]):
+        text = marks[name][0] + text + marks[name][1]
+    return text
+
+
+_TEXT_MARKS = {"bold": ("*", "*"), "underline": ("_", "_")}
+_MD_MARKS = {"bold": ("**", "**"), "underline": ("<ins>", "</ins>")}
+_HTML_MARKS = {"bold": ("<b>", "</b>"), "underline": ("<u>", "</u>")}
+_TEX_MARKS = {"bold": (r"\textbf{", "}"), "underline": (r"\underline{", "}")}
+
+
 def to_text(tables: list[Table], messages: list[str] = (), width: int = 200) -> str:
     """Plain-text tables drawn by rich (what ``--format table`` prints)."""
     buffer = io.StringIO()
@@ -34,7 +47,7 @@ def to_text(tables: list[Table], messages: list[str] = (), width: int = 200) -> 
                 rich_table.add_section()
                 rich_table.add_row(f"[bold]{escape(row[0])}[/bold]", *[""] * (len(row) - 1))
             else:
-                rich_table.add_row(*[escape(c) for c in row])
+                rich_table.add_row(*[escape(_styled(table, index, k, c, _TEXT_MARKS)) for k, c in enumerate(row)])
         console.print(rich_table)
         for note in table.notes:
             console.print(note, highlight=False, markup=False)
@@ -56,7 +69,7 @@ def to_markdown(tables: list[Table], messages: list[str] = (), figures: dict[str
                   "|" + "|".join(["---"] * len(table.header)) + "|"]
         for index, row in enumerate(table.rows):
             cells = [f"**{_md_cell(row[0])}**"] + [""] * (len(row) - 1) if index in table.sections else \
-                [_md_cell(c) for c in row]
+                [_styled(table, index, k, _md_cell(c), _MD_MARKS) for k, c in enumerate(row)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         lines += [f"{note}" for note in table.notes]
@@ -91,7 +104,8 @@ def to_html(tables: list[Table], messages: list[str] = (), figures: dict[str, st
             if index in table.sections:
                 parts.append(f"<tr class='section'><td colspan='{len(row)}'>{html.escape(row[0])}</td></tr>")
             else:
-                parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+                parts.append("<tr>" + "".join(f"<td>{_styled(table, index, k, html.escape(c), _HTML_MARKS)}</td>"
+                                              for k, c in enumerate(row)) + "</tr>")
         parts.append("</tbody></table>")
         parts += [f"<p class='note'>{html.escape(n)}</p>" for n in table.notes]
     for key, path in (figures or {}).items():
@@ -116,7 +130,8 @@ def to_json(tables: list[Table], messages: list[str] = (), figures: dict[str, st
     document = {
         "messages": list(messages),
         "tables": [{"key": t.key, "title": t.title, "header": t.header, "rows": t.rows,
-                    "sections": sorted(t.sections), "notes": t.notes, "data": _clean(t.data)} for t in tables],
+                    "sections": sorted(t.sections), "notes": t.notes, "data": _clean(t.data),
+                    "styles": [[r, c, sorted(v)] for (r, c), v in sorted(t.styles.items())]} for t in tables],
         "figures": dict(figures or {}),
     }
     return json.dumps(document, indent=2, ensure_ascii=False)
@@ -179,7 +194,8 @@ def to_latex(table: Table) -> str:
                 lines.append(r"\midrule")
             lines.append(rf"\multicolumn{{{n}}}{{l}}{{\textbf{{{latex_escape(row[0])}}}}} \\")
         else:
-            lines.append(" & ".join(latex_escape(c) for c in row) + r" \\")
+            lines.append(" & ".join(_styled(table, index, k, latex_escape(c), _TEX_MARKS)
+                                    for k, c in enumerate(row)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if table.notes:
         lines.append(r"\par\smallskip\footnotesize")

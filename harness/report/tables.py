@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DASH = "–"
+#: Cell styles a :class:`Table` may carry.
+STYLES = ("bold", "underline")
 #: footnote marks of the dashes, in order of first use
 MARKS = "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"
 _PLAIN_MARKS = "abcdefghijklmnoprstuvwxyz"
@@ -36,6 +38,16 @@ class Table:
     notes: list[str] = field(default_factory=list)
     data: list[dict[str, Any]] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # reason -> mark
+    #: (row index, column index) -> styles of that cell, among :data:`STYLES` (each renderer draws them)
+    styles: dict[tuple[int, int], set[str]] = field(default_factory=dict)
+
+    def style(self, row: int, column: int, name: str) -> None:
+        """Mark cell (``row``, ``column``) of :attr:`rows` (column 0: the label) ``bold`` or ``underline``:
+        Markdown ``**x**`` / ``<ins>x</ins>``, HTML ``<b>`` / ``<u>``, LaTeX ``\\textbf`` / ``\\underline``,
+        plain text ``*x*`` / ``_x_``."""
+        if name not in STYLES:
+            raise ValueError(f"table {self.key}: unknown style {name!r} (known: {', '.join(STYLES)})")
+        self.styles.setdefault((row, column), set()).add(name)
 
     def section(self, title: str) -> None:
         self.sections.add(len(self.rows))

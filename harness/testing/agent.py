@@ -33,6 +33,25 @@ from harness.contracts import Agent, AgentContext, AgentInvocation, CallResult, 
 CANARY = "conformance-canary-api-key-0123456789"
 
 
+def atif_problems(trajectory: dict) -> list[str]:
+    """Every way ``trajectory`` breaks ATIF-v1.6's rules, as Harbor's own models check them (empty: valid):
+    the schema (:func:`harness.trajectory.validate_trajectory`) and, spelled out here so that the kit
+    checks it whatever the validator does, the rule that an agent step with ``llm_call_count`` 0 (a
+    deterministic dispatch: a tool the agent's code ran) carries no ``metrics`` and no ``reasoning_content``."""
+    from harness.trajectory import TrajectoryError, validate_trajectory
+
+    problems = []
+    try:
+        validate_trajectory(trajectory)
+    except TrajectoryError as exc:
+        problems += exc.problems
+    for index, step in enumerate(trajectory.get("steps") or []):
+        if isinstance(step, dict) and step.get("source") == "agent" and step.get("llm_call_count") == 0:
+            problems += [f"steps[{index}].{name}: Field '{name}' must be absent when llm_call_count is 0"
+                         for name in ("metrics", "reasoning_content") if step.get(name) is not None]
+    return problems
+
+
 class AgentTests:
     """Aggregate conformance suite for :class:`harness.contracts.Agent`.
 
@@ -43,7 +62,10 @@ class AgentTests:
       workspace ``/workspace``, a ``conformance`` profile, the proxy URL when ``agent.needs_model``);
     - ``template`` (optional, function scope): a :class:`harness.contracts.TaskTemplate` to run a small
       episode of (default ``None``: that check is skipped);
-    - ``params`` (optional, function scope): small params for ``template`` (default ``None``).
+    - ``params`` (optional, function scope): small params for ``template`` (default ``None``);
+    - ``recorded_home`` (optional, function scope): a folder holding a recorded episode of the agent --
+      ``home/`` (its native log), and optionally ``agent.stdout`` and ``proxy.jsonl`` (the proxy's log) --
+      whose trajectory must follow ATIF-v1.6's rules (:func:`atif_problems`; default ``None``: skipped).
     """
 
     @pytest.fixture
@@ -65,6 +87,10 @@ class AgentTests:
 
     @pytest.fixture
     def params(self) -> Any:
+        return None
+
+    @pytest.fixture
+    def recorded_home(self) -> Any:
         return None
 
     def test_identity(self, agent):
@@ -89,6 +115,19 @@ class AgentTests:
         assert agent.native_logs(tmp_path) == []
         traj = agent.trajectory(tmp_path, "", None)
         assert traj is None or ("schema_version" in traj and isinstance(traj.get("steps"), list))
+        assert traj is None or atif_problems(traj) == []
+
+    def test_recorded_trajectory_follows_atif(self, agent, recorded_home):
+        if recorded_home is None:
+            pytest.skip("no recorded episode given (override the `recorded_home` fixture)")
+        from pathlib import Path
+
+        folder = Path(recorded_home)
+        stdout = (folder / "agent.stdout").read_text(encoding="utf-8") if (folder / "agent.stdout").is_file() else ""
+        proxy = folder / "proxy.jsonl"
+        traj = agent.trajectory(folder / "home", stdout, proxy if proxy.is_file() else None)
+        assert traj is not None, f"{folder}: the agent made no trajectory of its recorded episode"
+        assert atif_problems(traj) == []
 
     def test_runs_a_small_episode(self, agent, context, template, params, tmp_path):
         if agent.needs_model:

@@ -94,8 +94,8 @@ class ViewPage:
     evaluated (default ``profile``; rows without one fall back to ``profile``); ``render``: episode
     panels, or None; ``labels_public(row)``: whether answers of that row may ever be exported.
 
-    ``group_column``: the leaderboard's ± is the SD within this column's groups (TraceBench:
-    ``simulator``, as the report's Table 1) and a second table splits the board by it;
+    ``group_column``: the leaderboard's ± is the SD within this column's groups (e.g. a
+    ``simulator`` column, as a report's main table does) and a second table splits the board by it;
     ``board_columns``: (column, label, lower_is_better) of further per-episode numbers the
     leaderboard averages (e.g. deep-research recall read from the run folder); ``hidden_columns``: results
     columns that reveal answers (left out of every page unless answers are revealed; ``name*`` hides
@@ -106,7 +106,7 @@ class ViewPage:
     ``facet_columns``: columns the episode list can be filtered on besides status, agent and the
     conditions (e.g. a derived right/wrong outcome).
 
-    ``compare_key(row)``: rows of every run with the same key saw the same input (TraceBench: one
+    ``compare_key(row)``: rows of every run with the same key saw the same input (e.g. one
     test batch of a condition), or None; the viewer gives each key a comparison page with the rows
     side by side (differing fields marked) and ``compare(episodes)``'s panels (e.g. each agent's
     answer per test sample beside its plot).  Panels follow ``reveal`` as episode panels do.

@@ -1,3 +1,4 @@
+# Over 500 lines: the site is one router over every page kind (index, run, episode, compare, calls, bundle).
 """The viewer's pages as a path -> content mapping, shared by the server and the static export.
 
 Paths (every link is relative, so a ``--bundle`` works over ``file://``)::

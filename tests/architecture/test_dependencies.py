@@ -38,7 +38,13 @@ AREAS: dict[str, tuple[str, ...]] = {
     "harness/dask_executor.py": ("dask",),
     "plugins/agents/classical/": ("baselines",),
     "plugins/agents/research/": ("dr",),
+    "plugins/agents/research/opendr.py": ("dr", "odr"),
     "plugins/forecasters/chronos.py": ("chronos",),
+    "plugins/forecasters/_pretrained.py": ("chronos", "timesfm", "tirex", "moirai", "toto"),
+    "plugins/forecasters/timesfm.py": ("timesfm",),
+    "plugins/forecasters/tirex.py": ("tirex",),
+    "plugins/forecasters/moirai.py": ("moirai",),
+    "plugins/forecasters/toto.py": ("toto",),
 }
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
@@ -49,11 +55,17 @@ def normalize(name: str) -> str:
 
 
 def requirements(pyproject: Path = REPO / "pyproject.toml") -> dict[str | None, set[str]]:
-    """Normalized distribution names: ``None`` -> the core dependencies, each extra -> its own."""
-    project = tomllib.loads(pyproject.read_text())["project"]
+    """Normalized distribution names: ``None`` -> the core dependencies, each extra -> its own, with the
+    distributions ``[tool.tsagent-harness.no-deps]`` installs with ``pip install --no-deps`` for that extra."""
+    data = tomllib.loads(pyproject.read_text())
+    project = data["project"]
     groups = {None: project.get("dependencies", []), **project.get("optional-dependencies", {})}
-    return {group: {normalize(re.match(r"[A-Za-z0-9._-]+", req.strip()).group()) for req in reqs}
-            for group, reqs in groups.items()}
+    no_deps = data.get("tool", {}).get("tsagent-harness", {}).get("no-deps", {})
+    out = {group: {normalize(re.match(r"[A-Za-z0-9._-]+", req.strip()).group()) for req in reqs}
+           for group, reqs in groups.items()}
+    for extra, reqs in no_deps.items():
+        out.setdefault(extra, set()).update(normalize(re.match(r"[A-Za-z0-9._-]+", r.strip()).group()) for r in reqs)
+    return out
 
 
 def is_module(dotted: str) -> bool:

@@ -156,3 +156,10 @@ class TestBuiltinAgents(AgentTests):
     @pytest.fixture(params=registered("agent"))
     def agent(self, request):
         return harness.plugins.get("agent", request.param)
+
+    @pytest.fixture
+    def recorded_home(self, agent):
+        """The agent's recorded episode under ``tests/fixtures/native_logs/<agent>/direct`` (the trajectory of
+        each must follow ATIF-v1.6, dispatch steps without metrics included); None when it has none."""
+        folder = Path(__file__).resolve().parents[1] / "fixtures" / "native_logs" / agent.name / "direct"
+        return folder if folder.is_dir() else None

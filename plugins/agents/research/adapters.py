@@ -25,6 +25,7 @@ Adapters only: what runs in the sandbox (:mod:`.tools`, :mod:`.client`,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -64,6 +65,17 @@ class RetrievalAgent(Agent):
     version = "1"
     needs_model = True
     image_capable = False  # runs the host's Python (numpy, bm25s) in a local sandbox
+    #: Modules the in-sandbox agent imports beyond the core, each with its install command (checked before a run).
+    requires: dict[str, str] = {}
+
+    def refusal(self, params) -> str | None:
+        """Refused before the run when a module of :attr:`requires` is not installed (the agent runs the
+        host's Python: it would crash in every episode), with the install command."""
+        missing = {name: how for name, how in self.requires.items() if importlib.util.find_spec(name) is None}
+        if missing:
+            return (f"needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed: "
+                    + "; ".join(dict.fromkeys(missing.values())))
+        return None
 
     def config(self, ctx: AgentContext) -> dict:
         profile = ctx.profile
@@ -169,6 +181,8 @@ class OpenDRAgent(IterativeResearchAgent):
     """LangChain's Open Deep Research graph rebuilt on langgraph (see :mod:`.opendr`)."""
 
     name = "opendr"
+    requires = {"langgraph": "pip install -e '.[dr]'",
+                "open_deep_research": "pip install --no-deps open-deep-research==0.0.16"}
     module = "opendr"
 
 

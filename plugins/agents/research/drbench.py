@@ -21,9 +21,12 @@ stage                       what it does                                        
                             prioritised actions given the briefs so far
 ``synthesis``               one structured call (``submit_report``): report    upstream writes a long report; here the
                             + evidence items citing briefs as ``S<n>``          Dr-CiK report + evidence items
-``citation_resolution``     ``S<n>`` markers resolved to document ids after    same deferral; unresolvable markers are
-                            synthesis (no model call)                           dropped and noted (the paper's
-                                                                                "failed final citation validation")
+``citation_resolution``     ``S<n>`` markers resolved to document ids after    same deferral; an unresolvable marker
+                            synthesis (no model call)                           is kept as written (e.g. ``S999``) and
+                                                                                noted, so scoring counts it as a
+                                                                                hallucinated id (Dr-CiK Appendix I.1:
+                                                                                "their two unresolved document IDs
+                                                                                are excluded as hallucinated")
 ==========================  ==================================================  =======================================
 
 Limits (profile ``options``, recorded in ``run.json`` with the profile and in the trajectory's
@@ -93,7 +96,8 @@ def _submission(args: dict) -> str | None:
 
 def resolve_citations(evidence: list[dict], sources: list[str]) -> tuple[list[dict], list[str]]:
     """Evidence items with ``S<n>`` markers (1-based) replaced by document ids, and the markers
-    that resolve to no brief (dropped)."""
+    that resolve to no brief.  Those stay in the item's ``cited_document_ids`` as written, so the
+    harness counts them as hallucinated ids (they name no corpus document)."""
     out, unresolved = [], []
     for item in evidence:
         ids = []
@@ -105,6 +109,8 @@ def resolve_citations(evidence: list[dict], sources: list[str]) -> tuple[list[di
                     ids.append(sources[n - 1])
             else:
                 unresolved.append(str(marker))
+                if str(marker) not in ids:
+                    ids.append(str(marker))
         out.append({"claim": item.get("claim", ""), "cited_document_ids": ids})
     return out, unresolved
 
@@ -182,7 +188,8 @@ def research(ep: ResearchEpisode, state: dict) -> str:
     ep.stage("citation_resolution")
     evidence, unresolved = resolve_citations(args["evidence"], sources)
     if unresolved:
-        ep.note(f"citation resolution dropped {len(unresolved)} marker(s) naming no brief: {unresolved}")
+        ep.note(f"citation resolution: {len(unresolved)} marker(s) name no brief, kept as cited (hallucinated "
+                f"ids): {unresolved}")
     state["report"] = _resolve_report(args["report"], sources)
     state["evidence"] = evidence
     return reason

@@ -4,12 +4,34 @@ calls, report writing).
 
 Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.opendr --config JSON``.
 
-Why rebuilt, not wrapped: ``open_deep_research`` 0.0.16 is on PyPI, but it needs
-langchain-openai/-anthropic/-google, tavily, MCP adapters and more (none installed here), its
-research tools are web search or MCP servers, and its models are chosen by provider strings.  Running
-it offline on the corpus would mean patching its tool loader and model factory, i.e. rewriting it
-anyway.  So its graph is rebuilt here on langgraph with the same nodes, the same roles of prompts
-(our wording) and the same limits (0.0.16 defaults).  Clarification with the user is off.
+Upstream, and why its graph is rebuilt here.  The paper ran LangChain's Open Deep Research from its
+GitHub repository as of 2026-05-07, which is not reachable here; the newest release on PyPI is
+``open-deep-research==0.0.16`` (2025-07-16), the version this agent follows and records in every
+trajectory (``extra.upstream``).  Running 0.0.16 itself in our sandbox does not work today:
+
+- ``import open_deep_research.deep_researcher`` fails with ``ModuleNotFoundError: No module named
+  'langchain'``: the graph module imports ``langchain.chat_models.init_chat_model``, and its
+  ``utils`` imports ``tavily``, ``aiohttp``, ``mcp`` and ``langchain_mcp_adapters`` at import time;
+  none is in the ``dr`` extra (``bm25s``, ``langgraph``);
+- its pins do resolve beside the ``dr`` extra (``pip install --dry-run open-deep-research==0.0.16
+  'bm25s>=0.2' 'langgraph>=0.6'`` succeeds), but they bring 35 direct requirements and 209
+  distributions in all (Azure search, Supabase, Vertex AI, Groq, DeepSeek, ``langgraph-cli[inmem]``,
+  ``ipykernel``, ``pymupdf``...), none of which the agent would use;
+- with ``search_api: none`` its only research tools are MCP tools from ``mcp_config``, so the corpus
+  tools would have to be served by an MCP server on a loopback port inside the sandbox, and its
+  models come from ``init_chat_model`` provider strings that would have to be pointed at the proxy.
+
+Until that wiring exists, the graph below rebuilds 0.0.16's nodes on langgraph and reads upstream's
+own prompt texts and limit defaults from the installed package at run time (:func:`upstream`:
+``open_deep_research.prompts`` and ``Configuration``; install with
+``pip install --no-deps open-deep-research==0.0.16``, the two modules need only pydantic and
+langchain-core, which langgraph brings).  Nothing is paraphrased: the brief, supervisor, researcher,
+compression and final-report prompts are upstream's strings, with their ``{date}``,
+``{max_concurrent_research_units}``, ``{messages}``, ``{research_brief}`` and ``{findings}`` slots
+filled as upstream fills them; ours are only the text in upstream's ``{mcp_prompt}`` slot
+(:data:`CORPUS_TOOLS_PROMPT`: the corpus tools in place of MCP tools) and one sentence after the
+final-report prompt asking for Dr-CiK's evidence items (:data:`DRCIK_OUTPUT`).  Clarification with the
+user is off.
 
 Node-by-node parity (graph ``clarify_with_user -> write_research_brief -> research_supervisor
 [supervisor <-> supervisor_tools, each ConductResearch running the researcher subgraph
@@ -44,8 +66,9 @@ final_report_generation     final-report prompt over the brief and the       sam
                                                                               call (Dr-CiK's ``evidence.json``)
 ==========================  ===============================================  =================================================
 
-Limits (profile ``options``, defaults of ODR 0.0.16's ``Configuration``; recorded in ``run.json``
-with the profile and in the trajectory's ``extra.limits``): ``max_concurrent_research_units`` 5,
+Limits (profile ``options``, defaults of ODR 0.0.16's ``Configuration``, which the agent reads at run
+time and records in the trajectory's ``extra.upstream_limits``; recorded in ``run.json`` with the profile
+and in the trajectory's ``extra.limits``): ``max_concurrent_research_units`` 5,
 ``max_researcher_iterations`` 3, ``max_react_tool_calls`` 5, ``max_structured_output_retries`` 3,
 ``allow_clarification`` false (upstream true: there is no user), ``top_k`` 5 (Tavily's
 ``max_results`` in ODR), plus the episode caps ``max_tool_calls`` and ``max_tokens``.
@@ -65,20 +88,59 @@ from tsagent_plugins.agents.research.episode import (EVIDENCE_ITEMS, STRING, Res
                                              run_main, tool_calls)
 from tsagent_plugins.agents.research.tools import CapReached, format_hits
 
-LABEL = "OpenDR (LangChain Open Deep Research graph rebuilt on langgraph; see the agent's parity table)"
-BRIEF_PROMPT = ("Turn the user's request into a detailed research brief for a researcher: what must be found "
-                "in the local document collection to forecast the target series. Call ResearchQuestion.")
-SUPERVISOR_PROMPT = ("You are the research supervisor. Delegate research with ConductResearch (one topic per call, "
-                     "at most {units} at once), reflect with think_tool, and call ResearchComplete when the "
-                     "findings suffice. You have at most {iterations} rounds.")
-RESEARCHER_PROMPT = ("You are a researcher. Use search and read_document on the local document collection to "
-                     "research the topic; cite document ids in brackets. Call ResearchComplete when done. "
-                     "You have at most {calls} tool-calling rounds.")
-COMPRESS_PROMPT = ("You are compressing a researcher's findings: keep every relevant fact and the document ids "
-                   "that support it, drop the rest.")
-COMPRESS_HUMAN = "Clean up and compress the findings above, keeping the document ids in brackets."
-FINAL_PROMPT = ("Write the final research report from the brief and the findings, then list the evidence items a "
-                "forecaster needs, each citing the document ids that support it. Call submit_research.")
+LABEL = "OpenDR (LangChain Open Deep Research 0.0.16 graph rebuilt on langgraph with upstream's own prompts)"
+#: The upstream distribution whose prompts and limits are read at run time (:func:`upstream`).
+UPSTREAM = "open-deep-research"
+UPSTREAM_VERSION = "0.0.16"
+INSTALL = f"pip install --no-deps {UPSTREAM}=={UPSTREAM_VERSION}"
+#: Upstream prompt variables -> the names used here (``open_deep_research.prompts``).
+PROMPTS = {"brief": "transform_messages_into_research_topic_prompt", "supervisor": "lead_researcher_prompt",
+           "researcher": "research_system_prompt", "compress": "compress_research_system_prompt",
+           "compress_human": "compress_research_simple_human_message", "final": "final_report_generation_prompt"}
+#: Limits whose defaults come from upstream's ``Configuration`` (``allow_clarification`` is overridden: no user).
+UPSTREAM_LIMITS = ("max_concurrent_research_units", "max_researcher_iterations", "max_react_tool_calls",
+                   "max_structured_output_retries", "allow_clarification")
+#: Ours, filled into upstream's ``{mcp_prompt}`` slot (where upstream describes MCP tools): the corpus tools.
+CORPUS_TOOLS_PROMPT = ("You can use the tools `search` (search the local document collection) and "
+                       "`read_document` (read one document by id). Cite document ids in brackets.")
+#: Ours, after upstream's final-report prompt: Dr-CiK's output (report + evidence items with citations).
+DRCIK_OUTPUT = ("Then call submit_research with that report and the evidence items a forecaster needs, most "
+                "important first, each citing the document ids that support it.")
+
+
+def upstream() -> dict[str, Any]:
+    """Upstream's prompt texts and limit defaults, read from the installed ``open_deep_research`` package:
+    ``{"version", "prompts": {name: text}, "limits": {name: default}}`` (see :data:`PROMPTS`).
+
+    Raises ImportError naming the install command when the package (or another version) is installed."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version(UPSTREAM)
+        from open_deep_research import prompts
+        from open_deep_research.configuration import Configuration
+    except (ImportError, metadata.PackageNotFoundError) as exc:
+        raise ImportError(f"opendr reads its prompts from {UPSTREAM} {UPSTREAM_VERSION}, which is not installed "
+                          f"({exc}): {INSTALL}") from None
+    if version != UPSTREAM_VERSION:
+        raise ImportError(f"opendr is pinned to {UPSTREAM} {UPSTREAM_VERSION}, found {version}: {INSTALL}")
+    return {"version": version, "prompts": {ours: getattr(prompts, theirs) for ours, theirs in PROMPTS.items()},
+            "limits": {name: Configuration.model_fields[name].default for name in UPSTREAM_LIMITS}}
+
+
+def fill(template: str, **values: Any) -> str:
+    """Upstream's ``{name}`` slots filled by plain replacement (its prompts hold other literal braces)."""
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", str(value))
+    return template
+
+
+def today() -> str:
+    """The date as upstream's ``get_today_str`` writes it (``Mon Jan 5, 2026``)."""
+    from datetime import datetime
+
+    now = datetime.now()
+    return f"{now:%a} {now:%b} {now.day}, {now:%Y}"
 
 RESEARCH_QUESTION = function_tool("ResearchQuestion", "The research brief.", {"research_brief": STRING},
                                   ["research_brief"])
@@ -112,6 +174,9 @@ class ResearcherState(TypedDict, total=False):
 def build(ep: ResearchEpisode, state_out: dict):
     """The compiled ODR graph over ``ep`` (``state_out`` keeps the report/evidence gathered so far)."""
     limits = ep.limits
+    odr = upstream()
+    text, date = odr["prompts"], today()
+    ep.log.write("note", upstream=f"{UPSTREAM} {odr['version']}", upstream_limits=odr["limits"])  # trajectory extra
     units = int(limits.get("max_concurrent_research_units", 5))
     max_rounds = int(limits.get("max_researcher_iterations", 3))
     max_react = int(limits.get("max_react_tool_calls", 5))
@@ -165,8 +230,8 @@ def build(ep: ResearchEpisode, state_out: dict):
 
     def compress_research(state: ResearcherState) -> dict:
         ep.stage("compress_research")
-        messages = [{"role": "system", "content": COMPRESS_PROMPT}] + state["researcher_messages"][1:] + [
-            {"role": "user", "content": COMPRESS_HUMAN}]
+        messages = [{"role": "system", "content": fill(text["compress"], date=date)}] + \
+            state["researcher_messages"][1:] + [{"role": "user", "content": text["compress_human"]}]
         for attempt in range(1, 4):
             try:
                 message = ep.chat(messages)
@@ -224,7 +289,8 @@ def build(ep: ResearchEpisode, state_out: dict):
                     launched += 1
                     result = researcher_graph.invoke({
                         "research_topic": args["research_topic"],
-                        "researcher_messages": [{"role": "system", "content": RESEARCHER_PROMPT.format(calls=max_react)},
+                        "researcher_messages": [{"role": "system", "content": fill(
+                            text["researcher"], mcp_prompt=CORPUS_TOOLS_PROMPT, date=date)},
                                                 {"role": "user", "content": args["research_topic"]}]},
                         {"recursion_limit": 4 * max_react + 10})
                     ep.stage("supervisor_tools")
@@ -256,11 +322,11 @@ def build(ep: ResearchEpisode, state_out: dict):
 
     def write_research_brief(state: AgentState) -> dict:
         ep.stage("write_research_brief")
-        args = ep.structured([{"role": "system", "content": BRIEF_PROMPT}, {"role": "user", "content": ep.prompt}],
+        args = ep.structured([{"role": "user", "content": fill(text["brief"], messages=ep.prompt, date=date)}],
                              RESEARCH_QUESTION, lambda a: check_fields(a, {"research_brief": str}))
         brief = args["research_brief"]
         return {"research_brief": brief, "supervisor_messages": [
-            {"role": "system", "content": SUPERVISOR_PROMPT.format(units=units, iterations=max_rounds)},
+            {"role": "system", "content": fill(text["supervisor"], date=date, max_concurrent_research_units=units)},
             {"role": "user", "content": brief}]}
 
     def research_supervisor(state: AgentState) -> dict:
@@ -272,9 +338,9 @@ def build(ep: ResearchEpisode, state_out: dict):
         ep.stage("final_report_generation")
         findings = [m for m in state["supervisor_messages"] if m.get("role") == "tool"
                     or m.get("role") == "assistant" and m.get("tool_calls")]
-        messages = [{"role": "system", "content": FINAL_PROMPT},
-                    {"role": "user", "content": f"{ep.prompt}\n\nResearch brief:\n{state['research_brief']}"}]
-        messages += _paired(findings)
+        notes = "\n".join(notes_of(findings))
+        messages = [{"role": "user", "content": fill(text["final"], research_brief=state["research_brief"],
+                                                     findings=notes, date=date) + "\n\n" + DRCIK_OUTPUT}]
         args = ep.structured(messages, SUBMIT, lambda a: check_fields(a, {"report": str, "evidence": list})
                              or check_evidence(a["evidence"]))
         state_out["report"], state_out["evidence"] = args["report"], args["evidence"]
@@ -302,19 +368,6 @@ class SupervisorState(TypedDict, total=False):
 def notes_of(messages: list[dict]) -> list[str]:
     """The supervisor's tool results (compressed research of each researcher), in order."""
     return [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
-
-
-def _paired(messages: list[dict]) -> list[dict]:
-    """Assistant tool-call turns each followed by all of its tool results (a valid chat history)."""
-    out, answered = [], {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
-    for m in messages:
-        if m.get("role") == "assistant":
-            calls = [c for c in m.get("tool_calls") or [] if c.get("id") in answered]
-            if calls:
-                out.append({"role": "assistant", "content": m.get("content"), "tool_calls": calls})
-        elif m.get("role") == "tool":
-            out.append(m)
-    return out
 
 
 def research(ep: ResearchEpisode, state: dict) -> str:

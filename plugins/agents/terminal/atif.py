@@ -11,6 +11,8 @@ then reconciles the token counts with the proxy's record
   step corresponds to (matched in order among the conversation's calls), and
   every matched step gets the proxy's ``cost_usd`` (profile prices,
   TraceBench equation (1));
+* a step with ``llm_call_count`` 0 (a tool the agent's code ran, an embeddings call) is matched
+  to no proxy call and gets no ``metrics`` (ATIF's rule); counts it has go to ``extra.usage``;
 * totals (``final_metrics``): the proxy's sum over every call it forwarded
   when the CLI's own numbers are missing or disagree with it
   (``extra.token_source == "proxy"``, the differing fields in
@@ -213,7 +215,14 @@ class TrajectoryBuilder:
 
     def build(self, proxy_calls: list[ProxyCall] | None = None) -> dict[str, Any]:
         """The validated ATIF document (a plain dict, fields left unset omitted)."""
-        steps = self.agent_steps()
+        # a step with llm_call_count 0 made no model call: it matches no proxy call and has no metrics (ATIF rule)
+        dispatch = [s for s in self.agent_steps() if s.get("llm_call_count") == 0]
+        for step in dispatch:
+            native = self._usage.pop(id(step), None)
+            if native is not None and any(getattr(native, f) for f in (*_FIELDS, "reasoning_tokens")):
+                step.setdefault("extra", {})["usage"] = usage_dict(native)
+            self._native_cost.pop(id(step), None)
+        steps = [s for s in self.agent_steps() if s.get("llm_call_count") != 0]
         conversation = [c for c in proxy_calls or [] if c.conversational]
         matched = self._match(steps, conversation) if proxy_calls is not None else {}
         filled = 0

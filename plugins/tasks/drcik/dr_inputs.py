@@ -4,9 +4,10 @@ episodes: a loaded task, an episode's key folder, or a whole research run direct
 An episode folder (``harness run``, template ``drcik``, ``episode_kind: research``) holds ``row.json``
 (``profile``: the DR agent's name in every DR table, since one agent plugin runs under
 several profiles; ``agent`` when there is no profile), ``score.json`` (``details``: per item, the resolved
-release ids) and ``key/`` with ``research_key.json`` (pool documents with task/role/subtype,
+release ids and its ``position`` in the agent's list; ``metrics``: hallucinated ids, distinct and
+occurrences) and ``key/`` with ``research_key.json`` (pool documents with task/role/subtype,
 S_t, ground-truth evidence), ``deep_research.jsonl`` (the full claims, in the agent's order)
-and the agent's ``report.md`` in ``workspace/``.
+and the agent's ``report.md`` in ``workspace/`` (the ids it cites, resolved with the key's ``ids``, join Q_t).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from harness import ConfigError
 from tsagent_plugins.tasks.drcik.dr_metrics import Claim, DocInfo, ResearchOutput, TaskLabels
 from tsagent_plugins.tasks.drcik.loader import DrcikTask
 from tsagent_plugins.tasks.drcik.research import KEY_FILE, REPORT_FILE
-from tsagent_plugins.tasks.drcik.research_outputs import DEEP_RESEARCH_FILE, Resolved
+from tsagent_plugins.tasks.drcik.research_outputs import DEEP_RESEARCH_FILE, Resolved, report_citations, resolve_id
 
 
 def labels_from_task(task: DrcikTask) -> TaskLabels:
@@ -37,8 +38,9 @@ def documents_from_tasks(tasks: list[DrcikTask]) -> dict[str, DocInfo]:
 
 def output_from_resolved(agent: str, benchmark_id: str, resolved: Resolved, run: str | None = None) -> ResearchOutput:
     """A :class:`ResearchOutput` from :func:`tsagent_plugins.tasks.drcik.research_outputs.resolve`'s result."""
-    return ResearchOutput(agent, benchmark_id, tuple(Claim(i.claim, tuple(i.resolved)) for i in resolved.items),
-                          resolved.hallucinated, run)
+    return ResearchOutput(agent, benchmark_id, tuple(Claim(i.claim, tuple(i.resolved), i.position)
+                                                     for i in resolved.items),
+                          resolved.hallucinated, run, tuple(resolved.report_cited), resolved.hallucinated_occurrences)
 
 
 @dataclass
@@ -77,12 +79,19 @@ def read_episode(folder: Path | str) -> ResearchEpisode:
     if len(details) != len(claims):
         raise ConfigError(folder / "score.json", [f"details: {len(details)} items but {DEEP_RESEARCH_FILE} "
                                                   f"has {len(claims)} claims"])
-    items = tuple(Claim(text, tuple(d.get("resolved") or ())) for text, d in zip(claims, details))
+    items = tuple(Claim(text, tuple(d.get("resolved") or ()),
+                        d["position"] if isinstance(d.get("position"), int) else None)
+                  for text, d in zip(claims, details))
     metrics = score.get("metrics") or {}
-    output = ResearchOutput(str(row.get("profile") or row.get("agent") or "?"), key["benchmark_id"], items,
-                            int(metrics.get("hallucinated_ids") or 0), str(row.get("run_id") or folder.parent.parent.name))
     report_path = folder / "workspace" / REPORT_FILE
     report = report_path.read_text(encoding="utf-8", errors="replace") if report_path.is_file() else None
+    mapping = key.get("ids") or {}
+    report_cited = tuple(dict.fromkeys(r for r in (resolve_id(i, mapping) for i in report_citations(report))
+                                       if r is not None))
+    distinct = int(metrics.get("hallucinated_ids") or 0)
+    output = ResearchOutput(str(row.get("profile") or row.get("agent") or "?"), key["benchmark_id"], items,
+                            distinct, str(row.get("run_id") or folder.parent.parent.name), report_cited,
+                            int(metrics.get("hallucinated_id_occurrences", distinct) or 0))
     documents = {rid: DocInfo(d.get("task"), d.get("role"), d.get("subtype")) for rid, d in key["documents"].items()}
     return ResearchEpisode(output, report, documents, folder)
 

@@ -28,13 +28,13 @@ import pandas as pd
 
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
-from tsagent_plugins.tasks.drcik.dr_scoring import task_scores
+from tsagent_plugins.tasks.drcik.dr_figures import figure16
+from tsagent_plugins.tasks.drcik.dr_scoring import failed, scored, task_scores
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MIN_N = 10
-BEST = "*"
 #: Figure 7: points closer than this share of each axis span count as coinciding and are shifted by
 #: it; larger than the TraceBench figures' default because a hops axis has few, widely spaced values.
 FIGURE7_STEP = 0.03
@@ -88,38 +88,73 @@ def _judge_notes(label: str, rows: list[dict]) -> list[str]:
     return notes
 
 
+def _failed_note(rows: list[dict]) -> list[str]:
+    bad = failed(rows)
+    if not bad:
+        return []
+    reasons = pd.Series([r.get("reason") or "?" for r in bad]).value_counts()
+    return [f"Failed: {len(bad)} research episode(s) that did not finish (the agent crashed, timed out or was "
+            "refused) are counted in this column and left out of every mean, never scored as zeros. Reasons: "
+            + "; ".join(f"{str(r)[:120]} ({n}x)" for r, n in reasons.head(3).items())
+            + ("; ..." if len(reasons) > 3 else "") + "."]
+
+
 def table3(rows: list[dict]) -> Table:
     """Table 3 for one judge's rows: evidence recall (pooled and mean ± SE over tasks),
-    supporting-document recall, distractor avoidance (tasks with ≥ 1 citation), hallucinated ids."""
+    supporting-document recall, distractor avoidance (share of cited documents that are not distractors,
+    the release scorer's reading, :mod:`.dr_metrics`), the share of the task's distractors D_t left uncited,
+    hallucinated ids (distinct per task, and occurrences); failed episodes counted apart."""
     label = rows[0]["judge_label"]
-    agg = m.aggregate(task_scores(rows))
-    header = ["DR agent", "Tasks", "Evidence recall (pooled)", "Evidence recall (mean over tasks)",
-              "Supp. doc recall", "Distractor avoidance", "Tasks with citations", "Hallucinated ids"]
+    fails = failed(rows)
+    ok = scored(rows)
+    agg = m.aggregate(task_scores(ok))
+    header = ["DR agent", "Tasks", "Failed", "Evidence recall (pooled)", "Evidence recall (mean over tasks)",
+              "Supp. doc recall", "Distractor avoidance (cited not distractors)", "Tasks with citations",
+              "Task distractors uncited (D_t)", "Hallucinated ids", "Hallucinated id occurrences"]
     table = Table(f"drcik-table3-{rows[0]['judge']}", f"Dr-CiK Table 3. Deep-research metrics per DR agent "
                   f"(judge {label})", header)
     for agent in _agents(rows):
-        mine = [r for r in rows if r["agent"] == agent]
-        a = agg[agent]
-        table.add(agent, [str(a.tasks), _pct(a.evidence_recall_pooled),
+        mine = [r for r in ok if r["agent"] == agent]
+        n_failed = sum(r["agent"] == agent for r in fails)
+        a = agg.get(agent)
+        if a is None:
+            none = table.explain(DASH, "every episode of this agent failed: no metric")
+            table.add(agent, ["0", str(n_failed), *[none] * 4, "0", none, none, none])
+            table.data.append({"agent": agent, "judge": label, "tasks": 0, "failed": n_failed})
+            continue
+        table.add(agent, [str(a.tasks), str(n_failed), _pct(a.evidence_recall_pooled),
                           _pct_pm([r["evidence_recall"] for r in mine]),
                           _pct_pm([r["supporting_recall"] for r in mine]),
                           _pct_pm([r["distractor_avoidance"] for r in mine]), str(a.avoidance_tasks),
-                          str(a.hallucinated)])
-        table.data.append({"agent": agent, "judge": label, **{k: v for k, v in vars(a).items() if k != "agent"}})
-    table.notes += _judge_notes(label, rows)
+                          _pct_pm([r.get("distractors_uncited") for r in mine]),
+                          str(a.hallucinated), str(a.hallucinated_occurrences)])
+        table.data.append({"agent": agent, "judge": label, "failed": n_failed,
+                           **{k: v for k, v in vars(a).items() if k != "agent"}})
+    table.notes += _judge_notes(label, ok or rows)
     table.notes.append(S_T_NOTE)
-    table.notes.append("Distractor avoidance = 1 − |Q_t \\ S_t| / |Q_t|, mean over tasks with at least one resolved "
-                       "citation; Q_t \\ S_t includes other tasks' documents. Hallucinated ids: unresolved "
-                       "citations (dropped before every metric).")
+    table.notes.append("Distractor avoidance (the column Table 3 reports) = 1 − |Q_t \\ S_t| / |Q_t|, the share of "
+                       "cited documents that are not distractors (every cited document outside S_t, other tasks' "
+                       "included), mean over the tasks with at least one citation, as the release's scorer defines "
+                       "it. The paper gives Q_t, D_t and P_t but no formula, and reads the number as what the "
+                       "citations let in: \"Codex also leads in distractor avoidance, yet at 42.3% still admits "
+                       "most distractors\" (Section 5.3). Task distractors uncited = 1 − |Q_t ∩ D_t| / |D_t|, the "
+                       "other reading (share of the task's own distractors left uncited, Appendix I.2's per-subtype "
+                       "view), mean over every task with distractors, tasks citing nothing included. Q_t: every "
+                       "resolved document cited by the evidence items or the report (Appendix H.1).")
+    table.notes.append("Hallucinated ids: unresolved citations (dropped before every metric), counted once per "
+                       "distinct id per task (the paper does not say; Appendix I.1 counts \"two unresolved "
+                       "document IDs\"); occurrences: every unresolved citation.")
+    table.notes += _failed_note(rows)
     return table
 
 
 def table3_by_origin(rows: list[dict]) -> Table:
-    """Table 3 broken down by task origin (synthetic / expert-curated), one judge."""
-    label = rows[0]["judge_label"]
+    """Table 14: deep-research metrics by input source (the task's ``origin``), one judge."""
+    label, judge = rows[0]["judge_label"], rows[0]["judge"]
+    rows = scored(rows)
     header = ["DR agent", "Origin", "Tasks", "Evidence recall (pooled)", "Supp. doc recall", "Distractor avoidance"]
-    table = Table(f"drcik-table3-origin-{rows[0]['judge']}", f"Dr-CiK Table 3 by task origin (judge {label})",
-                  header)
+    table = Table(f"drcik-table14-{judge}", f"Dr-CiK Table 14. Deep-research evidence recall by input source "
+                  f"(task origin; judge {label})", header)
     for agent in _agents(rows):
         for origin in dict.fromkeys(str(r.get("origin")) for r in rows if r["agent"] == agent):
             mine = [r for r in rows if r["agent"] == agent and str(r.get("origin")) == origin]
@@ -136,6 +171,7 @@ def table3_by_origin(rows: list[dict]) -> Table:
 def figure7_table(rows: list[dict]) -> Table:
     """Figure 7 as numbers: pooled evidence recall per agent × ``reasoning_hops``."""
     label = rows[0]["judge_label"]
+    rows = scored(rows)
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
     hops = sorted({h for _, h in recall}, key=lambda h: (h is None, h))
     table = Table(f"drcik-figure7-{rows[0]['judge']}", f"Dr-CiK Figure 7. Evidence recall (pooled) by reasoning "
@@ -152,6 +188,7 @@ def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
     """Per agent and data subtype: unique own-task distractors of that subtype cited / all of that
     subtype in the evaluated tasks (Appendix I.2), from the rows' ``in_task_*`` and ``universe_*``."""
     out = {}
+    rows = scored(rows)
     for agent in _agents(rows):
         mine = {r["benchmark_id"]: r for r in rows if r["agent"] == agent}
         out[agent] = {}
@@ -165,6 +202,7 @@ def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
 def figure16_table(rows: list[dict]) -> Table:
     """Figure 16 as numbers: in-task vs cross-task distractor citations, citations and share by subtype."""
     label = rows[0]["judge_label"]
+    rows = scored(rows)
     shares = subtype_shares(rows)
     header = ["DR agent", "In-task distractors", "Cross-task documents",
               *[f"{m.SUBTYPES[s]} (share)" for s in SUBTYPE_ORDER]]
@@ -184,38 +222,6 @@ def figure16_table(rows: list[dict]) -> Table:
     return table
 
 
-def figure16(rows: list[dict]):
-    """Figure 16 (matplotlib Figure): left, in-task vs cross-task distractor citations per agent;
-    right, in-task distractor citations by subtype per agent."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    agents = _agents(rows)
-    data = figure16_table(rows).data
-    fig = Figure(figsize=(11, 4.2))
-    left, right = fig.subplots(1, 2)
-    x = np.arange(len(agents))
-    left.bar(x - 0.2, [d["in_task"] for d in data], 0.4, label="in-task distractors")
-    left.bar(x + 0.2, [d["cross_task"] for d in data], 0.4, label="cross-task documents")
-    left.set_xticks(x, agents, rotation=20)
-    left.yaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set_ylim(0, 1.3 * max([1] + [max(d["in_task"], d["cross_task"]) for d in data]))
-    left.set_ylabel("unique cited documents")
-    left.set_title("In-task vs cross-task citations")
-    left.legend()
-    width = 0.8 / len(SUBTYPE_ORDER)
-    for i, sub in enumerate(SUBTYPE_ORDER):
-        right.bar(x - 0.4 + width * (i + 0.5), [d[f"in_task_{sub}"] for d in data], width, label=m.SUBTYPES[sub])
-    right.set_xticks(x, agents, rotation=20)
-    right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    right.set_ylim(0, 1.6 * max([1] + [d[f"in_task_{s}"] for d in data for s in SUBTYPE_ORDER]))
-    right.set_ylabel("unique cited distractors")
-    right.set_title("In-task distractor citations by subtype")
-    right.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def figure7(rows: list[dict]):
     """Figure 7 (matplotlib Figure): pooled evidence recall (%) by reasoning hops, one line per agent.
 
@@ -225,9 +231,10 @@ def figure7(rows: list[dict]):
     Figure 7 table holds the exact values); the legend is outside the axes.  An (agent, hops) group
     with no evidence items has no recall and draws no point."""
     from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
+    from tsagent_plugins.tasks.drcik.dr_figures import agent_colours
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
-    agents = _agents(rows)
+    agents = _agents(scored(rows))
     hops = sorted({h for _, h in recall if h is not None})
     points = [(agent, h, 100 * recall[(agent, h)]) for agent in agents for h in hops
               if recall.get((agent, h)) is not None]
@@ -240,9 +247,11 @@ def figure7(rows: list[dict]):
         return fig
     low, high = hops[0] - 0.5, hops[-1] + 0.5
     offsets = spread_coinciding([(h, r) for _, h, r in points], high - low, 106.0, FIGURE7_STEP)
+    colours = agent_colours(r["agent"] for r in rows)   # an agent's colour in every Dr-CiK figure
     for i, agent in enumerate(agents):
         mine = [(h + shift, r) for (a, h, r), shift in zip(points, offsets, strict=True) if a == agent]
-        ax.plot([x for x, _ in mine], [y for _, y in mine], label=agent, **series_style(i))
+        style = {**series_style(i), "color": colours[agent], "markeredgecolor": colours[agent]}
+        ax.plot([x for x, _ in mine], [y for _, y in mine], label=agent, **style)
     ax.set_xlim(low, high + max(offsets))
     ax.set_xticks(hops)
     ax.set_xlabel("reasoning hops")
@@ -255,23 +264,34 @@ def figure7(rows: list[dict]):
 def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
     """Figure 16 (citations do not depend on the judge: the first judge's rows) and one Figure 7 per
     judge, keyed ``drcik-figure16`` and ``drcik-figure7-<judge>`` (``harness report`` saves them as PNG)."""
+    from tsagent_plugins.tasks.drcik.dr_figures import figure6
+
     figures = {}
     groups = by_judge(rows)
     if groups:
-        figures["drcik-figure16"] = figure16(next(iter(groups.values())))
+        first = next(iter(groups.values()))
+        figures["drcik-figure16"] = figure16(first)
+        if scored(first):
+            figures["drcik-figure6"] = figure6(first)
     for group in groups.values():
         figures[f"drcik-figure7-{group[0]['judge']}"] = figure7(group)
     return figures
 
 
 def dr_tables(rows: list[dict]) -> list[Table]:
-    """Table 3, its breakdown by origin, Figure 7 and Figure 16 numbers; per judge."""
+    """Table 3, Table 14 (by origin), Figure 7 numbers per judge; Figure 16 numbers; Table 11 when several
+    judges scored the runs."""
+    from tsagent_plugins.tasks.drcik.dr_figures import table11
+
     tables = []
     groups = by_judge(rows)
     for group in groups.values():
         tables += [table3(group), table3_by_origin(group), figure7_table(group)]
     if groups:
         tables.append(figure16_table(next(iter(groups.values()))))
+    multi = table11(rows)
+    if multi is not None:
+        tables.append(multi)
     return tables
 
 
@@ -290,9 +310,12 @@ def table2_dr(rows: pd.DataFrame) -> Table:
 
     Rows: forecaster × DR condition (``dr-evidence``, ``dr-report``, ``verified-dr``); columns: the
     non-DR conditions present (No Context, Supporting Evidence, ...; the same value on each of a
-    forecaster's rows) then one column per DR agent (``evidence_agent``).  The best (lowest mean)
-    cell per forecaster is marked *; ``table.data`` holds one record per distinct cell
-    (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best``).
+    forecaster's rows) then one column per DR agent (``evidence_agent``).  Marks as in the paper's
+    Table 2 (H.2: mean ± standard error over tasks): per forecaster, the best (lowest mean) cell over
+    the DR contexts is **bold**; the best cell over all forecasters and contexts is underlined; when the
+    candidate cells all tie, none is marked.  ``table.data`` holds one record per distinct cell
+    (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best_dr``
+    (bold), ``best_overall`` (underlined)).
     """
     from tsagent_plugins.tasks.drcik.contexts import CONDITIONS
 
@@ -308,8 +331,21 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     dr_conditions = [c for c in DR_CONDITIONS if c in present]
     agents = sorted(set(rows["agent"].dropna()))
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
-                  "better; * best per forecaster); DR columns: the agent whose research gave the context",
+                  "better; bold: best per forecaster over the DR contexts; underlined: best overall); DR columns: "
+                  "the agent whose research gave the context",
                   ["Forecaster", "DR condition", *plain, *agents])
+    every: dict[tuple[str, str, str | None], float] = {}
+    for f in dict.fromkeys(rows["forecaster"]):
+        for c in plain:
+            vals = ok[(ok["forecaster"] == f) & (ok["context"] == c)]["scrps"].dropna()
+            if len(vals):
+                every[(f, c, None)] = float(vals.mean())
+        for c in dr_conditions:
+            for a in agents:
+                vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna()
+                if len(vals):
+                    every[(f, c, a)] = float(vals.mean())
+    overall = _unique_best(every)
     for f in dict.fromkeys(rows["forecaster"]):
         cells = {}
         for c in plain:
@@ -319,18 +355,23 @@ def table2_dr(rows: pd.DataFrame) -> Table:
             for a in agents:
                 vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna().tolist()
                 cells[(c, a)] = _mean_se(vals) + (len(vals),)
-        best = min((v[0] for v in cells.values() if v[0] is not None), default=None)
+        best_dr = _unique_best({k: v[0] for k, v in cells.items() if k[1] is not None and v[0] is not None})
 
         def shown(key):
             mean, se, _ = cells[key]
-            return (fmt_pm(mean, se) if mean is not None else DASH) + (BEST if mean is not None and mean == best
-                                                                        else "")
+            return fmt_pm(mean, se) if mean is not None else table.explain(DASH, "no scored task in this cell")
         for (c, a), (mean, se, n) in cells.items():
             table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
-                               "scrps_mean": mean, "scrps_se": se, "best": mean is not None and mean == best})
+                               "scrps_mean": mean, "scrps_se": se, "best_dr": (c, a) in best_dr,
+                               "best_overall": (f, c, a) in overall})
         for c in dr_conditions or [DASH]:
-            table.add(f, [c, *[shown((p, None)) for p in plain], *[shown((c, a)) for a in agents
-                                                                     if (c, a) in cells]])
+            keys = [(p, None) for p in plain] + [(c, a) for a in agents if (c, a) in cells]
+            table.add(f, [c, *[shown(k) for k in keys]])
+            for column, key in enumerate(keys, 2):
+                if key in best_dr:
+                    table.style(len(table.rows) - 1, column, "bold")
+                if (f, *key) in overall:
+                    table.style(len(table.rows) - 1, column, "underline")
     if "context_status" in rows.columns:
         empty = rows[(rows["context_status"] == "verified_empty")]
         if len(empty):
@@ -340,6 +381,14 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text, so "
                        "its columns repeat one forecast.")
     return table
+
+
+def _unique_best(means: dict) -> set:
+    """Keys of the lowest mean; empty when every value ties (nothing stands out) or there is none."""
+    if not means or len(set(means.values())) == 1:
+        return set()
+    low = min(means.values())
+    return {k for k, v in means.items() if v == low}
 
 
 def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
@@ -398,10 +447,10 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
 
 
 def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
-    """Table 2 with DR columns split by task origin (``origins``: benchmark id -> origin)."""
+    """Table 13: end-to-end forecasting by input source (``origins``: benchmark id -> the task's origin)."""
     rows = rows.assign(origin=rows["benchmark_id"].map(origins).fillna("unknown"))
-    table = Table("drcik-table2-origin", "Dr-CiK Table 2 by task origin (sCRPS mean ± SE)",
-                  ["Forecaster", "Origin", "Column", "sCRPS", "n"])
+    table = Table("drcik-table13", "Dr-CiK Table 13. End-to-end forecasting by input source (task origin; sCRPS "
+                  "mean ± SE over tasks, lower is better)", ["Forecaster", "Origin", "Column", "sCRPS", "n"])
     rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
     from tsagent_plugins.tasks.drcik.contexts import CONDITIONS
 

@@ -7,6 +7,18 @@ agent's numbered top-K_t claims, and returns one row per (agent, task) with the 
 stores them as ``dr_scores.jsonl`` in the run directory (rows of several judges may live
 there side by side; reports keep them apart).  A malformed or failed verdict counts as not
 matched and is counted (``judge_malformed``, ``judge_errors``).
+
+Row fields (``dr_scores.jsonl``; readers may rely on them): the :class:`~.dr_metrics.TaskDR` fields
+(``distractor_avoidance`` is Table 3's reading, the share of cited documents that are not
+distractors, equal to ``cited_not_distractor``; ``distractors_uncited`` is the share of the task's
+distractors D_t left uncited; ``hallucinated`` counts distinct unresolved ids, ``hallucinated_occurrences`` every
+occurrence; ``n_distractors`` = |D_t|), ``in_task_<subtype>`` / ``universe_<subtype>``, ``dr_run``,
+``k_t``, ``judged``, ``report_cited`` (resolved ids the report text cites), the judge's ``judge``,
+``judge_version``, ``judge_kind``, ``judge_label``, ``judge_errors``, ``judge_malformed``, and
+``verdicts`` (per item of E_t: ``item``, ``matched``, ``index``, ``status``, ``reason``, ``raw`` and
+``cited_documents``, C_e: the documents the matched claim cites).  A failed episode (the agent
+crashed, timed out...) gets a row with ``status: "failed"`` and its ``reason`` and no metric: tables
+count it in its own column and leave it out of every mean (:func:`failed`, :func:`scored`).
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ from harness import Judge
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from harness import ConfigError
 from tsagent_plugins.tasks.drcik.dr_inputs import labels_from_key, read_episode, research_folders
+from tsagent_plugins.tasks.drcik.research import KEY_FILE
 
 SCORES_FILE = "dr_scores.jsonl"
 
@@ -35,11 +48,12 @@ def judge_task(output: m.ResearchOutput, labels: m.TaskLabels, documents, judge:
         row[f"in_task_{sub}"] = subtypes.get(sub, 0)
         row[f"universe_{sub}"] = sum(1 for d in documents.values()
                                      if d.task == labels.benchmark_id and d.role == "distractor" and d.subtype == sub)
-    row.update(dr_run=output.run, k_t=m.k_t(labels), judged=len(candidates),
+    row.update(dr_run=output.run, k_t=m.k_t(labels), judged=len(candidates), report_cited=len(output.report_cited),
                judge=judge.name, judge_version=judge.version, judge_kind=judge.kind, judge_label=judge.label,
                judge_errors=sum(v.status == "error" for v in verdicts),
                verdicts=[{"item": item_id, "matched": v.matched, "index": v.index, "status": v.status,
-                          "reason": v.reason, "raw": v.raw}
+                          "reason": v.reason, "raw": v.raw,
+                          "cited_documents": m.matched_documents(output, labels, v.index) if v.matched else []}
                          for (item_id, _), v in zip(m.scored_evidence(labels), verdicts)])
     row["judge_malformed"] = sum(v.status == "malformed" for v in verdicts)
     return row
@@ -52,6 +66,11 @@ def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = No
     agent's output never stops the scoring of the others); otherwise its ConfigError propagates."""
     rows = []
     for folder in research_folders(run_dir):
+        failure = _failure(folder)
+        if failure is not None:
+            rows.append({**failure, "judge": judge.name, "judge_version": judge.version, "judge_kind": judge.kind,
+                         "judge_label": judge.label})
+            continue
         try:
             episode = read_episode(folder)
             labels = labels_from_key(folder)
@@ -62,6 +81,32 @@ def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = No
             continue
         rows.append(judge_task(episode.output, labels, episode.documents, judge))
     return rows
+
+
+def _failure(folder: Path) -> dict | None:
+    """A failed research episode's row (``status`` ``failed``, the agent, task and reason; no metric), or
+    None when the episode finished.  A failed episode is no zero: tables count it apart."""
+    try:
+        row = json.loads((folder / "row.json").read_text(encoding="utf-8"))
+        key = json.loads((folder / "key" / KEY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if row.get("status") in (None, "ok"):
+        return None
+    return {"agent": str(row.get("profile") or row.get("agent") or "?"), "benchmark_id": key.get("benchmark_id"),
+            "status": "failed", "reason": str(row.get("error") or row.get("reason") or row.get("status"))[:300],
+            "dr_run": str(row.get("run_id") or folder.parent.parent.name), "origin": key.get("origin"),
+            "reasoning_hops": key.get("reasoning_hops")}
+
+
+def failed(rows: list[dict]) -> list[dict]:
+    """The rows of failed episodes (:func:`_failure`)."""
+    return [r for r in rows if r.get("status") == "failed"]
+
+
+def scored(rows: list[dict]) -> list[dict]:
+    """The rows of finished, judged episodes."""
+    return [r for r in rows if r.get("status") != "failed"]
 
 
 def write_scores(run_dir: Path | str, rows: list[dict]) -> Path:
@@ -81,10 +126,11 @@ def read_scores(run_dir: Path | str) -> list[dict]:
 
 
 def task_scores(rows: list[dict]) -> list[m.TaskDR]:
-    """Rows back to :class:`~.dr_metrics.TaskDR` (for aggregation); one judge's rows only."""
+    """Rows back to :class:`~.dr_metrics.TaskDR` (for aggregation); one judge's rows only; failed
+    episodes are left out (they have no metric)."""
     fields = m.TaskDR.__dataclass_fields__
     out = []
-    for r in rows:
+    for r in scored(rows):
         data = {k: r[k] for k in fields if k in r and k != "in_task_distractors"}
         data["in_task_distractors"] = {s: r.get(f"in_task_{s}", 0) for s in m.SUBTYPES if r.get(f"in_task_{s}")}
         out.append(m.TaskDR(**data))

@@ -136,9 +136,14 @@ def _counts(cell: dict) -> str:
 
 
 def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> Table:
-    """Table 2: sCRPS mean ± SE per forecaster × context, and the failures per context."""
+    """Table 2: sCRPS mean ± SE per forecaster × context, and the failures per context; the best cell over
+    all forecasters and contexts underlined, as in the paper (none when all tie; bold, the best per
+    forecaster over the DR contexts, is :func:`.dr_report.table2_dr`'s)."""
     cells = {(c["forecaster"], c["context"]): c for c in summary_table(rows, CELLS, TASK).to_dict("records")}
     stand_ins = {c: _stand_in(rows, c) for c in contexts}
+    from tsagent_plugins.tasks.drcik.dr_report import _unique_best
+
+    best = _unique_best({k: float(c["scrps_mean"]) for k, c in cells.items() if pd.notna(c["scrps_mean"])})
     header = ["Forecaster", *[_label(c, stand_ins[c]) for c in contexts], "Fail" + (" (per context)"
                                                                                       if len(contexts) > 1 else "")]
     table = Table("drcik-table2", "Dr-CiK Table 2. sCRPS by forecaster and context condition (mean ± standard "
@@ -160,6 +165,9 @@ def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> T
                               "not run in this context condition")
         label = forecaster + (IGNORES_TEXT if _ignores_text(rows, forecaster) and len(contexts) > 1 else "")
         table.add(label, [*shown, fails])
+        for column, context in enumerate(contexts, 1):
+            if (forecaster, context) in best:
+                table.style(len(table.rows) - 1, column, "underline")
     n_scored = sorted({int(c["n"]) for c in cells.values()})
     table.notes.append("sCRPS: energy-form CRPS scaled by 1 / mean |y| over the forecast window, capped at 5 per "
                        "task (Dr-CiK Appendix H.2); ± is the standard error of the mean over the scored tasks "
@@ -248,7 +256,7 @@ def build_section(rows: pd.DataFrame) -> Section:
         section = _with_dr_agents(forecasts, messages)
     else:
         section = Section(_table2_tables(forecasts), messages)
-    return Section(section.tables + out.tables, section.messages + out.messages, out.figures)
+    return Section(section.tables + out.tables, section.messages + out.messages, {**section.figures, **out.figures})
 
 
 def _table2_tables(rows: pd.DataFrame) -> list:
@@ -281,6 +289,10 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
         if not found:
             messages.append(f"{run_dir}: research run not judged; run `harness dr-score {run_dir}` for Figure 4")
         scores += found
+    from tsagent_plugins.tasks.drcik import dr_figures
+    from tsagent_plugins.tasks.drcik.dr_scoring import scored
+
+    figures = {}
     if scores:
         tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
     for label, group in dr_report.by_judge(scores).items():
@@ -288,4 +300,11 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
         table.key += f"-{group[0]['judge']}"
         table.title += f" (evidence recall judge {label})"
         tables.append(table)
-    return Section(tables, messages)
+        figures[f"drcik-figure4-{group[0]['judge']}"] = dr_figures.figure4(rows, scored(group), table)
+    if dr_figures.figure5_forecaster(rows) is not None:
+        figures["drcik-figure5"] = dr_figures.figure5(rows, scores)
+    figures["drcik-figure8"] = dr_figures.figure8(rows, scores)
+    missing = dr_figures.not_shown(scores, rows)
+    if missing is not None:
+        tables.append(missing)
+    return Section(tables, messages, figures)

@@ -140,8 +140,9 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     """Read ``report.md`` and ``evidence.json`` (bounded, never raising), resolve citations, write the
     ``deep_research.jsonl`` row and ``metadata.json`` into ``key_dir``; the metrics describe the outputs.
 
-    Metrics: ``evidence_items``, ``cited_documents`` (resolved, de-duplicated),
-    ``hallucinated_ids`` (unresolved citations, dropped), ``cross_task_citations`` and
+    Metrics: ``evidence_items``, ``cited_documents`` (resolved, de-duplicated, the report's included:
+    Q_t), ``report_cited_documents`` (resolved ids the report text cites), ``hallucinated_ids``
+    (distinct unresolved citations, dropped) and ``hallucinated_id_occurrences``, ``cross_task_citations`` and
     ``distractor_citations`` (resolved ids of another task's / of distractor documents),
     ``report_chars``, ``evidence_ok`` / ``report_ok`` and ``output_reason`` (None when both are fine).
     ``keep_corpus=False`` removes the workspace's corpus copy afterwards (the key reproduces it).
@@ -151,7 +152,7 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     key = json.loads((key_dir / KEY_FILE).read_text(encoding="utf-8"))
     report, report_reasons = out.read_report(workspace / REPORT_FILE)
     items, evidence_reasons = out.read_evidence(workspace / EVIDENCE_FILE)
-    resolved = out.resolve(items, key["ids"], key["documents"], key["benchmark_id"])
+    resolved = out.resolve(items, key["ids"], key["documents"], key["benchmark_id"], report=report)
     row = out.deep_research_row(key["benchmark_id"], resolved)
     meta = out.make_metadata(**(metadata or {}))
     problems = out.validate_deep_research_row(row, known_documents=key["documents"]) + out.validate_metadata(meta)
@@ -163,6 +164,8 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
         "evidence_items": len(row["evidence"]),
         "cited_documents": len(row["cited_document_ids"]),
         "hallucinated_ids": resolved.hallucinated,
+        "hallucinated_id_occurrences": resolved.hallucinated_occurrences,
+        "report_cited_documents": len(resolved.report_cited),
         "cross_task_citations": resolved.cross_task,
         "distractor_citations": resolved.distractors,
         "report_chars": len(report or ""),
@@ -170,8 +173,8 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
         "evidence_ok": not evidence_reasons,
         "output_reason": "; ".join(reasons)[:500] or None,
     }
-    details = [{"claim": it.claim[:200], "cited": it.cited, "resolved": it.resolved, "dropped": it.dropped}
-               for it in resolved.items]
+    details = [{"claim": it.claim[:200], "cited": it.cited, "resolved": it.resolved, "dropped": it.dropped,
+                "position": it.position} for it in resolved.items]
     corpus = workspace / CORPUS_DIR
     if not keep_corpus and corpus.is_dir() and not corpus.is_symlink():
         shutil.rmtree(corpus, ignore_errors=True)

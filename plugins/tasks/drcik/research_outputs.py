@@ -14,7 +14,13 @@ Every problem becomes a reason string; what can be kept is kept.
 - at most :data:`MAX_ITEMS` items and :data:`MAX_IDS` ids per item (the rest dropped).
 
 Citations are mapped back with the episode's key: an id that is not in the corpus is
-*hallucinated*: dropped from the item (the item stays) and counted.
+*hallucinated*: dropped from the item (the item stays) and counted, once per distinct id
+(``Resolved.hallucinated``, the headline) and once per occurrence (``hallucinated_occurrences``).
+Each kept item remembers its ``position`` in the agent's list (dropped malformed items included),
+so K_t counts positions of the agent's own list.  Ids cited in the report text
+(:func:`report_citations`: corpus-shaped ids, ``doc_`` + 12 hex digits) are part of Q_t too
+(Appendix H.1: "the set of all resolved documents cited by the DR report"); the release row's
+``cited_document_ids`` lists them after the evidence items' ids.
 
 Release rules checked by :func:`validate_deep_research_row` (submission format of the
 release: one line ``{benchmark_id, cited_document_ids, evidence}`` per task):
@@ -28,6 +34,7 @@ list of distinct non-empty strings (release ids, in the corpus when it is given)
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +61,7 @@ class Item:
     cited: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    position: int | None = None
 
 
 @dataclass
@@ -62,6 +70,9 @@ class Resolved:
     hallucinated: int = 0
     cross_task: int = 0
     distractors: int = 0
+    hallucinated_occurrences: int = 0
+    report_cited: list[str] = field(default_factory=list)
+    report_dropped: list[str] = field(default_factory=list)
 
 
 def _read_bounded(path: Path, limit: int) -> tuple[str | None, str | None]:
@@ -151,7 +162,7 @@ def read_evidence(path: Path) -> tuple[list[Item], list[str]]:
         cited = [i for i in ids if isinstance(i, str)]
         if len(cited) != len(ids):
             reasons.append(f"{where}.cited_document_ids: {len(ids) - len(cited)} non-string id(s) dropped")
-        items.append(Item(claim.strip(), [i[:200] for i in cited]))
+        items.append(Item(claim.strip(), [i[:200] for i in cited], position=index))
     return items, reasons
 
 
@@ -162,39 +173,65 @@ def resolve_id(raw: str, ids: dict[str, str]) -> str | None:
     return ids.get(key[:-3] if key.endswith(".md") else key)
 
 
+#: A corpus id as the sandbox shows it (``doc_`` + 12 hex digits, :mod:`.corpus`), as cited in a report.
+REPORT_ID = re.compile(r"\bdoc_[0-9a-f]{12}\b")
+
+
+def report_citations(report: str | None) -> list[str]:
+    """The corpus-shaped ids a report text cites, distinct, in order of first mention."""
+    return list(dict.fromkeys(REPORT_ID.findall(report or "")))
+
+
 def resolve(items: list[Item], ids: dict[str, str], documents: dict[str, dict] | None = None,
-            benchmark_id: str | None = None) -> Resolved:
+            benchmark_id: str | None = None, report: str | None = None) -> Resolved:
     """Map each item's cited sandbox ids to release ids with ``ids`` (visible -> release), each
-    through :func:`resolve_id`.  Unknown
-    ids are dropped and counted as hallucinated.  With ``documents`` (release id ->
-    ``{task, role}``) and ``benchmark_id``, resolved citations of another task's document and
-    of distractor documents are counted (once per distinct document).
+    through :func:`resolve_id`.  Unknown ids are dropped and counted as hallucinated (distinct ids,
+    and occurrences).  ``report``: the report text; the ids it cites (:func:`report_citations`)
+    are resolved the same way into ``report_cited`` (unknown ones counted as hallucinated).
+    With ``documents`` (release id -> ``{task, role}``) and ``benchmark_id``, resolved citations of
+    another task's document and of distractor documents are counted (once per distinct document).
     """
     out = Resolved(items)
     seen: set[str] = set()
+    fakes: set[str] = set()
+
+    def count(release: str) -> None:
+        if documents is not None and release not in seen:
+            info = documents.get(release) or {}
+            out.cross_task += benchmark_id is not None and info.get("task") != benchmark_id
+            out.distractors += info.get("role") == "distractor"
+        seen.add(release)
+
     for item in items:
         for raw in item.cited:
             release = resolve_id(raw, ids)
             if release is None:
                 item.dropped.append(raw)
-                out.hallucinated += 1
+                out.hallucinated_occurrences += 1
+                fakes.add(raw.strip())
             elif release not in item.resolved:
                 item.resolved.append(release)
-                if documents is not None and release not in seen:
-                    info = documents.get(release) or {}
-                    out.cross_task += benchmark_id is not None and info.get("task") != benchmark_id
-                    out.distractors += info.get("role") == "distractor"
-                seen.add(release)
+                count(release)
+    for raw in report_citations(report):
+        release = resolve_id(raw, ids)
+        if release is None:
+            out.report_dropped.append(raw)
+            out.hallucinated_occurrences += 1
+            fakes.add(raw)
+        else:
+            out.report_cited.append(release)
+            count(release)
+    out.hallucinated = len(fakes)
     return out
 
 
 def deep_research_row(benchmark_id: str, resolved: Resolved) -> dict[str, Any]:
-    """The release row: claims in the agent's order; resolved ids, ordered, de-duplicated."""
+    """The release row: claims in the agent's order; resolved ids (evidence items', then the report's),
+    ordered, de-duplicated."""
     cited: list[str] = []
-    for item in resolved.items:
-        for rid in item.resolved:
-            if rid not in cited:
-                cited.append(rid)
+    for rid in [r for item in resolved.items for r in item.resolved] + resolved.report_cited:
+        if rid not in cited:
+            cited.append(rid)
     return {"benchmark_id": benchmark_id, "cited_document_ids": cited,
             "evidence": [item.claim for item in resolved.items]}
 

@@ -19,13 +19,18 @@ Episodes have a kind (``params.episode_kind``):
   ``output_reason``), plus the agent columns of every sandboxed episode (tokens,
   cost, time, tool calls).  The episode's ``key/`` holds the release's
   ``deep_research.jsonl`` row and ``metadata.json``; :meth:`DrcikTemplate.finish`
-  merges them per agent profile into ``submissions/deep_research__<profile>/``.
+  merges them per agent profile into ``submissions/deep_research__<profile>/`` (``metadata.json``: the
+  method is the profile and its agent, the base model the profile's model, unless ``params.metadata``
+  says otherwise).
 
 Per forecasting episode folder: ``samples.npy`` (the (S, H) sample paths) and
 ``score.json``.  After the episodes, :meth:`DrcikTemplate.finish` writes the
 release's submission files per forecaster × context
 (``submissions/<forecaster>__<context>/forecasts.jsonl`` + ``metadata.json``)
-and records their validation in ``run.json``.
+and records their validation in ``run.json``.  A DR condition with evidence from a research run
+gets the release template's combined folder ``submissions/<forecaster>__<context>__<DR profile>/``:
+``forecasts.jsonl``, ``deep_research.jsonl`` (the research run's export for that profile) and
+``metadata.json`` (naming the evidence agent), all three validated.
 
 A row holds, besides the metrics of :func:`tsagent_plugins.tasks.drcik.metrics.score_task`
 and the columns of :func:`tsagent_plugins.tasks.drcik.experiment.info_columns`:
@@ -57,6 +62,7 @@ from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Mate
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
+from tsagent_plugins.tasks.drcik.exports import export, research_export, research_problems
 from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
@@ -333,7 +339,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     # -- after the episodes -------------------------------------------------------------------------
     def finish(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """Write and validate the release's submission files: per forecaster × context (``SUBMISSION.md``),
-        or for research episodes per agent profile (``deep_research.jsonl`` + ``metadata.json``)."""
+        or for research episodes per agent profile (``deep_research.jsonl`` + ``metadata.json``).
+
+        Only the cells this call's ``rows`` hold are exported (a staged run calls it once per unit; a
+        cell another unit ran is left as that unit wrote it).  Each export is written beside its folder,
+        validated, and moved in place unless it is invalid while the folder holds a valid one (never
+        replaced by a worse file).  Invalid exports are listed under ``invalid_exports``: the run
+        command fails on them."""
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
@@ -351,32 +363,55 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         result = ExperimentResult(frame, samples)
         tasks = list(self.tasks(params).values())
         out = {}
+        kept: list[str] = []
         for entry in params.forecasters:
             forecaster = self.forecaster(entry)
             for cond_name in params.contexts:
                 condition = ctx.get(cond_name)
                 kind = "agentic" if condition.needs_dr else getattr(forecaster, "submission_type", "statistical")
                 cell = frame[(frame["forecaster"] == entry.name) & (frame["context"] == cond_name)]
+                if cell.empty:   # run (and exported) by another unit of this stage
+                    continue
                 models = cell["model"].dropna() if "model" in cell else pd.Series(dtype=object)
                 base = models.iloc[0] if len(models) else getattr(forecaster, "model", None) or "none"
                 notes = params.submission.notes or (
                     f"S={params.samples} sample paths per task, seed {params.seed}, context condition {cond_name!r}"
                     + ("" if condition.reproduces_paper else " (a stand-in for the paper's condition)"))
-                meta = {"method": f"{entry.name} ({cond_name})", "organization": params.submission.organization,
+                evidence = params.evidence if params.evidence and condition.needs_dr else None
+                if evidence is not None:
+                    notes += f"; DR evidence from agent profile {evidence.agent!r} (research run {evidence.run})"
+                method = f"{entry.name} ({cond_name}" + (f", evidence: {evidence.agent})" if evidence else ")")
+                meta = {"method": method, "organization": params.submission.organization,
                         "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
                         "contact": params.submission.contact, "notes": notes}
-                key = f"{entry.name}__{cond_name}" + (f"__{params.evidence.agent}" if params.evidence and
-                                                       condition.needs_dr else "")
-                target = write_submission(Path(run_dir) / "submissions" / key, result, entry.name, cond_name, meta)
-                check = validate_submission(target, tasks)
+                key = f"{entry.name}__{cond_name}" + (f"__{evidence.agent}" if evidence else "")
+                research_rows = research_export(evidence) if evidence else None
+
+                def write(folder, entry=entry, cond_name=cond_name, meta=meta, research_rows=research_rows):
+                    write_submission(folder, result, entry.name, cond_name, meta)
+                    if research_rows is not None:   # the combined folder of the release's template
+                        (folder / research_out.DEEP_RESEARCH_FILE).write_text(
+                            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in research_rows), encoding="utf-8")
+
+                def validate(folder, research_rows=research_rows):
+                    check = validate_submission(folder, tasks)
+                    if research_rows is not None:
+                        check.errors += research_problems(folder, research_rows, tasks)
+                    return check
+
+                check, replaced = export(Path(run_dir) / "submissions" / key, write, validate)
                 out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings}
+                if not replaced:
+                    kept.append(key)
         messages = [f"submission {key}: " + ("valid" if check["ok"] else
-                                             f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}")
+                                             f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}"
+                                             + ("; the earlier valid export is kept" if key in kept else ""))
                     for key, check in out.items()]
         failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
         messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
-        return {"submissions": out, "messages": messages}
+        return {"submissions": out, "messages": messages,
+                "invalid_exports": [f"submissions/{k}" for k, c in out.items() if not c["ok"]]}
 
     def _finish_research(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """Merge each agent profile's exported rows into ``submissions/deep_research__<profile>/`` and
@@ -389,8 +424,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
             if export is not None and row.get("profile"):
                 by_profile.setdefault(str(row["profile"]), []).append(export)
         out, messages = {}, []
-        meta = research_out.make_metadata(**params.metadata)
+        models = {str(r["profile"]): r.get("model") for r in rows if r.get("profile") and r.get("model")}
+        agents = {str(r["profile"]): r.get("agent") for r in rows if r.get("profile") and r.get("agent")}
         for profile, exported in sorted(by_profile.items()):
+            # the DR method and its base model from the agent profile, unless the spec's metadata says otherwise
+            meta = research_out.make_metadata(**{
+                "method": f"{profile} ({agents.get(profile) or 'DR agent'})",
+                "base_model": str(models.get(profile) or "unknown"), **params.metadata})
             key = f"deep_research__{profile}"
             exported.sort(key=lambda r: str(r.get("benchmark_id")))
             research_out.write_export(run_dir / "submissions" / key, exported, meta)
@@ -426,3 +466,4 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         messages.append(f"DR metrics: {len(rows)} episode(s) judged by {judge.label} -> {path}"
                         + (f"; {len(problems)} skipped: {problems[0]}" if problems else ""))
         return {"ok": not problems, "judge": judge.label, "rows": len(rows), "skipped": problems}
+

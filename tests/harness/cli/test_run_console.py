@@ -49,4 +49,4 @@ def test_a_scripted_run_ends_with_the_no_money_line(tmp_path):
                                       "--set", "forecasters=[llm-dp]", "--set", "contexts=[no-context]",
                                       "--set", "samples=5", "--out", str(tmp_path / "r")], catch_exceptions=False)
     assert result.exit_code == 0, result.output[-2000:]
-    assert "scripted model backend: no money was spent" in " ".join(result.output.split())
+    assert "offline model backend: no money was spent" in " ".join(result.output.split())

@@ -354,3 +354,50 @@ def test_trace_of_a_hostile_step_log_is_a_reason_not_an_exception(tmp_path, monk
     traj = trajectory("retrieval", "1", tmp_path, None)
     assert traj["steps"] == []
     assert "step log not read" in traj["notes"] and "larger than the 100-byte bound" in traj["notes"]
+
+
+def test_dispatch_steps_never_get_metrics_even_when_the_proxy_calls_line_up():
+    """A tool step (llm_call_count 0) and a model step, with exactly two conversational proxy calls: the
+    tool step once took the first call's metrics, which ATIF-v1.6 forbids.  Now only the model step is
+    matched (to the first call), and an embeddings step keeps its counts in ``extra.usage``."""
+    from harness import Usage
+    from harness.testing.agent import atif_problems
+    from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
+    from tsagent_plugins.agents.terminal.proxylog import ProxyCall
+
+    builder = TrajectoryBuilder("drbench", "1")
+    builder.user("task")
+    tool = builder.agent("", extra={"kind": "tool"})
+    tool["llm_call_count"] = 0
+    builder.observe(builder.tool_call(tool, None, "search", {"query": "q"}), "hits")
+    builder.agent("answer", usage=Usage(100, 0, 10, 0))
+    embed = builder.agent("", usage=Usage(7, 0, 0, 0), extra={"kind": "embeddings"})
+    embed["llm_call_count"] = 0
+    calls = [ProxyCall(k, 1.0 + k, "POST", "/v1/chat/completions", "openai", "m", True, {},
+                       status=200, usage=Usage(100, 0, 10, 0), cost_usd=0.5) for k in (1, 2)]
+    doc = builder.build(calls)
+    assert atif_problems(doc) == []
+    steps = doc["steps"]
+    assert "metrics" not in steps[1] and "metrics" not in steps[3]
+    assert steps[2]["metrics"]["prompt_tokens"] == 100 and steps[2]["extra"]["proxy_seq"] == 1
+    assert steps[3]["extra"]["usage"]["prompt_tokens"] == 7
+    bad = {**doc, "steps": [*steps[:1], {**steps[1], "metrics": {"prompt_tokens": 1}}, *steps[2:]]}
+    assert atif_problems(bad)[0].startswith("steps.1: Field 'metrics' must be absent when llm_call_count is 0 "
+                                            "(deterministic dispatch on a 'source: agent' step)")
+
+
+def test_a_dr_agent_whose_extra_is_missing_is_refused_with_its_install_command(monkeypatch):
+    import importlib.util
+
+    import harness
+
+    opendr = harness.plugins.get("agent", "opendr")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "langgraph" else real(name, *a))
+    assert opendr.refusal(None) == "needs langgraph, which is not installed: pip install -e '.[dr]'"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert opendr.refusal(None) == ("needs langgraph, open_deep_research, which are not installed: "
+                                    "pip install -e '.[dr]'; pip install --no-deps open-deep-research==0.0.16")
+    assert harness.plugins.get("agent", "drbench").refusal(None) is None
+    monkeypatch.undo()
+    assert opendr.refusal(None) is None

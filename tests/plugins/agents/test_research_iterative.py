@@ -104,7 +104,7 @@ def trajectory(result: dict, task: str) -> dict:
 
 #: agent -> (script, retriever, expected (evidence items, cited existing documents, hallucinated ids))
 CASES = {
-    "drbench": ("drbench-drcik.yaml", "bm25", (2, 3, 0)),
+    "drbench": ("drbench-drcik.yaml", "bm25", (2, 3, 1)),   # S999 names no brief: one hallucinated id
     "opendr": ("opendr-drcik.yaml", "bm25", (2, 2, 1)),
     "bench2future": ("bench2future-drcik.yaml", "embeddings", (2, 3, 1)),
 }
@@ -260,6 +260,99 @@ def test_drbench_deferred_citation_resolution():
     sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
     evidence, unresolved = resolve_citations(
         [{"claim": "a", "sources": ["S1", "[S2]", "2"]}, {"claim": "b", "sources": ["S3", "S0", "x"]}], sources)
-    assert evidence == [{"claim": "a", "cited_document_ids": sources}, {"claim": "b", "cited_document_ids": []}]
+    # unresolved markers stay cited as written: the harness counts them as hallucinated ids (Appendix I.1)
+    assert evidence == [{"claim": "a", "cited_document_ids": sources},
+                        {"claim": "b", "cited_document_ids": ["S3", "S0", "x"]}]
     assert unresolved == ["S3", "S0", "x"]
     assert _resolve_report("see [S2] and [S9]", sources) == "see [doc_bbbbbbbbbbbb] and [S9]"
+
+
+def test_a_drbench_episode_with_an_unresolved_s999_scores_one_hallucinated_id(tmp_path):
+    """The DrBench synthesis cites S1, S2 and S999 with two briefs: scoring sees one hallucinated id."""
+    from tsagent_plugins.agents.research.drbench import resolve_citations
+    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence, resolve
+
+    sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
+    evidence, _ = resolve_citations([{"claim": "a", "sources": ["S1", "S2"]}, {"claim": "b", "sources": ["S999"]}],
+                                    sources)
+    (tmp_path / "evidence.json").write_text(json.dumps(evidence))
+    items, reasons = read_evidence(tmp_path / "evidence.json")
+    resolved = resolve(items, {"doc_aaaaaaaaaaaa": "r1", "doc_bbbbbbbbbbbb": "r2"})
+    assert reasons == [] and (resolved.hallucinated, resolved.hallucinated_occurrences) == (1, 1)
+    assert [i.dropped for i in resolved.items] == [[], ["S999"]]
+
+
+def test_opendr_reads_upstream_prompts_and_limits_from_the_installed_package():
+    """The rebuilt graph's prompts are open-deep-research 0.0.16's own strings (never paraphrases)."""
+    pytest.importorskip("open_deep_research", reason="pip install --no-deps open-deep-research==0.0.16")
+    from open_deep_research import prompts
+
+    from tsagent_plugins.agents.research.opendr import fill, upstream
+
+    odr = upstream()
+    assert odr["version"] == "0.0.16"
+    assert odr["prompts"]["supervisor"] is prompts.lead_researcher_prompt and len(odr["prompts"]["supervisor"]) == 7530
+    assert odr["prompts"]["final"] is prompts.final_report_generation_prompt
+    assert odr["limits"] == {"max_concurrent_research_units": 5, "max_researcher_iterations": 3,
+                             "max_react_tool_calls": 5, "max_structured_output_retries": 3,
+                             "allow_clarification": True}
+    text = fill(odr["prompts"]["supervisor"], date="Mon Jan 5, 2026", max_concurrent_research_units=5)
+    assert "{date}" not in text and "Mon Jan 5, 2026" in text and "{max_concurrent_research_units}" not in text
+
+
+class _FakeEpisode:
+    """Just what the opendr graph uses of a ResearchEpisode, answering like a tiny scripted model and
+    recording every message list it is sent."""
+
+    def __init__(self):
+        self.limits, self.prompt, self.sent, self.stages, self.logged = {}, "TASK PROMPT", [], [], []
+        self.log = type("Log", (), {"write": lambda _, kind, **data: self.logged.append((kind, data))})()
+        self.tools = type("Tools", (), {"retriever": "bm25", "search": lambda *_: [],
+                                        "read_document": lambda *_: None})()
+        self._supervisor_calls = 0
+
+    def stage(self, name, **_):
+        self.stages.append(name)
+
+    def chat(self, messages, tools=None, tool_choice=None):
+        self.sent.append(messages)
+        names = {t["function"]["name"] for t in tools or []}
+        call = lambda name, args: {"content": "", "tool_calls": [  # noqa: E731
+            {"id": f"c{len(self.sent)}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+        if "ConductResearch" in names:
+            self._supervisor_calls += 1
+            return call("ConductResearch", {"research_topic": "demand"}) if self._supervisor_calls == 1 else \
+                call("ResearchComplete", {})
+        if "search" in names:
+            return call("ResearchComplete", {})
+        return {"content": "compressed findings [doc_1]"}
+
+    def structured(self, messages, tool, validate, extra_tools=None):
+        self.sent.append(messages)
+        name = tool["function"]["name"]
+        return {"research_brief": "BRIEF"} if name == "ResearchQuestion" else \
+            {"report": "REPORT", "evidence": [{"claim": "c", "cited_document_ids": ["doc_1"]}]}
+
+
+def test_opendr_graph_runs_on_upstreams_own_prompts():
+    pytest.importorskip("open_deep_research", reason="pip install --no-deps open-deep-research==0.0.16")
+    from open_deep_research import prompts
+
+    from tsagent_plugins.agents.research.opendr import CORPUS_TOOLS_PROMPT, DRCIK_OUTPUT, build
+
+    ep, out = _FakeEpisode(), {}
+    build(ep, out).invoke({}, {"recursion_limit": 20})
+    assert (out["report"], out["evidence"][0]["claim"]) == ("REPORT", "c")
+    brief, supervisor, researcher, compress, final = (ep.sent[0], ep.sent[1], ep.sent[2], ep.sent[3], ep.sent[-1])
+    head = prompts.transform_messages_into_research_topic_prompt.split("{messages}")[0]
+    assert brief[0]["content"].startswith(head) and "TASK PROMPT" in brief[0]["content"]
+    assert supervisor[0]["content"].startswith(prompts.lead_researcher_prompt.split("{date}")[0])
+    assert len(supervisor[0]["content"]) > 7000 and "{max_concurrent_research_units}" not in supervisor[0]["content"]
+    assert CORPUS_TOOLS_PROMPT in researcher[0]["content"] and "{mcp_prompt}" not in researcher[0]["content"]
+    assert compress[0]["content"].startswith(prompts.compress_research_system_prompt.split("{date}")[0])
+    assert compress[-1]["content"] == prompts.compress_research_simple_human_message
+    assert "BRIEF" in final[0]["content"] and "compressed findings [doc_1]" in final[0]["content"]
+    assert final[0]["content"].endswith(DRCIK_OUTPUT)
+    assert ("note", {"upstream": "open-deep-research 0.0.16", "upstream_limits": {
+        "max_concurrent_research_units": 5, "max_researcher_iterations": 3, "max_react_tool_calls": 5,
+        "max_structured_output_retries": 3, "allow_clarification": True}}) in ep.logged

@@ -74,6 +74,7 @@ def test_table2_cells_by_hand(run_dir):
     assert table.header == ["Forecaster", "No Context", "Background†", "Fail (per context)"]
     assert table.rows == [["A", "0.400 ± 0.115", "0.200 ± 0.100", "0 | 1"],
                           ["B‡", "0.467 ± 0.219", "0.267 ± 0.120", "0 | 0"]]
+    assert table.styles == {(0, 2): {"underline"}}       # A under Background: 0.200, the best cell overall
     cells = {(d["forecaster"], d["context"]): d for d in table.data}
     assert cells[("B", "no-context")]["scrps_se"] == pytest.approx(0.218581, abs=1e-6)
     assert (cells[("A", "background")]["n"], cells[("A", "background")]["fail"]) == (2, 1)

@@ -244,7 +244,8 @@ def test_dr_conditions_need_and_read_evidence(tmp_path):
     assert "the condition(s) verified-dr, dr-evidence need a DR agent's evidence" in str(result.exception)
     write_evidence(tmp_path / "evidence")
     result = harness_run("--task", spec, "--set", f"dr_evidence={tmp_path / 'evidence'}", "--out", tmp_path / "run")
-    assert result.exit_code == 0, result.output
+    # task_201 has no evidence: its submissions are invalid, which fails the command once the results are written
+    assert result.exit_code != 0 and "2 invalid export(s)" in str(result.exception), result.output
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index(["context", "benchmark_id"])
     assert rows.loc[("verified-dr", "task_163"), "context_items"] == 1
     assert rows.loc[("dr-evidence", "task_163"), "context_items"] == 2
@@ -301,7 +302,9 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     for agent in ("dr-a", "dr-b"):
         result = harness_run("--task", spec, "--set", f"evidence.run={research}", "--set", f"evidence.agent={agent}",
                              "--out", tmp_path / agent)
-        assert result.exit_code == 0, result.output
+        # neither source has evidence for task_201: that cell's submission is incomplete, which fails the run
+        # once its results are written
+        assert result.exit_code != 0 and "1 invalid export(s)" in str(result.exception), result.output
     a, b = (pd.read_parquet(tmp_path / d / "results.parquet") for d in ("dr-a", "dr-b"))
     assert set(a["evidence_agent"]) == {"dr-a"} and set(b["evidence_agent"]) == {"dr-b"}
     assert (a["evidence_run"] == str(research)).all()
@@ -355,7 +358,7 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
     spec = spec_file(tmp_path, "bad", forecasters=["llm-dp"], samples=2, model_backend="scripted",
                      script=str(SCRIPTS / "fail.yaml"))
     bad = harness_run("--task", spec, "--out", tmp_path / "bad")
-    assert bad.exit_code == 0, bad.output
+    assert bad.exit_code != 0 and "1 invalid export(s)" in str(bad.exception), bad.output   # after the results
     assert "submission llm-dp__no-context: INVALID" in bad.output and "no forecast for 3 task(s)" in bad.output
     assert "failed: llm-dp / no-context: 3 task(s), e.g. ForecastError: 0 of 2 valid samples" in bad.output
     failed = pd.read_parquet(tmp_path / "bad" / "results.parquet")
