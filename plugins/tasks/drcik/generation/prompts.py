@@ -51,6 +51,11 @@ INSTRUCTIONS = {
     "difficulty_temporal_complexity": "Temporal Complexity",
     "final_agent_audit": "Final Agent Audit",
 }
+#: prompts the harness writes for what the paper describes without printing a prompt (the audits of Appendix D.1)
+HARNESS = {
+    "audit_distractor": "Distractor distinguishability check (harness, Appendix D.1)",
+    "audit_cloze": "Cloze reconstruction (harness, Appendix D.1)",
+}
 #: the line between an instruction prompt and its input (the paper prints the instructions only)
 INPUT_HEADER = "\n\nInput:\n"
 
@@ -94,8 +99,8 @@ class Prompt:
 
 @lru_cache(maxsize=None)
 def load(name: str) -> Prompt:
-    """The shipped prompt ``name`` (a key of :data:`TITLES` or :data:`INSTRUCTIONS`)."""
-    if name not in TITLES and name not in INSTRUCTIONS:
+    """The shipped prompt ``name`` (a key of :data:`TITLES`, :data:`INSTRUCTIONS` or :data:`HARNESS`)."""
+    if name not in TITLES and name not in INSTRUCTIONS and name not in HARNESS:
         raise KeyError(f"no Appendix L prompt named {name!r} (known: {', '.join([*TITLES, *INSTRUCTIONS])})")
     data = (FOLDER / f"{name}.txt").read_bytes()
     return Prompt(name, data.decode("utf-8"), hashlib.sha256(data).hexdigest())

@@ -35,7 +35,7 @@ def test_each_prompt_equals_the_paper_text_after_normalisation(name):
     assert prompts.PLACEHOLDER.findall(shipped.text) == prompts.PLACEHOLDER.findall(paper)  # same, same order
 
 
-@pytest.mark.parametrize("name", sorted(prompts.TITLES))
+@pytest.mark.parametrize("name", sorted([*prompts.TITLES, *prompts.HARNESS]))
 def test_render_fills_every_placeholder_and_refuses_a_missing_one(name):
     prompt = prompts.load(name)
     assert prompt.placeholders, "every Appendix L prompt takes inputs"
