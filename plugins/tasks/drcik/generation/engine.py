@@ -340,7 +340,7 @@ class Engine:
         """Ask one judge; None when it says ``correct``, else the rejection reason."""
         prompt = prompts.load(part.prompt)
         text, record = self.ask(part.prompt, prompt, prompt.render(**part.values), calls)
-        record.update(prompt=part.prompt, part=part.label)
+        record.update(prompt=part.prompt, part=part.label, values={k: str(v) for k, v in part.values.items()})
         judged.append(record)
         try:
             verdict = parse_json(text, JudgeVerdict)
