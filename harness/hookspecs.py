@@ -62,6 +62,13 @@ def register_report_sections(register):
 
 
 @hookspec
+def register_report_folders(register):
+    """Add folders other than run directories to ``harness report``: ``register(kind, recognise, build)``,
+    where ``recognise(path) -> bool`` says whether a folder given to ``harness report`` is of this kind and
+    ``build(path) -> harness.report.sections.Section`` tabulates it (e.g. a generated benchmark)."""
+
+
+@hookspec
 def register_view_pages(register):
     """Add a task template's pages to ``harness view``: ``register(page)`` with a
     :class:`harness.view.pages.ViewPage` (leaderboard metric and conditions, episode

@@ -192,6 +192,25 @@ class Plugins:
         plugin loading; see :mod:`harness.cli`.)"""
         self.call_each("register_commands", cli)
 
+    def report_folders(self) -> dict[str, tuple[Any, Any]]:
+        """Folder kinds of ``harness report`` (``register_report_folders``): kind -> (recognise, build); the first
+        registration of a kind wins, a later one or a non-callable is a problem naming the plugin."""
+        found: dict[str, tuple[Any, Any]] = {}
+
+        def register(kind: str, recognise: Any, build: Any) -> None:
+            plugin = self._current or "(local)"
+            if not isinstance(kind, str) or not kind or not callable(recognise) or not callable(build):
+                self._problem(self.origin(plugin)[0], plugin, "register_report_folders",
+                              f"register(kind, recognise, build) needs a name and two callables, got {kind!r}")
+            elif kind in found:
+                self._problem(self.origin(plugin)[0], plugin, "register_report_folders",
+                              f"duplicate report folder kind {kind!r}")
+            else:
+                found[kind] = (recognise, build)
+
+        self.call_each("register_report_folders", register)
+        return found
+
     def report_sections(self) -> dict[str, tuple[str, Any]]:
         """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``);
         the first registration of a template wins, a later one is a problem naming both plugins."""

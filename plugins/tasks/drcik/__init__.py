@@ -49,8 +49,12 @@ def register_commands(cli):
     from tsagent_plugins.tasks.drcik.dr_cli import dr_score
     from tsagent_plugins.tasks.drcik.generation.cli import dr_generate
 
+    from tsagent_plugins.tasks.drcik.quality.cli import dr_audit, dr_calibrate
+
     cli.add_command(dr_score)
     cli.add_command(dr_generate)
+    cli.add_command(dr_audit)
+    cli.add_command(dr_calibrate)
 
 
 @hookimpl
@@ -71,3 +75,21 @@ def _report_section(frame):
 @hookimpl
 def register_report_sections(register):
     register("drcik", _report_section)
+
+
+def _generation_report(path):
+    from tsagent_plugins.tasks.drcik.quality.report import build
+
+    return build(path)
+
+
+def _is_generation(path):
+    from tsagent_plugins.tasks.drcik.quality.report import is_generation
+
+    return is_generation(path)
+
+
+@hookimpl
+def register_report_folders(register):
+    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D)."""
+    register("drcik-generation", _is_generation, _generation_report)
