@@ -42,6 +42,9 @@ def register_task_templates(register):
     from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
     register(DrcikTemplate())
+    from tsagent_plugins.tasks.drcik.quality.agent_audit import AuditTemplate
+
+    register(AuditTemplate())  # the final agent audit of a dr-generate output (Appendix L.4)
 
 
 @hookimpl
