@@ -52,12 +52,13 @@ def register_commands(cli):
     from tsagent_plugins.tasks.drcik.dr_cli import dr_score
     from tsagent_plugins.tasks.drcik.generation.cli import dr_generate
 
-    from tsagent_plugins.tasks.drcik.quality.cli import dr_audit, dr_calibrate
+    from tsagent_plugins.tasks.drcik.quality.cli import dr_audit, dr_calibrate, dr_review
 
     cli.add_command(dr_score)
     cli.add_command(dr_generate)
     cli.add_command(dr_audit)
     cli.add_command(dr_calibrate)
+    cli.add_command(dr_review)
 
 
 @hookimpl

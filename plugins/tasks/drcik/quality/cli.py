@@ -153,3 +153,26 @@ def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], 
             click.echo(f"{other}: reuses calibration task(s) {', '.join(reused)}: regenerate without them", err=True)
     if failed:
         raise SystemExit(1)
+
+
+@click.command("dr-review")
+@click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--port", type=click.IntRange(0, 65535), default=8766, show_default=True, help="Loopback port.")
+def dr_review(gen_dir: Path, port: int) -> None:
+    """Serve the calibration review page of GEN_DIR on 127.0.0.1 (Dr-CiK D.2); records go to its reviews file."""
+    import asyncio
+
+    from tsagent_plugins.tasks.drcik.quality.review import start
+
+    async def main() -> None:
+        runner, bound, _ = await start(gen_dir, port)
+        click.echo(f"review page: http://127.0.0.1:{bound}/  (Ctrl-C to stop)")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
