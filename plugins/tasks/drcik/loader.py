@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pandas loads when a task is read, not when the plugin regis
     import pandas as pd
 
 from harness import ConfigError
-from tsagent_plugins.tasks.drcik.difficulty import check_difficulty
+from tsagent_plugins.tasks.drcik.difficulty import LEVELS
 from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
 
 SUPPORTING = "supporting"
@@ -124,8 +124,13 @@ class DrcikTask:
 
     @property
     def difficulty(self) -> dict[str, str]:
-        """The task level per Appendix L.3 dimension (``annotations.difficulty``; empty when unlabelled)."""
-        return dict(self.annotations.get("difficulty") or {})
+        """The task level per Appendix L.3 dimension (``annotations.difficulty``), only the entries that are L.3
+        labels (a known dimension and level, :mod:`tsagent_plugins.tasks.drcik.difficulty`); other annotation
+        content under that name (older releases' own fields) is kept in ``annotations`` but not given here."""
+        labels = self.annotations.get("difficulty")
+        if not isinstance(labels, dict):
+            return {}
+        return {k: v for k, v in labels.items() if k in LEVELS and v in LEVELS[k]}
 
     @property
     def horizon(self) -> int:
@@ -298,10 +303,6 @@ def parse_task(raw: dict, source: str = "<memory>", documents_root: Path | None 
         seen.add(d.document_id)
 
     annotations = dict(rd.get(raw, "annotations", "annotations", dict, default={}))
-    if "difficulty" in annotations:  # Appendix L.3 labels (tsagent_plugins.tasks.drcik.difficulty)
-        for problem in check_difficulty(annotations["difficulty"]):
-            field_name, _, message = problem.partition(": ")
-            rd.fail(field_name, message)
     evidence = []
     for i, item in enumerate(annotations.pop("gt_evidence", None) or []):
         path = f"annotations.gt_evidence[{i}]"

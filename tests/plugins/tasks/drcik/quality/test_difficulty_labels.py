@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from harness import ConfigError
-from tsagent_plugins.tasks.drcik.difficulty import LEVELS, task_level
+from tsagent_plugins.tasks.drcik.difficulty import LEVELS, check_difficulty, task_level
 from tsagent_plugins.tasks.drcik.loader import load_task_file
 from tsagent_plugins.tasks.drcik.quality import difficulty_labels
 
@@ -67,10 +66,15 @@ def test_an_answer_missing_a_step_is_asked_again_then_the_dimension_is_left_unla
     assert [json.loads(x)["status"] for x in lines] == ["check_failed", "check_failed"]
 
 
-def test_the_loader_names_a_bad_level(tmp_path):
+def test_the_loader_gives_only_l3_labels(tmp_path):
     root = release(tmp_path)
     raw = json.loads((root / "tasks" / "t1.json").read_text())
-    raw["annotations"]["difficulty"] = {"certainty": "hard"}
+    raw["annotations"]["difficulty"] = {"certainty": "likely", "explicitness": "hard", "temporal": "low"}
     (root / "tasks" / "t1.json").write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match=r"annotations\.difficulty\.certainty.*unknown level 'hard'"):
-        load_task_file(root / "tasks" / "t1.json")
+    loaded = load_task_file(root / "tasks" / "t1.json")
+    assert loaded.difficulty == {"certainty": "likely"}
+    assert loaded.annotations["difficulty"]["temporal"] == "low"  # other content kept, unchanged
+    assert check_difficulty(raw["annotations"]["difficulty"]) == [
+        "annotations.difficulty.explicitness: unknown level 'hard' (known: explicit, implied, implicit)",
+        "annotations.difficulty.temporal: unknown dimension (known: certainty, domain_knowledge, explicitness, "
+        "temporal_complexity)"]
