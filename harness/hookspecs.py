@@ -138,6 +138,20 @@ def register_report_sections(register):
 
 
 @hookspec
+def register_report_folders(register):
+    """Add folders other than run directories to ``harness report`` (e.g. a generated benchmark).
+
+    :param register: ``register(kind, recognise, build)``: ``kind`` names the folder kind,
+        ``recognise(path) -> bool`` says whether a folder given to ``harness report`` is of this kind and
+        ``build(path) -> harness.Section`` tabulates it.
+    :returns: nothing (the return value is ignored).
+
+    Called by ``harness report`` when a folder it is given holds no ``results.parquet``, once per invocation.
+    Duplicate ``kind``: the first registration is kept, a later one is a plugin problem naming both.
+    """
+
+
+@hookspec
 def register_view_pages(register):
     """Add a task template's pages to ``harness view``.
 

@@ -240,6 +240,18 @@ class Plugins:
 
         return self.collect("register_commands", "command", make, taken, argument=Group)
 
+    def report_folders(self) -> dict[str, tuple[Any, Any]]:
+        """Folder kinds of ``harness report`` (``register_report_folders``): kind -> (recognise, build), by
+        :meth:`collect`'s rule (the first registration of a kind is kept, a later one or a non-callable is a
+        problem naming the plugin)."""
+        def make(kind: Any, recognise: Any, build: Any) -> tuple[str, Any]:
+            if not isinstance(kind, str) or not kind or not callable(recognise) or not callable(build):
+                raise TypeError(f"register(kind, recognise, build) needs a name and two callables, got {kind!r}")
+            return kind, (recognise, build)
+
+        return {kind: obj for kind, (_, obj) in
+                self.collect("register_report_folders", "report folder kind", make).items()}
+
     def report_sections(self) -> dict[str, tuple[str, Any]]:
         """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``), by
         :meth:`collect`'s rule."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
+
+import pandas as pd
 
 from matplotlib.figure import Figure
 
@@ -87,8 +89,22 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
     (:mod:`harness.report.sections`; ``sections`` replaces the registered ones),
     which sees the options through :func:`harness.report.sections.report_options`.
     """
-    results = load_results(list(run_dirs))
+    run_dirs, folders = _split_folders(list(run_dirs))
+    if run_dirs or not folders:
+        results = load_results(run_dirs)
+    else:
+        results = Results(pd.DataFrame(), pd.DataFrame())
     report = Report(results, messages=list(results.messages))
+    for path, kind, build in folders:
+        try:
+            section = build(path)
+        except Exception as exc:  # noqa: BLE001  a plugin's failure is a message, not fatal
+            report.messages.append(f"{path}: the {kind} report failed: {type(exc).__name__}: {exc}")
+            continue
+        report.tables += section.tables
+        report.messages += section.messages
+        if with_figures:
+            report.figures.update(section.figures)
     options = ReportOptions(with_figures=with_figures, alpha=alpha,
                             excluded_profiles=tuple(exclude_from_conditions))
     token = _OPTIONS.set(options)
@@ -100,6 +116,25 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
     report.tables += contributed.tables
     if with_figures:
         report.figures.update(contributed.figures)
-    if not contributed.tables:
+    if not report.tables:
         report.messages.append("no rows any report section tabulates: nothing to tabulate")
     return report
+
+
+def _split_folders(paths: list[Path | str]) -> tuple[list[Path | str], list[tuple[Path, str, Callable]]]:
+    """Run directories, and ``(path, kind, build)`` of the folders a plugin's ``register_report_folders``
+    recognises (looked up only when some path holds no ``results.parquet``)."""
+    if all((Path(p) / "results.parquet").is_file() for p in paths):
+        return paths, []
+    from harness.plugins import plugins
+
+    kinds = plugins().report_folders()
+    runs, folders = [], []
+    for p in paths:
+        for kind, (recognise, build) in kinds.items():
+            if recognise(Path(p)):
+                folders.append((Path(p), kind, build))
+                break
+        else:
+            runs.append(p)
+    return runs, folders

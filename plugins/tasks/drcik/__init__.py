@@ -42,6 +42,9 @@ def register_task_templates(register):
     from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 
     register(DrcikTemplate())
+    from tsagent_plugins.tasks.drcik.quality.agent_audit import AuditTemplate
+
+    register(AuditTemplate())  # the final agent audit of a dr-generate output (Appendix L.4)
 
 
 @hookimpl
@@ -62,3 +65,21 @@ def _report_section(frame):
 @hookimpl
 def register_report_sections(register):
     register("drcik", _report_section)
+
+
+def _generation_report(path):
+    from tsagent_plugins.tasks.drcik.quality.report import build
+
+    return build(path)
+
+
+def _is_generation(path):
+    from tsagent_plugins.tasks.drcik.quality.report import is_generation
+
+    return is_generation(path)
+
+
+@hookimpl
+def register_report_folders(register):
+    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D)."""
+    register("drcik-generation", _is_generation, _generation_report)

@@ -24,6 +24,7 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "seasonal_period": ("int", "the task's seasonal period m"),
     "data_rules": ("str", "the loader's data rules applied to the task ('; '-separated); null: none"),
     "tasks_source": ("str", "task set: sample or a folder"),
+    "corpus": ("str", "the params' corpus label (e.g. A / B of Table 10); null: none"),
     "context": ("str", ("context condition: no-context | background | supporting-evidence | "
                         "supporting-documents | dr-evidence | verified-dr")),
     "benchmark_id": ("str", "Dr-CiK task id"),

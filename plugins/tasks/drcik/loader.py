@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pandas loads when a task is read, not when the plugin regis
     import pandas as pd
 
 from harness import ConfigError
+from tsagent_plugins.tasks.drcik.difficulty import LEVELS
 from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
 
 SUPPORTING = "supporting"
@@ -120,6 +121,16 @@ class DrcikTask:
     scale_status: str = SCALE_OK
     data_notes: list[str] = field(default_factory=list)
     source: str = ""
+
+    @property
+    def difficulty(self) -> dict[str, str]:
+        """The task level per Appendix L.3 dimension (``annotations.difficulty``), only the entries that are L.3
+        labels (a known dimension and level, :mod:`tsagent_plugins.tasks.drcik.difficulty`); other annotation
+        content under that name (older releases' own fields) is kept in ``annotations`` but not given here."""
+        labels = self.annotations.get("difficulty")
+        if not isinstance(labels, dict):
+            return {}
+        return {k: v for k, v in labels.items() if k in LEVELS and v in LEVELS[k]}
 
     @property
     def horizon(self) -> int:

@@ -33,6 +33,8 @@ forecasters and only these fields besides ``tasks`` and ``episodes``::
       keep_corpus: false            # keep each workspace's corpus copy after scoring (else removed:
                                     # ~39 MB per episode at the release's 10,342 documents; the key
                                     # reproduces it)
+      corpus: null                  # a label of the task folder, copied to every row's ``corpus`` column (e.g.
+                                    # A / B of Table 10: raw contexts vs the generated corpus)
       judge: lexical                # judge run on the research run when it finishes (dr_scores.jsonl);
                                     # a judge needing no model (null: none; the LLM judge: harness dr-score)
 
@@ -111,6 +113,7 @@ class DrcikParams(Strict):
     submission: SubmissionInfo = SubmissionInfo()
     metadata: dict[str, str] = Field(default_factory=dict)
     keep_corpus: bool = False
+    corpus: str | None = None
     judge: str | None = "lexical"
 
     @field_validator("forecasters", mode="before")

@@ -122,8 +122,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         return [ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
-        # fields that select episodes or tidy up afterwards never change one episode's content
-        common = {"episodes", "keep_corpus", "judge"}
+        # fields that select episodes, label rows or tidy up afterwards never change one episode's content
+        common = {"episodes", "keep_corpus", "judge", "corpus"}
         if params.episode_kind == RESEARCH:
             narrowed = params.model_dump(mode="json", exclude=common | {
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
@@ -207,7 +207,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
               run_submission) -> EpisodeScore:
         """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
         score = score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
-        score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, **score.metrics}
+        score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, "corpus": params.corpus,
+                         "tasks_source": params.tasks, **score.metrics}
         return score
 
     # -- forecasting episodes -----------------------------------------------------------------------
@@ -279,7 +280,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
             "context_used": ctx.context_used(cond, forecaster.uses_context),
             "scale_status": task.scale_status, "n_samples": params.samples, "seed": params.seed,
             "seasonal_period": task.seasonal_period, "data_rules": "; ".join(task.data_notes) or None,
-            "tasks_source": params.tasks, "profile": None,
+            "tasks_source": params.tasks, "corpus": params.corpus, "profile": None,
         }
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         if cond.needs_dr and evidence is None:

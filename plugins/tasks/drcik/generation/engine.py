@@ -206,6 +206,16 @@ class Attempt:
         self.calls.append(record)
         return parse_json(text, schema)
 
+    def ask_input(self, prompt_name: str, input_text: str, schema: type[BaseModel] | None,
+                  role: str | None = None) -> Any:
+        """As :meth:`ask` for an Appendix L.3/L.4 instruction prompt, its input appended
+        (:meth:`prompts.Prompt.with_input`)."""
+        prompt = prompts.load(prompt_name)
+        text, record = self.engine.ask(role or self.role, prompt, prompt.with_input(input_text), self.unit_calls)
+        record["prompt"] = prompt_name
+        self.calls.append(record)
+        return parse_json(text, schema)
+
 
 class Engine:
     """Runs stages for one generation (module docstring).
@@ -330,7 +340,7 @@ class Engine:
         """Ask one judge; None when it says ``correct``, else the rejection reason."""
         prompt = prompts.load(part.prompt)
         text, record = self.ask(part.prompt, prompt, prompt.render(**part.values), calls)
-        record.update(prompt=part.prompt, part=part.label)
+        record.update(prompt=part.prompt, part=part.label, values={k: str(v) for k, v in part.values.items()})
         judged.append(record)
         try:
             verdict = parse_json(text, JudgeVerdict)

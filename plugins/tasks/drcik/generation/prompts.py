@@ -43,6 +43,22 @@ TITLES = {
     "judge_distractor": "Distractor Documents Judge",
 }
 
+#: Appendix L.3-L.4 prompts: instructions without placeholders; their input is appended by :meth:`Prompt.with_input`
+INSTRUCTIONS = {
+    "difficulty_certainty": "Certainty",
+    "difficulty_domain_knowledge": "Domain Knowledge",
+    "difficulty_explicitness": "Explicitness",
+    "difficulty_temporal_complexity": "Temporal Complexity",
+    "final_agent_audit": "Final Agent Audit",
+}
+#: prompts the harness writes for what the paper describes without printing a prompt (the audits of Appendix D.1)
+HARNESS = {
+    "audit_distractor": "Distractor distinguishability check (harness, Appendix D.1)",
+    "audit_cloze": "Cloze reconstruction (harness, Appendix D.1)",
+}
+#: the line between an instruction prompt and its input (the paper prints the instructions only)
+INPUT_HEADER = "\n\nInput:\n"
+
 
 def normalise(text: str) -> str:
     """The comparison form of a prompt (module docstring)."""
@@ -74,11 +90,17 @@ class Prompt:
                 + ([f"no placeholder for {', '.join(extra)}"] if extra else [])))
         return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.text)
 
+    def with_input(self, text: str) -> str:
+        """An Appendix L.3/L.4 instruction prompt followed by :data:`INPUT_HEADER` and ``text`` (the paper
+        prints the instructions without saying how the input is attached; this is the one way the harness
+        attaches it)."""
+        return self.text.rstrip("\n") + INPUT_HEADER + text
+
 
 @lru_cache(maxsize=None)
 def load(name: str) -> Prompt:
-    """The shipped prompt ``name`` (a key of :data:`TITLES`); FileNotFoundError naming the file."""
-    if name not in TITLES:
-        raise KeyError(f"no Appendix L prompt named {name!r} (known: {', '.join(TITLES)})")
+    """The shipped prompt ``name`` (a key of :data:`TITLES`, :data:`INSTRUCTIONS` or :data:`HARNESS`)."""
+    if name not in TITLES and name not in INSTRUCTIONS and name not in HARNESS:
+        raise KeyError(f"no Appendix L prompt named {name!r} (known: {', '.join([*TITLES, *INSTRUCTIONS])})")
     data = (FOLDER / f"{name}.txt").read_bytes()
     return Prompt(name, data.decode("utf-8"), hashlib.sha256(data).hexdigest())

@@ -53,6 +53,9 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
         for client in {id(c): c for c in clients.values()}.values():
             client.stop()
     written = write_release(out, states, spec.hops, spec.split, spec.distractors_per_subtype, spec.name)
+    from tsagent_plugins.tasks.drcik.quality.raw_corpus import export as export_corpus_a
+
+    export_corpus_a(out, tasks)  # corpus A of Appendix D.1 (Table 10), beside the generated corpus
     summary = summarise(out / "generation")
     summary["output"] = written
     summary["spec"] = spec.name

@@ -1,0 +1,178 @@
+"""``harness dr-audit`` and ``harness dr-calibrate``: quality control of a ``harness dr-generate`` output.
+
+::
+
+    harness dr-audit GEN_DIR [--difficulty] [--cloze [--repair]] [--distractors] [--model-backend B --script F]
+                     [--settings FILE] [--max-cost USD] [--jobs N]
+    harness dr-calibrate GEN_DIR [--reviews FILE] [--check-generation DIR] [model options as above]
+
+The models are the generation's (``GEN_DIR/generation/spec.json``): the generator labels difficulty and answers
+the cloze and distractor checks, each stage's judge is re-asked for calibration.  Every call goes through
+:class:`harness.ModelClient` (proxy logs under ``GEN_DIR/generation/proxy/``), ``--max-cost`` shared by all;
+each pass is an engine stage under ``generation/`` and resumes where a killed run stopped.  Results land in
+``generation/qc/`` (audits) and ``generation/calibration/agreement.json``; ``harness report GEN_DIR`` tabulates them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from tsagent_plugins.tasks.drcik.generation.output import write_json
+
+JUDGE_ROLES = ("judge_evidence", "judge_chain", "judge_supporting", "judge_distractor")
+
+
+def model_options(f: Callable) -> Callable:
+    for option in reversed([
+        click.option("--model-backend", default=None, help="Model backend (e.g. scripted); default: each profile's."),
+        click.option("--script", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+                     help="Script of the scripted backend."),
+        click.option("--settings", "settings_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                     help="Run settings YAML (rate_limits per provider)."),
+        click.option("--max-cost", type=float, default=None, help="Stop once this much is spent (USD)."),
+        click.option("--jobs", type=click.IntRange(1, 256), default=4, show_default=True, help="Units in flight."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _engine(gen_dir: Path, roles: tuple[str, ...], backend: str | None, script: Path | None,
+            settings_file: Path | None, max_cost: float | None, jobs: int) -> tuple[Any, list]:
+    from harness import ConfigError, HarnessError, resolve_profile
+    from tsagent_plugins.tasks.drcik.generation.engine import Engine
+    from tsagent_plugins.tasks.drcik.generation.run import _progress_bar, open_clients
+
+    marker = gen_dir / "generation" / "spec.json"
+    if not marker.is_file():
+        raise click.ClickException(f"{gen_dir} is not a dr-generate output ({marker} is missing)")
+    spec = json.loads(marker.read_text(encoding="utf-8"))
+    if backend == "scripted" and script is None:
+        raise click.UsageError("--model-backend scripted needs --script")
+    options = {"script": str(script.resolve())} if script else {}
+    try:
+        profiles = {role: resolve_profile(spec["models"][role]) for role in roles}
+        clients = open_clients(profiles, gen_dir / "generation" / "proxy", backend, options, settings_file, max_cost)
+    except (ConfigError, HarnessError, KeyError) as exc:
+        raise click.ClickException(f"{marker}: {exc}") from None
+    bar = _progress_bar()
+    report = bar.__enter__()
+    engine = Engine(gen_dir, clients, rounds=int(spec.get("rounds", 5)), jobs=jobs, progress=report,
+                    seed=spec.get("seed"))
+    return engine, [bar, *{id(c): c for c in clients.values()}.values()]
+
+
+def _close(things: list) -> None:
+    bar, *clients = things
+    bar.__exit__(None, None, None)
+    for c in clients:
+        c.stop()
+
+
+@click.command("dr-audit")
+@click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--difficulty", is_flag=True, help="Label difficulty (Appendix L.3) into annotations.difficulty.")
+@click.option("--cloze", is_flag=True, help="Cloze audit of the supporting documents (Table 8).")
+@click.option("--repair", is_flag=True, help="With --cloze: re-run only the blanks that failed the last round.")
+@click.option("--distractors", is_flag=True, help="Distractor distinguishability audit (Table 9).")
+@model_options
+def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distractors: bool, model_backend: str | None,
+             script: Path | None, settings_file: Path | None, max_cost: float | None, jobs: int) -> None:
+    """Audit a dr-generate output GEN_DIR (Dr-CiK Appendix D.1, L.3); with no pass named, run all three."""
+    from tsagent_plugins.tasks.drcik.quality import cloze as cz, difficulty_labels, distractor_audit as da
+
+    if repair and not cloze:
+        raise click.UsageError("--repair goes with --cloze")
+    if not (difficulty or cloze or distractors):
+        difficulty = cloze = distractors = True
+    engine, things = _engine(gen_dir, ("generator",), model_backend, script, settings_file, max_cost, jobs)
+    qc = gen_dir / "generation" / "qc"
+    try:
+        if difficulty:
+            summary = difficulty_labels.label(gen_dir, engine)
+            write_json(qc / "difficulty.json", summary)
+            click.echo(f"difficulty: {len(summary['labelled'])} task(s) labelled, "
+                       f"{len(summary['unlabelled'])} with a dimension left unlabelled")
+        if distractors:
+            records = da.audit(gen_dir, engine)
+            write_json(qc / "distractors.json", {"records": records, "table": da.table9(records)})
+            total = da.table9(records)[-1] if records else {}
+            click.echo(f"distractors: {total.get('explicitly_rejectable', 0)}/{total.get('distractors', 0)} "
+                       f"explicitly rejectable, {total.get('ambiguous', 0)} ambiguous, {total.get('failing', 0)} "
+                       "failing")
+        if cloze:
+            try:
+                record = cz.audit(gen_dir, engine, repair=repair)
+            except ValueError as exc:
+                raise click.ClickException(str(exc)) from None
+            t = record["table"]
+            click.echo(f"cloze round {record['round']}: {t['blanks']} blanks over {t['tasks']} task(s): "
+                       f"{t['correct']} correct, {t['partial']} partial, {t['wrong']} wrong, mean {t['mean_score']}; "
+                       f"{len(cz.documents_to_repair(record['blanks']))} document(s) to repair")
+    finally:
+        _close(things)
+
+
+@click.command("dr-calibrate")
+@click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--reviews", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+              help="Review records (default GEN_DIR/generation/calibration/reviews.jsonl).")
+@click.option("--check-generation", "others", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="A benchmark generation to check for reused calibration tasks (repeatable).")
+@model_options
+def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], model_backend: str | None,
+                 script: Path | None, settings_file: Path | None, max_cost: float | None, jobs: int) -> None:
+    """Compare each stage's judge with the human majority on the reviewed units of GEN_DIR (Dr-CiK D.2, Figure 11)."""
+    from tsagent_plugins.tasks.drcik.quality import calibration as cal
+
+    path = reviews or gen_dir / cal.REVIEWS
+    try:
+        cal.read_reviews(path)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    engine, things = _engine(gen_dir, ("generator", *JUDGE_ROLES), model_backend, script, settings_file, max_cost,
+                             jobs)
+    try:
+        result = cal.calibrate(gen_dir, engine, path)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        _close(things)
+    for row in result["rows"]:
+        click.echo(f"{row['stage']}: {row['comparable']}/{row['units']} comparable, {row['agree']} agree, "
+                   f"{row['judge_stricter']} judge stricter, {row['judge_more_permissive']} judge more permissive: "
+                   + ("at least as strict" if row["at_least_as_strict"] else "MORE PERMISSIVE than the majority"))
+    failed = False
+    for other in others:
+        reused = cal.reused_units(other, path)
+        if reused:
+            failed = True
+            click.echo(f"{other}: reuses calibration task(s) {', '.join(reused)}: regenerate without them", err=True)
+    if failed:
+        raise SystemExit(1)
+
+
+@click.command("dr-review")
+@click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--port", type=click.IntRange(0, 65535), default=8766, show_default=True, help="Loopback port.")
+def dr_review(gen_dir: Path, port: int) -> None:
+    """Serve the calibration review page of GEN_DIR on loopback (paper Appendix D.2); records go to its reviews file."""
+    import asyncio
+
+    from tsagent_plugins.tasks.drcik.quality.review import start
+
+    async def main() -> None:
+        runner, bound, _ = await start(gen_dir, port)
+        click.echo(f"review page: http://127.0.0.1:{bound}/  (Ctrl-C to stop)")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass

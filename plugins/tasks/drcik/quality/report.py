@@ -1,0 +1,104 @@
+"""``harness report GEN_DIR`` for a ``harness dr-generate`` output (recognised by its ``generation/`` folder beside
+``tasks/``): Dr-CiK Table 8 (cloze audit, one row per round), the documents to repair, Table 9 (distractor
+distinguishability per subtype), the Figure 11 agreement table (judges vs the human majority) and the difficulty
+labels per dimension and level.  Each table is read from the files the passes wrote (``generation/qc_cloze/``,
+``generation/qc/``, ``generation/calibration/``, ``tasks/*.json``); a pass that has not run is named in a
+message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness import Section, Table
+from tsagent_plugins.tasks.drcik.difficulty import DIMENSIONS, LEVELS
+from tsagent_plugins.tasks.drcik.quality import calibration as cal, cloze as cz, distractor_audit as da
+
+
+def is_generation(path: Path) -> bool:
+    return (Path(path) / "generation").is_dir() and (Path(path) / "tasks").is_dir()
+
+
+def _table8(root: Path, section: Section) -> None:
+    rounds = cz.rounds(root)
+    if not rounds:
+        section.messages.append(f"{root}: no cloze audit (harness dr-audit {root} --cloze)")
+        return
+    t = Table("drcik-table8", "Dr-CiK Table 8. Supporting-document cloze audit",
+              ["Round", "Blanks", "Tasks", "Correct", "Partial", "Wrong", "Mean score"])
+    for r in rounds:
+        row = r["table"]
+        label = "initial" if r["round"] == 1 else f"after repair {r['round'] - 1} ({r['asked']} re-asked)"
+        t.add(label, [str(row[k]) for k in ("blanks", "tasks", "correct", "partial", "wrong")]
+              + [f"{row['mean_score']:.4f}" if row["mean_score"] is not None else "-"])
+        t.data.append({"round": r["round"], **row})
+    t.notes.append("Blanks score 1 (correct), 0 (wrong) or in between (partial): numbers by 1 - relative error, "
+                   "names by token F1 (tsagent_plugins.tasks.drcik.quality.cloze).")
+    section.tables.append(t)
+    repair = cz.documents_to_repair(rounds[-1]["blanks"])
+    if repair:
+        d = Table("drcik-table8-repair", "Documents to repair (latest cloze round)", ["Task", "Document", "Blanks"])
+        for item in repair:
+            d.add(item["task"], [str(item["document_id"]), ", ".join(item["blanks"])])
+            d.data.append(item)
+        section.tables.append(d)
+
+
+def _table9(root: Path, section: Section) -> None:
+    path = root / "generation" / "qc" / "distractors.json"
+    if not path.is_file():
+        section.messages.append(f"{root}: no distractor audit (harness dr-audit {root} --distractors)")
+        return
+    rows = json.loads(path.read_text(encoding="utf-8"))["table"]
+    t = Table("drcik-table9", "Dr-CiK Table 9. Distractor distinguishability audit",
+              ["Subtype", "Distractors", "By rule", "By LLM", "Explicitly rejectable", "Ambiguous", "Failing"])
+    for row in rows:
+        t.add(row["subtype"], [str(row[c]) for c in da.COLUMNS[1:]])
+        t.data.append(row)
+    section.tables.append(t)
+
+
+def _figure11(root: Path, section: Section) -> None:
+    path = root / "generation" / "calibration" / "agreement.json"
+    if not path.is_file():
+        section.messages.append(f"{root}: no judge calibration (harness dr-calibrate {root})")
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    t = Table("drcik-figure11", "Dr-CiK Figure 11. Judges vs the human majority on the calibration units",
+              ["Stage", "Units", "Comparable", "Agree", "Judge stricter", "Judge more permissive",
+               "At least as strict"])
+    for row in data["rows"]:
+        t.add(row["stage"], [str(row[c]) for c in cal.COLUMNS[1:-1]] + ["yes" if row["at_least_as_strict"] else "no"])
+        t.data.append(row)
+    t.notes.append(f"{data['records']} review records ({data['stage_level']} stage-level, {data['per_entry']} "
+                   f"per-entry) over {len(data['tasks'])} task(s); a tie among reviewers is not comparable.")
+    section.tables.append(t)
+
+
+def _difficulty(root: Path, section: Section) -> None:
+    counts = {d: {lv: 0 for lv in LEVELS[d]} for d in DIMENSIONS}
+    labelled = 0
+    for path in sorted((root / "tasks").glob("*.json")):
+        levels = (json.loads(path.read_text(encoding="utf-8")).get("annotations") or {}).get("difficulty") or {}
+        labelled += bool(levels)
+        for d, lv in levels.items():
+            if d in counts and lv in counts[d]:
+                counts[d][lv] += 1
+    if not labelled:
+        section.messages.append(f"{root}: no difficulty labels (harness dr-audit {root} --difficulty)")
+        return
+    t = Table("drcik-difficulty", "Difficulty labels (Appendix L.3): tasks per level (task level = hardest step)",
+              ["Dimension", "Level", "Tasks"])
+    for d in DIMENSIONS:
+        for lv, n in counts[d].items():
+            t.add(d, [lv, str(n)])
+            t.data.append({"dimension": d, "level": lv, "tasks": n})
+    section.tables.append(t)
+
+
+def build(root: Path) -> Section:
+    root = Path(root)
+    section = Section()
+    for part in (_table8, _table9, _figure11, _difficulty):
+        part(root, section)
+    return section
