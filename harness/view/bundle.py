@@ -3,7 +3,7 @@
 Without ``with_answers`` no template panel sees ``reveal``: no answer key, held-out
 label or document role is written.  With it, answers are written only for rows
 whose template's ``labels_public(row)`` is true.  ``key/`` folders and proxy logs
-are never copied, and no page carries an absolute local path (run folders, ``evidence_run``...).
+are never copied, and no page carries an absolute local path (run folders, paths in results columns...).
 """
 
 from __future__ import annotations

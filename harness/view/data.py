@@ -384,7 +384,7 @@ def _names(text: str, path: str) -> bool:
 def plots(folder: Path | None, steps: list[StepView]) -> list[Plot]:
     """The workspace images with the step that made or first named them and whether they were inspected.
 
-    Display heuristic (the counted metric is ``plots_inspected``): an image is
+    Display heuristic (the counted metric is the metric extractors' own): an image is
     inspected when a read tool's arguments name it or a tool result carries it
     as an image part, and that result is not an error.
     """
