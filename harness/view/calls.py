@@ -127,6 +127,11 @@ def _body_text(record: dict | None) -> str:
     text = json.dumps(body, indent=1, ensure_ascii=False) if not isinstance(body, str) else body
     if record.get("body_encoding") == "base64":
         text = f"({len(body):,} base64 characters, binary body not shown)"
+    if record.get("truncated"):  # past the episode's log budget: a prefix, its size and hash (harness.proxy.log)
+        size = record.get("size")
+        text = (f"(truncated in the log: {size:,} bytes in all, sha256 {record.get('sha256')}; "
+                f"the first {len(text):,} characters follow)\n" if isinstance(size, int) else
+                "(truncated in the log; its prefix follows)\n") + text
     return text if len(text) <= BODY_CLIP else text[:BODY_CLIP] + f"\n… ({len(text) - BODY_CLIP:,} more characters)"
 
 
@@ -161,7 +166,8 @@ def readable(body: Any) -> str:
 
 def call_detail(call: CallSummary) -> dict:
     """One call read back: ``request_headers`` / ``response_headers`` (allowlisted), ``request_body`` /
-    ``response_body`` (pretty JSON or text, clipped), ``request_text`` / ``response_text``
+    ``response_body`` (pretty JSON or text, clipped; a body the proxy stored truncated says so, with its size
+    and sha256), ``request_text`` / ``response_text``
     (:func:`readable`), ``usage`` (the proxy's), ``latency``, ``status``,
     ``error`` (the proxy's error record, if any)."""
     from harness.proxy.log import logged_headers
