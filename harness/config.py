@@ -178,6 +178,8 @@ def load_yaml(path: Path | str, max_bytes: int = MAX_YAML_BYTES) -> Any:
     try:
         data = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
+        if getattr(exc, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own bound (1000 levels)
+            raise ConfigError(path, [f"nested deeper than {MAX_YAML_DEPTH} levels"]) from None
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise ConfigError(path, [f"{where}invalid YAML: {shorten(str(getattr(exc, 'problem', exc)), 120)}"]) \

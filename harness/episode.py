@@ -180,10 +180,14 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
             prompt, handed, ended, usage = floor
             trajectory = with_prompt(trajectory, prompt, handed, ended, agent=plan.agent.name,
                                      version=plan.agent.version, model=plan.profile.model, proxy_log=log, usage=usage)
+    except Exception as exc:  # noqa: BLE001 - the agent's own trajectory (if any) stands, and is written below
+        errors.append(f"trajectory floor: {type(exc).__name__}: {one_line(str(exc), 200)}")
+    try:
         if trajectory is not None:
             write_json(paths.root / "trajectory.json", trajectory)
-    except Exception as exc:  # noqa: BLE001 - the agent's own trajectory (if any) stands
-        errors.append(f"trajectory floor: {type(exc).__name__}: {one_line(str(exc), 200)}")
+    except Exception as exc:  # noqa: BLE001 - the score stands; the row says why the trajectory is missing
+        trajectory = None
+        errors.append(f"trajectory: {type(exc).__name__}: {one_line(str(exc), 200)}")
     artifacts = EpisodeArtifacts(trajectory, log, paths.workspace, plan.profile)
     for extractor in plan.extractors:
         try:

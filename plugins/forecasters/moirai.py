@@ -109,6 +109,10 @@ def build_tiny_model(folder: Path | str, *, moe: bool = False, seed: int = 0, pa
             module = MoiraiMoEModule(distr_output=MixtureOutput([StudentTOutput(), NormalFixedScaleOutput()]),
                                      d_model=64, d_ff=64, num_layers=1, patch_sizes=(patch,), max_seq_len=64,
                                      attn_dropout_p=0.0, dropout_p=0.0)
+            # The encoder's expert centroids (the MoE gate: distances to them pick the experts) are a buffer
+            # allocated with torch.empty (the package only ever loads trained ones): give them defined random
+            # values, or they hold whatever memory was there (NaN seen after other models ran in the process).
+            torch.nn.init.normal_(module.encoder.centroid)
         else:
             from uni2ts.model.moirai2 import Moirai2Module
 

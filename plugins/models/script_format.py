@@ -132,6 +132,9 @@ class Script(Strict):
     model: str | None = Field(None, description="model name in replies (default: the requested one)")
     chunk_size: int = Field(16, ge=1)
     id_pattern: str = Field(r"doc_[0-9a-f]{12}", description="what {{id:N}} placeholders pick from tool results")
+    id_source: Literal["tool_results", "messages"] = Field(
+        "tool_results", description="where {{id:N}} ids are taken from: the request's tool results, or all its "
+                                    "messages (system prompt included), in order")
     embedding_dim: int = Field(256, ge=2, le=8192, description="size of the scripted embeddings")
 
 

@@ -68,7 +68,8 @@ tool call (``tool_choice``) or demands JSON (``response_format`` / ``text.format
 fails the turn unless the reply calls that tool / is JSON valid against the schema
 (``structured: <value>`` answers a JSON value as the text); ``{{id:N}}`` in a turn's
 text, ``shell``, ``arguments`` or ``structured`` is the N-th distinct id (regex
-``id_pattern``, default ``doc_`` + 12 hex digits) in the conversation's tool results,
+``id_pattern``, default ``doc_`` + 12 hex digits) in the conversation's tool results
+(with ``id_source: messages``: in all its messages, system prompt included, in order),
 so a script can cite per-run salted document ids it cannot know in advance.
 
 Options of the backend (``upstream(options)``): ``script`` (a path, or the
@@ -92,7 +93,8 @@ from harness import error_body
 from tsagent_plugins.models.replay import ReplayUpstream
 from tsagent_plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
                                        response_schema, substitute_ids, tool_results)
-from tsagent_plugins.models.script_format import Script, Turn, check_expect, load_script, matches, parse_script
+from tsagent_plugins.models.script_format import (Script, Turn, check_expect, conversation_text, load_script, matches,
+                                                  parse_script)
 from tsagent_plugins.models.wire import FORMATS, Call, Reply, WireFormat
 from tsagent_plugins.models.wire.gemini import GeminiWire
 from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
@@ -202,11 +204,16 @@ class ScriptedUpstream(Upstream):
     def _resolve(self, state: _EpisodeState, turn: Turn, request: UpstreamRequest, body: dict,
                  fmt: WireFormat) -> Reply:
         if has_placeholder(turn.model_dump(include={"text", "tool_calls", "structured"})):
-            ids = ids_in(tool_results(fmt.name, body), state.script.id_pattern)
+            if state.script.id_source == "messages":
+                texts, source = [conversation_text(fmt, body)], "the messages"
+            else:
+                texts, source = tool_results(fmt.name, body), "the tool results"
+            ids = ids_in(texts, state.script.id_pattern)
             turn = turn.model_copy(update={
-                "text": substitute_ids(turn.text, ids), "structured": substitute_ids(turn.structured, ids),
-                "tool_calls": [c.model_copy(update={"shell": substitute_ids(c.shell, ids),
-                                                    "arguments": substitute_ids(c.arguments, ids)})
+                "text": substitute_ids(turn.text, ids, source),
+                "structured": substitute_ids(turn.structured, ids, source),
+                "tool_calls": [c.model_copy(update={"shell": substitute_ids(c.shell, ids, source),
+                                                    "arguments": substitute_ids(c.arguments, ids, source)})
                                for c in turn.tool_calls]})
         state.replies += 1
         n = state.replies

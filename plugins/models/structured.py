@@ -17,7 +17,9 @@ tool results (see the ``scripted`` module docstring).
 - :func:`tool_results` and :func:`substitute_ids`: ``{{id:N}}`` in a turn's text and tool
   arguments becomes the N-th distinct id (``id_pattern``) found in the tool results of the
   request's conversation, in order (negative N counts from the end).  Ids are salted per
-  run, so scripts take them from what the agent's tools returned.
+  run, so scripts take them from what the agent's tools returned (or, with the script's
+  ``id_source: messages``, from every message of the request, for an agent that passes earlier
+  findings on in a prompt rather than as tool results).
 """
 
 from __future__ import annotations
@@ -141,20 +143,21 @@ def has_placeholder(value: Any) -> bool:
     return any(PLACEHOLDER.search(s) for s in string_leaves(value)) if value is not None else False
 
 
-def substitute_ids(value: Any, ids: list[str]) -> Any:
-    """``value`` with each ``{{id:N}}`` replaced by ``ids[N]``; :class:`MissingId` when out of range."""
+def substitute_ids(value: Any, ids: list[str], source: str = "the tool results") -> Any:
+    """``value`` with each ``{{id:N}}`` replaced by ``ids[N]``; :class:`MissingId` (naming ``source``, where
+    the ids were taken from) when out of range."""
     def one(text: str) -> str:
         def repl(match: re.Match) -> str:
             n = int(match.group(1))
             if not -len(ids) <= n < len(ids):
-                raise MissingId(f"{{{{id:{n}}}}}: the tool results hold {len(ids)} id(s)")
+                raise MissingId(f"{{{{id:{n}}}}}: {source} hold {len(ids)} id(s)")
             return ids[n]
         return PLACEHOLDER.sub(repl, text)
 
     if isinstance(value, str):
         return one(value)
     if isinstance(value, list):
-        return [substitute_ids(v, ids) for v in value]
+        return [substitute_ids(v, ids, source) for v in value]
     if isinstance(value, dict):
-        return {k: substitute_ids(v, ids) for k, v in value.items()}
+        return {k: substitute_ids(v, ids, source) for k, v in value.items()}
     return value

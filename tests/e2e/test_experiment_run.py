@@ -274,7 +274,12 @@ def test_a_staged_experiment_runs_each_stage_into_its_folder_with_the_evidence_s
         {"name": "second", "tasks": [str(SPEC)], "forecasters": ["naive"],
          "set": {"contexts": ["dr-evidence"], "samples": 4}, "evidence_from": "first"}]}))
     out = tmp_path / "run"
-    invoke("run", "--experiment", str(exp), "--out", str(out))
+    result = CliRunner().invoke(cli, ["run", "--experiment", str(exp), "--out", str(out)])
+    # every DR episode of ``second`` failed: its submission is incomplete, which fails the command once the
+    # stage's results are written (``first``'s export is complete and valid)
+    assert result.exit_code != 0 and "1 invalid export(s)" in str(result.exception), result.output
+    assert "second/submissions/naive__dr-evidence__naive" in str(result.exception), result.exception
+    assert "submission naive__no-context: valid" in result.output, result.output
     first, second = results(out / "first"), results(out / "second")
     assert len(first) == 3 and len(second) == 3
     assert set(second["evidence_run"]) == {str((out / "first").resolve())} and set(second["evidence_agent"]) == {

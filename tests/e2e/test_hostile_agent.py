@@ -114,8 +114,8 @@ class HostileAgent(Agent):
 
         steps = [{"step_id": i + 1, "source": "agent", "message": str(e.get("text", ""))}
                  for i, e in enumerate(json_lines(read_native_log(self.native_logs(home)[0])))]
-        return {"schema_version": "ATIF-v1.4", "session_id": "hostile", "agent": {"name": self.name},
-                "steps": steps}
+        return {"schema_version": "ATIF-v1.4", "session_id": "hostile",
+                "agent": {"name": self.name, "version": self.version}, "steps": steps}
 
 
 @hookimpl
@@ -193,7 +193,9 @@ def test_direct_run_with_a_hostile_results_json_per_episode_completes(tmp_path, 
                      "not a regular file", "symbolic link"):
         assert fragment in reasons, fragment
     trajectories = [json.loads((out / "episodes" / e / "trajectory.json").read_text()) for e in frame["episode"]]
-    assert all(len(t["steps"]) == 2 and "\ufffd" in t["steps"][0]["message"] for t in trajectories)
+    # the native log's two steps (its invalid UTF-8 kept), after the task prompt the harness puts first
+    assert all(len(t["steps"]) == 3 and t["steps"][0]["source"] == "user" and "\ufffd" in t["steps"][1]["message"]
+               for t in trajectories)
     cases = case_rows(out, frame)
     deep = cases["deep_tree"]  # scored; only the plot count (a walk past its depth bound) is missing, named
     assert deep["status"] == "ok" and deep["accuracy"] is not None and deep["plots_generated"] is None

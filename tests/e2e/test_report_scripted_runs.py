@@ -265,9 +265,9 @@ def test_table1(report, frame):
             rows = select(main, profile=agent, noise=noise, submission=submission)
             assert len(rows) == 2
             expect_acc.append(pm(rows["accuracy" if split == "episode" else "heldout_accuracy"]))
-            if split != "episode":
+            if split != "episode":  # no trajectory on a rule's held-out run: a footnoted dash
                 for expected in (expect_py, expect_plots, expect_console):
-                    expected.append("")
+                    expected.append("–")
                 continue
 
             def mean(column, rows=rows):
@@ -287,6 +287,8 @@ def test_table1(report, frame):
     assert got[("Plot counts: generated | inspected", CLASSICAL)][0] == "0 | –"
     assert got[("Python: calls | statements", LLM)][0] == "1 | 14"  # counts: whole numbers
     assert "Random-chance accuracy: 0.200" in table.notes[0]
+    held_out = table.rows[1 + len(agents) + 1][3]  # Python section, first agent, low noise held-out: why empty
+    assert any(n.startswith(held_out) and "not on the held-out run of its rule.py" in n for n in table.notes)
 
 
 def test_resources_table(report, frame):
@@ -322,10 +324,14 @@ def test_table2_ablations(report, frame):
             if split == "episode":
                 change = (ablated.set_index("seed")["total_tokens"] - base.set_index("seed")["total_tokens"]).mean()
                 tokens.append(f"{pm(ablated['total_tokens'], 3, 1e-6)} ({round(change * 1e-6, 3) + 0.0:+.3f})")
-            else:
-                tokens.append("")
+            else:  # only accuracy is measured on a rule's held-out run: a footnoted dash
+                tokens.append("–")
         assert got[("Accuracy", f"{LLM} ({label})")] == accuracy
         assert got[("Total tokens (M)", f"{LLM} ({label})")] == tokens
+    table = report.table("table2-high")
+    held_out = next(row[3] for row in table.rows if row[0] == f"{LLM} ({labels['no-context']})"
+                    and row[3].startswith("–") and not row[1].startswith("–"))  # tokens: held-out, why empty
+    assert any(n.startswith(held_out) and "only accuracy is measured on the held-out run" in n for n in table.notes)
 
 
 def test_per_simulator_tables(report, frame):
@@ -451,17 +457,19 @@ def test_figures(report, frame):
         assert chance == [pytest.approx([CHANCE, CHANCE])]  # the random-chance line
     assert sorted({c.get_label() for ax in fig.axes for c in ax.containers}) == sorted(agents)
 
-    # Appendix D.2: accuracy against cost per main condition (the classical agent has no cost)
+    # Appendix D.2: accuracy against cost per main condition (the classical agent has no cost: drawn at 0)
     fig = report.figures["accuracy-cost-balldrop"]
     assert [ax.get_title() for ax in fig.axes] == ["low noise, direct", "low noise, programmatic",
                                                    "high noise, direct", "high noise, programmatic"]
     for ax in fig.axes:
         noise, submission = ax.get_title().split(" noise, ")
-        [container] = ax.containers
-        rows = select(main, profile=LLM, noise=noise, submission=submission)
-        assert container.get_label() == LLM
-        assert container.lines[0].get_xdata()[0] == pytest.approx(rows["cost_usd"].mean())
-        assert container.lines[0].get_ydata()[0] == pytest.approx(rows["accuracy"].mean())
+        assert [c.get_label() for c in ax.containers] == agents  # the baseline beside the agent, at cost 0
+        for container in ax.containers:
+            rows = select(main, profile=container.get_label(), noise=noise, submission=submission)
+            assert rows["cost_usd"].isna().all() == (container.get_label() == CLASSICAL)
+            cost = 0.0 if container.get_label() == CLASSICAL else rows["cost_usd"].mean()
+            assert container.lines[0].get_xdata()[0] == pytest.approx(cost)
+            assert container.lines[0].get_ydata()[0] == pytest.approx(rows["accuracy"].mean())
 
 
 # -- the command, every format ---------------------------------------------------------------------------------------

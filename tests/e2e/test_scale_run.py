@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 from harness.config import RateLimit, RunSettings, load_experiment
-from harness.errors import EpisodeError, ErrorKind
+from harness.errors import EpisodeError, ErrorKind, HarnessError
 from harness.experiment import Unit, plan_experiment
 from harness.limits import RateLimiter
 from harness.plan import plan_costs
@@ -257,6 +258,28 @@ def _naive_units(tmp_path, seeds=(0, 1)):
     return stage.units
 
 
+def _execute_incomplete(units, store, settings, on_event, fails: bool | None = True) -> list[dict]:
+    """``execute`` of a run left incomplete (an episode failed, or was not started): Dr-CiK's submission of an
+    incomplete cell is invalid, which fails the run once its results are written; the rows are in the store.
+    ``fails=None``: whether it fails is decided from the rows (a naive cell holds the 3 sample tasks)."""
+    try:
+        execute(units, store, settings, on_event=on_event)
+        error = None
+    except HarnessError as exc:
+        error = exc
+    assert (store.root / "results.parquet").is_file()
+    rows = store.rows()
+    if fails is None:
+        cells: dict[tuple, int] = {}
+        for row in rows:
+            cells[(row["context"], row["seed"])] = cells.get((row["context"], row["seed"]), 0) + 1
+        fails = any(n < 3 for n in cells.values())
+    assert (error is not None) == fails, (error, rows)
+    if error is not None:
+        assert re.search(r"invalid export\(s\).*/submissions/naive__", str(error)), error
+    return rows
+
+
 def test_an_injected_infrastructure_error_is_retried_and_reported_apart(tmp_path, monkeypatch):
     import harness.run as run_module
 
@@ -278,7 +301,7 @@ def test_an_injected_infrastructure_error_is_retried_and_reported_apart(tmp_path
     units = _naive_units(tmp_path, seeds=(0,))
     settings = RunSettings(jobs=2, infra_retries=2, infra_backoff_s=0)
     store = RunStore.create(tmp_path / "run")
-    rows = execute(units, store, settings, on_event=lambda e, d: events.append((e, d)))
+    rows = _execute_incomplete(units, store, settings, lambda e, d: events.append((e, d)))
     by = {r["episode"]: r for r in rows}
     retried = [k for k in by if "task_42" in k and "no-context" in k]
     assert len(retried) == 1 and by[retried[0]]["status"] == "ok" and by[retried[0]]["infra_retries"] == 1
@@ -312,7 +335,7 @@ def test_a_run_level_cost_cap_stops_new_episodes_and_lets_running_ones_finish(tm
     units = _naive_units(tmp_path, seeds=(0, 1))  # 12 episodes
     settings = RunSettings(jobs=2, max_run_cost_usd=2.5)
     store = RunStore.create(tmp_path / "run")
-    rows = execute(units, store, settings, on_event=lambda e, d: events.append((e, d)))
+    rows = _execute_incomplete(units, store, settings, lambda e, d: events.append((e, d)), fails=None)
     # two run at once; none starts once $2.5 is spent (after the 3rd finished episode): 3 episodes, or 4
     # when the 4th had started before (with $2 spent); every started episode finished
     assert len(rows) in (3, 4) and len(list(store.root.glob("episodes/*/row.json"))) == len(rows)
@@ -323,7 +346,8 @@ def test_a_run_level_cost_cap_stops_new_episodes_and_lets_running_ones_finish(tm
     assert budget[0]["spent"] >= 2.5
     # the cap counts finished episodes of earlier runs too: a re-run with the same cap starts nothing
     events.clear()
-    assert len(execute(units, store, settings, on_event=lambda e, d: events.append((e, d)))) == len(rows)
+    assert len(_execute_incomplete(units, store, settings, lambda e, d: events.append((e, d)), fails=None)) == len(
+        rows)
     assert [d["not_started"] for e, d in events if e == "budget"] == [12 - len(rows)]
     assert not [e for e, _ in events if e == "episode"]
 

@@ -119,7 +119,7 @@ class DeepAgent(Agent):
 
 class Broken(MetricExtractor):
     name = "broken"
-    columns = ("broken_a", "broken_b")
+    columns = {"broken_a": ("int", "never extracted"), "broken_b": ("float", "never extracted")}
 
     def extract(self, artifacts):
         raise KeyError("boom")

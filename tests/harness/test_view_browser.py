@@ -185,7 +185,9 @@ def test_episode_page_shows_steps_an_inline_plot_and_the_revealed_label(runs):
         assert page.locator("li.step .usage").nth(1).inner_text().startswith("12000 in · 400 out")
         labels = page.locator(".true-label").all_inner_texts()
         assert sorted(labels) == sorted(d["true_label"] for d in details if d["split"] == "test")
-        assert page.locator(".samples svg.chart").count() == 5
+        assert page.locator(".samples .sample[data-file] svg.chart").count() == 5  # the test samples
+        # and, folded, one labelled example per class (BallDrop: four parameters and no change)
+        assert page.locator(".samples .example svg.chart").count() == 5
         shot(page, "episode")
 
 

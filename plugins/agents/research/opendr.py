@@ -59,11 +59,11 @@ researcher_tools            runs the calls (errors become text); exits       sam
                             on ResearchComplete
 compress_research           compression prompt over the researcher's          same, up to 3 attempts on a failed call
                             messages, 3 attempts
-final_report_generation     final-report prompt over the brief and the       same role; the findings are given as the
-                            notes (plain markdown report)                     supervisor's ConductResearch results (tool
-                                                                              messages) and the report comes with evidence
-                                                                              items through a forced ``submit_research``
-                                                                              call (Dr-CiK's ``evidence.json``)
+final_report_generation     final-report prompt over the brief and the       same role; the findings are in the prompt's
+                            notes (plain markdown report)                     text, as upstream's prompt places them, and
+                                                                              the report comes with evidence items through
+                                                                              a forced ``submit_research`` call (Dr-CiK's
+                                                                              ``evidence.json``)
 ==========================  ===============================================  =================================================
 
 Limits (profile ``options``, defaults of ODR 0.0.16's ``Configuration``, which the agent reads at run

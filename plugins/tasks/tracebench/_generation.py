@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -199,11 +200,21 @@ def _work(batch: list[tuple[int, Configuration]], needed: frozenset[str]) -> lis
     return out
 
 
+#: the longest path an AF_UNIX socket can bind on Linux (``sun_path`` holds 108 bytes with the NUL)
+_UNIX_PATH_MAX = 107
+
+
+def _forkserver_fits() -> bool:
+    """Whether the forkserver's socket path fits: it listens on ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX``,
+    which a long temporary folder (a test's, a cluster job's) makes too long to bind."""
+    return len(os.fsencode(tempfile.gettempdir())) + len("/pymp-12345678/listener-12345678") <= _UNIX_PATH_MAX
+
+
 def _start_method() -> str:
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
+    return "forkserver" if "forkserver" in methods and _forkserver_fits() else "spawn"
 
 
 def default_workers() -> int:
@@ -235,7 +246,8 @@ def generate(
     ``max_configs`` (default ``max(5000, 400 * per_class)``) are exhausted.
     ``start_method``: worker start method (default: ``fork`` -- the simulator and
     its caches are inherited -- unless other threads are running, where forking
-    is unsafe, then ``forkserver``, which needs a picklable simulator).
+    is unsafe, then ``forkserver``, which needs a picklable simulator, or ``spawn`` where
+    the forkserver's socket path under ``$TMPDIR`` would be too long).
     """
     if per_class < 1:
         raise ValueError(f"per_class must be >= 1, got {per_class}")

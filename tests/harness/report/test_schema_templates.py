@@ -111,7 +111,7 @@ def test_strict_names_undocumented_columns_and_templates(drcik_run):
     other = rows.assign(template="my-template")
     assert check_frame(other, strict=True) == [
         ("template 'my-template': 2 row(s) of a template whose columns are not documented "
-         "(documented: drcik, tracebench)")]
+         "(documented: drcik, drcik-audit, tracebench)")]
     assert check_frame(other.assign(run_id=[1, 2])) == ["column 'run_id' (my-template rows): expected str, got int64"]
 
 
@@ -135,7 +135,9 @@ def test_describe_per_template():
     assert set(drcik) == set(DRCIK_SCHEMA)
     assert drcik["context"]["dtype"] == "str" and tracebench["context"]["dtype"] == "bool"
     everything = describe()
-    assert {r["template"] for r in everything} == set(SCHEMAS) == {"tracebench", "drcik"}
-    assert len(everything) == len(TRACEBENCH_SCHEMA) + len(DRCIK_SCHEMA)
+    audit = {r["name"]: r for r in describe("drcik-audit")}  # the Dr-CiK agent audit's episodes
+    assert set(audit) == set(SCHEMAS["drcik-audit"]) and {"plan_written", "export_unchanged"} <= set(audit)
+    assert {r["template"] for r in everything} == set(SCHEMAS) == {"tracebench", "drcik", "drcik-audit"}
+    assert len(everything) == len(TRACEBENCH_SCHEMA) + len(DRCIK_SCHEMA) + len(SCHEMAS["drcik-audit"])
     with pytest.raises(KeyError, match="no documented schema for template 'nope'"):
         describe("nope")

@@ -108,6 +108,9 @@ CASES = {
     "opendr": ("opendr-drcik.yaml", "bm25", (2, 2, 1)),
     "bench2future": ("bench2future-drcik.yaml", "embeddings", (2, 3, 1)),
 }
+#: The ids the scripts cite that name no document (the hallucinated ones): drbench's unresolved ``S999``
+#: marker stays in evidence.json as written (Appendix I.1), the others cite an invented document id.
+INVENTED_IDS = {"doc_000000000000", "S999"}
 
 
 @needs_sandbox
@@ -127,7 +130,7 @@ def test_agent_on_the_three_sample_tasks(tmp_path, agent):
         root = episode_dir(result, task)
         evidence = json.loads((root / "workspace" / "evidence.json").read_text())
         corpus = {p.name[:-3] for p in (root / "workspace" / CORPUS_DIR).glob("*.md")} or None
-        cited_ids = {i for item in evidence for i in item["cited_document_ids"]} - {"doc_000000000000"}
+        cited_ids = {i for item in evidence for i in item["cited_document_ids"]} - INVENTED_IDS
         if corpus is not None:  # the corpus copy may have been removed after scoring
             assert cited_ids <= corpus
         assert len(cited_ids) == cited

@@ -127,6 +127,26 @@ def test_missing_id_fails_the_turn(tmp_path):
         proxy.stop()
 
 
+def test_ids_come_from_every_message_with_id_source_messages(tmp_path):
+    """An agent that passes earlier findings on in a prompt (no tool results): ``id_source: messages``."""
+    prompt = [{"role": "system", "content": "Write the report."},
+              {"role": "user", "content": "<Findings>[doc_bbbbbbbbbbbb] a change; [doc_aaaaaaaaaaaa]</Findings>"}]
+    answers = {}
+    for name, script in (("messages", {"id_source": "messages", "turns": [{"text": "citing {{id:1}}"}]}),
+                         ("default", {"turns": [{"text": "citing {{id:1}}"}]}),
+                         ("missing", {"id_source": "messages", "turns": [{"text": "{{id:2}}"}]})):
+        proxy, upstream, sock = open_proxy(tmp_path / name, script)
+        try:
+            answers[name] = request(sock, "POST", "/v1/chat/completions", chat(prompt), AUTH)
+        finally:
+            proxy.stop()
+    assert answers["messages"].status == 200, answers["messages"].body.decode()
+    assert answers["messages"].json()["choices"][0]["message"]["content"] == "citing doc_aaaaaaaaaaaa"
+    # by default ids come from tool results only; a missing id names where they were looked for
+    assert answers["default"].status == 400 and "the tool results hold 0 id(s)" in answers["default"].body.decode()
+    assert answers["missing"].status == 400 and "the messages hold 2 id(s)" in answers["missing"].body.decode()
+
+
 def test_readers_of_each_wire():
     assert forced_tool("openai-chat", {"tool_choice": "required"}) == (True, None)
     assert forced_tool("openai-responses", {"tool_choice": {"type": "function", "name": "f"}}) == (True, "f")

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import json
 
+import click
 from click.testing import CliRunner
 
-from harness.cli import cli
-from harness.plugins import plugins
-
-plugins().commands(cli)  # as ``harness`` does at start-up
+from harness.cli import cli, command_entry_points
 
 
 def test_registered_through_the_plugin_hook():
-    assert {"generate", "plot-sample"} <= set(cli.commands)
+    """Declared as entry points of the group ``harness.commands`` (how the built-in plugins add commands), so
+    ``harness --help`` lists them without loading plugins and the CLI imports one when it runs."""
+    from tsagent_plugins.tasks.tracebench.cli_generate import generate
+    from tsagent_plugins.tasks.tracebench.cli_plot import plot_sample
+
+    declared = command_entry_points()
+    assert declared["generate"].value == "tsagent_plugins.tasks.tracebench.cli_generate:generate"
+    assert declared["plot-sample"].value == "tsagent_plugins.tasks.tracebench.cli_plot:plot_sample"
+    ctx = click.Context(cli)
+    assert {"generate", "plot-sample"} <= set(cli.list_commands(ctx))
+    assert cli.get_command(ctx, "generate") is generate and cli.get_command(ctx, "plot-sample") is plot_sample
 
 
 def _gen(tmp_path, name, workers):

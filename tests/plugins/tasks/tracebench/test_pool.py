@@ -401,6 +401,19 @@ def test_forkserver_workers_give_the_same_pool(tmp_path):
         np.testing.assert_array_equal(oa.ni.values, ob.ni.values)
 
 
+def test_workers_spawn_where_the_forkserver_socket_path_would_be_too_long(monkeypatch):
+    """With other threads running, a $TMPDIR too long for the forkserver's AF_UNIX socket (a test's under
+    pytest-xdist) starts the workers with spawn; a short one keeps the forkserver."""
+    import tempfile
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+    assert _generation._start_method() == "forkserver"
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp/" + "x" * 80)
+    assert _generation._start_method() == "spawn"
+
+
 def test_concurrent_publication_keeps_the_first_complete_pool(sim, tmp_path, monkeypatch):
     """Two processes generating the same pool: the later one keeps the published copy."""
     first = load_pool(sim, pool_seed=8, per_class=2, cache_dir=tmp_path, workers=1)
