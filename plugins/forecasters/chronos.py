@@ -44,6 +44,7 @@ import numpy as np
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest
 from harness import hookimpl
+from tsagent_plugins.forecasters._pretrained import HUB_HOST, hub_reachable
 from tsagent_plugins.forecasters._common import Deadline, check_request
 
 MODEL_ENV = "HARNESS_CHRONOS_MODEL"
@@ -95,23 +96,6 @@ def _pipeline_class(model: str) -> str:
     except (OSError, ValueError) as exc:
         raise ForecastError(f"{config}: unreadable model config ({exc})") from None
     return str(data.get("chronos_pipeline_class") or "ChronosPipeline")
-
-
-#: Where hub ids are downloaded from; probed once (3 s) before any download is attempted.
-HUB_HOST = ("huggingface.co", 443)
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the model hub answers a TCP connection (False at once with ``HF_HUB_OFFLINE=1``)."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
-        return False
-    import socket
-
-    try:
-        with socket.create_connection(HUB_HOST, timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def locate(model: str) -> str:
