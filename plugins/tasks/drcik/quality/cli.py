@@ -120,7 +120,8 @@ def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distrac
 @click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--reviews", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="Review records (default GEN_DIR/generation/calibration/reviews.jsonl).")
-@click.option("--check-generation", "others", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+@click.option("--check-generation", "others", multiple=True,
+              type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="A benchmark generation to check for reused calibration tasks (repeatable).")
 @model_options
 def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], model_backend: str | None,
