@@ -119,6 +119,23 @@ def leftover_groups(pid: int) -> list[str]:
             if d.name.startswith(f"{cgroups.PREFIX}{pid}-")]
 
 
+def signal_and_wait(proc: subprocess.Popen, signum: int, code: int) -> str:
+    """Send ``signum`` to the run and wait at most one call timeout: it exits with ``code``, no traceback;
+    returns its stderr."""
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=CALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"still running {CALL_TIMEOUT} s after the signal: {err[-2000:]}")
+    assert proc.returncode == code, err[-2000:]
+    assert time.monotonic() - sent < CALL_TIMEOUT
+    assert "Traceback" not in err, err[-3000:]
+    return err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["bubblewrap", "unshare"])
 @pytest.mark.parametrize("phase", ["agent", "rule"])
@@ -132,17 +149,7 @@ def test_a_signal_stops_the_run_and_leaves_nothing(tmp_path, backend, phase, sig
     else:
         wait_for(lambda: bool(processes_naming(f"--memory-mb {RULE_MEMORY_MB}")), 180, proc)
         time.sleep(1)  # the worker is inside predict(), asleep
-    sent = time.monotonic()
-    proc.send_signal(signum)
-    try:
-        _, err = proc.communicate(timeout=CALL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        pytest.fail(f"still running {CALL_TIMEOUT} s after the signal: {err[-2000:]}")
-    assert proc.returncode == code, err[-2000:]
-    assert time.monotonic() - sent < CALL_TIMEOUT
-    assert "Traceback" not in err, err[-3000:]
+    signal_and_wait(proc, signum, code)
     time.sleep(0.5)
     assert processes_naming(marker, f"--memory-mb {RULE_MEMORY_MB}") == []
     assert sorted(p.name for p in temp.iterdir() if p.name.startswith(("harness-sbx-", "harness-sub-"))) == []
@@ -187,16 +194,6 @@ def test_a_signal_stops_a_docker_run_and_leaves_nothing(tmp_path, phase, signum,
     else:
         wait_for(lambda: any(n.startswith("harness-rule-") for n in owned_by(proc.pid)[0]), 300, proc)
         time.sleep(8)  # the worker imports pandas, then sleeps inside predict()
-    sent = time.monotonic()
-    proc.send_signal(signum)
-    try:
-        _, err = proc.communicate(timeout=CALL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        pytest.fail(f"still running {CALL_TIMEOUT} s after the signal: {err[-2000:]}")
-    assert proc.returncode == code, err[-2000:]
-    assert time.monotonic() - sent < CALL_TIMEOUT
-    assert "Traceback" not in err, err[-3000:]
+    signal_and_wait(proc, signum, code)
     assert owned_by(proc.pid) == ([], [])
     assert sorted(p.name for p in temp.iterdir() if p.name.startswith(("harness-sbx-", "harness-sub-"))) == []
