@@ -55,7 +55,7 @@ def test_cli_hanging_past_the_limit_is_killed(tmp_path, profile):
     assert LIMIT <= row["agent_seconds"] < LIMIT + 20  # killed at the limit, not after the 120 s answer
     client = connect()
     try:
-        left = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={row['run_id']}"})
+        left = client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={row['run_id']}"})
     finally:
         client.close()
     assert left == []

@@ -167,8 +167,10 @@ def owned_by(pid: int) -> tuple[list[str], list[str]]:
     client = connect(timeout=10)
     try:
         prefix = f"{socket.gethostname()}:{pid}-"
-        containers = [c.name for c in client.containers.list(all=True, filters={"label": LABEL_OWNER})
-                      if c.labels.get(LABEL_OWNER, "").startswith(prefix)]
+        # The low-level list: ``containers.list`` inspects each container after listing it, and a container
+        # removed in between (the harness cleaning up as it should) raises NotFound.
+        containers = [c["Names"][0].lstrip("/") for c in client.api.containers(all=True, filters={"label": LABEL_OWNER})
+                      if (c.get("Labels") or {}).get(LABEL_OWNER, "").startswith(prefix)]
         volumes = [v.name for v in client.volumes.list(filters={"label": LABEL_OWNER})
                    if (v.attrs.get("Labels") or {}).get(LABEL_OWNER, "").startswith(prefix)]
         return containers, volumes

@@ -117,7 +117,7 @@ def samples(folder, modes):
 def rule_containers(run_id: str):
     client = connect()
     try:
-        return client.containers.list(all=True, filters={"label": [f"{LABEL_ROLE}=rule", f"{LABEL_RUN}={run_id}"]})
+        return client.api.containers(all=True, filters={"label": [f"{LABEL_ROLE}=rule", f"{LABEL_RUN}={run_id}"]})
     finally:
         client.close()
 
