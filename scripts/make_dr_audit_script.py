@@ -138,8 +138,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         requests = record_requests(generate(Path(tmp)))
     texts = [r for r, _ in requests]
-    rules = [{"when": {"contains": "Decide whether the document contains an explicit cue"}, "reply": {"text": json.dumps(
-        {"rejectable": "unsure", "cue": "no cue the test-time inputs contradict"})}}]
+    unsure = {"rejectable": "unsure", "cue": "no cue the test-time inputs contradict"}
+    rules = [{"when": {"contains": "Decide whether the document contains an explicit cue"},
+              "reply": {"text": json.dumps(unsure)}}]
     for judge, phrase in (("judge_evidence", "Ground Truth Evidences (events) Extraction Result"),
                           ("judge_chain", "Expanded Output To Validate"),
                           ("judge_supporting", "Supporting Documents To Validate"),
