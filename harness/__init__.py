@@ -153,6 +153,7 @@ if TYPE_CHECKING:
     from harness.report.stats import win_tie_loss as win_tie_loss
     from harness.report.stats import within_simulator_sd as within_simulator_sd
     from harness.view import EpisodeView as EpisodeView
+    from harness.view import FolderPage as FolderPage
     from harness.view import Panel as Panel
     from harness.view import ViewPage as ViewPage
     from harness.view.html import Markup as Markup

@@ -156,11 +156,13 @@ def register_view_pages(register):
     """Add a task template's pages to ``harness view``.
 
     :param register: ``register(page)`` with a :class:`harness.ViewPage` (leaderboard metric and conditions,
-        episode panels, whether its labels are public).
+        episode panels, whether its labels are public), or a :class:`harness.FolderPage` (a page for a folder
+        that is no run, e.g. a generated benchmark; it may declare writes, see :mod:`harness.view.folders`).
     :returns: nothing (the return value is ignored).
 
     Called when ``harness view`` builds its site.
-    Duplicate ``page.template``: the first registration is kept, a later one is a plugin problem naming both.
+    Duplicate ``page.template`` (or folder page ``kind``): the first registration is kept, a later one is a
+    plugin problem naming both.
     """
 
 

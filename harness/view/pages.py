@@ -13,6 +13,9 @@ labels, held-out results, document roles) go into a panel only when
 ``episode.reveal`` is true: the server sets it; a ``--bundle`` export sets it
 only with ``--with-answers`` and only for episodes whose ``labels_public(row)``
 is true.  A render that raises is shown as an error on the page, never fatal.
+
+A folder that is not a run (e.g. a generated benchmark) gets a page from a :class:`FolderPage` registered
+through the same hook; such a page may declare POST handlers, the viewer's only writes (:mod:`.folders`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:  # annotations only: registering a page loads no pandas
     import pandas as pd
@@ -129,16 +132,53 @@ class ViewPage:
     compare: Callable[[list[EpisodeView]], list[Panel]] | None = None
 
 
-def registered_pages() -> dict[str, ViewPage]:
-    """View pages registered by the loaded plugins, by template, through the one dispatch path and duplicate
-    rule of every register hook (:meth:`harness.plugins.Plugins.collect`: the first registration of a template
-    is kept, a later one is a plugin problem naming both plugins)."""
+@dataclass(frozen=True)
+class FolderPage:
+    """A page for a folder given to ``harness view`` that is not a run directory.
+
+    ``kind``: names the folder kind (unique among folder pages); ``title``: the page heading;
+    ``recognise(folder) -> bool``: whether a folder is of this kind; ``render(folder) -> [Panel]``: the
+    page's panels (forms included); ``posts``: action -> ``handler(folder, body) -> JSON-able answer``, the
+    writes the page may make (``body``: the posted JSON object; a ValueError is answered 400 with its
+    message).  A page with ``posts`` is *writable*: served on loopback only, each POST checked for the
+    viewer's own Origin and the per-launch token, never part of a ``--bundle`` (:mod:`harness.view.folders`).
+    """
+
+    kind: str
+    title: str
+    recognise: Callable[[Path], bool]
+    render: Callable[[Path], list[Panel]]
+    posts: Mapping[str, Callable[[Path, dict], Any]] = field(default_factory=dict)
+
+    @property
+    def writable(self) -> bool:
+        return bool(self.posts)
+
+
+def _registered() -> dict[str, ViewPage | FolderPage]:
+    """Everything registered through ``register_view_pages`` (template pages by template, folder pages by
+    ``folder:<kind>``), through the one dispatch path and duplicate rule of every register hook
+    (:meth:`harness.plugins.Plugins.collect`: the first registration of a name is kept, a later one is a
+    plugin problem naming both plugins)."""
     from harness import plugins as registry
 
-    def make(page: Any) -> tuple[str, ViewPage]:
+    def make(page: Any) -> tuple[str, ViewPage | FolderPage]:
+        if isinstance(page, FolderPage) and page.kind:
+            return f"folder:{page.kind}", page
         if not isinstance(page, ViewPage) or not page.template:
-            raise TypeError(f"register(page) needs a harness.view.ViewPage with a template, got {page!r}")
+            raise TypeError(f"register(page) needs a harness.view.ViewPage with a template or a "
+                            f"harness.view.FolderPage with a kind, got {page!r}")
         return page.template, page
 
     found = registry.plugins().collect("register_view_pages", "view page", make)
-    return {template: page for template, (_, page) in found.items()}
+    return {name: page for name, (_, page) in found.items()}
+
+
+def registered_pages() -> dict[str, ViewPage]:
+    """Template view pages registered by the loaded plugins, by template."""
+    return {name: page for name, page in _registered().items() if isinstance(page, ViewPage)}
+
+
+def registered_folder_pages() -> list[FolderPage]:
+    """Folder pages registered by the loaded plugins, in registration order."""
+    return [page for page in _registered().values() if isinstance(page, FolderPage)]

@@ -4,16 +4,21 @@ A browser page on another site could otherwise read the viewer through DNS
 rebinding or a cross-origin request: every request whose ``Host`` header is
 not the bound address (or ``localhost`` for a loopback bind), and every
 request carrying an ``Origin`` header that is not the viewer's own, is refused
-with 403.  Only GET and HEAD are answered.
+with 403.  GET and HEAD are answered; POST only for the writes of a writable folder page, only when bound
+to a loopback address, and only with the viewer's own ``Origin`` (a missing one is refused too) and the
+per-launch token (:mod:`harness.view.folders`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
+import secrets
 
 from aiohttp import web
 
+from harness.view.folders import TOKEN_HEADER
 from harness.view.site import Site
 
 LOOPBACK = "127.0.0.1"
@@ -60,8 +65,29 @@ def make_app(site: Site, host: str, port: int) -> web.Application:
         return web.Response(body=body, headers={"Content-Type": media, "Cache-Control": "no-store",
                                                 "X-Content-Type-Options": "nosniff"})
 
+    async def write(request: web.Request) -> web.StreamResponse:
+        own = "http://" + request.headers.get("Host", "").lower()  # the guard accepted this Host
+        if request.headers.get("Origin", "").lower() != own:
+            return web.Response(status=403, text="refused: a write needs the viewer's own Origin\n")
+        token = request.headers.get(TOKEN_HEADER, "").encode("utf-8")
+        if site.token is None or not secrets.compare_digest(token, site.token.encode("utf-8")):
+            return web.Response(status=403, text="refused: missing or wrong page token\n")
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.Response(status=400, text="refused: the body is not JSON\n")
+        if not isinstance(body, dict):
+            return web.Response(status=400, text="refused: the body is not a JSON object\n")
+        found = await asyncio.get_running_loop().run_in_executor(None, site.post, request.match_info["path"], body)
+        if found is None:
+            return web.Response(status=404, text=f"no such action: /{request.match_info['path']}\n")
+        status, answer = found
+        return web.Response(status=status, text=json.dumps(answer, default=str), content_type="application/json")
+
     app = web.Application(middlewares=[guard])
     app.router.add_get("/{path:.*}", page)
+    if site.writable and is_loopback(host):
+        app.router.add_post("/{path:.*}", write)
     return app
 
 

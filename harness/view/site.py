@@ -8,6 +8,7 @@ Paths (every link is relative, so a ``--bundle`` works over ``file://``)::
     runs/<run>/<episode>/index.html         episode: facts, template panels, plots, trajectory summaries
     runs/<run>/<episode>/steps-<k>.js       trajectory step bodies, CHUNK steps per file
     runs/<run>/<episode>/ws/<path>          an image the agent made in its workspace
+    folders/<slug>/index.html               a folder page (not a run; writable ones never in a bundle)
     static/view.css, static/view.js
 
 Only these paths exist: the server never maps a URL onto the file system.
@@ -19,6 +20,7 @@ import json
 import math
 import re
 import mimetypes
+import secrets
 import threading
 import time
 import traceback
@@ -35,6 +37,7 @@ from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard
                                read_trajectory, run_stamp, slug as file_slug,
                                step_views, workspace_images)
 from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
+from harness.view.folders import Folder, folder_html, run_post
 from harness.view.html import highlight_numbers
 from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
 
@@ -120,13 +123,17 @@ class Site:
     ``reveal``: whether template panels may show answers (the server: yes; a
     bundle: only with ``--with-answers``, and never for rows whose template's
     ``labels_public(row)`` is false).  ``pages``: view pages by template
-    (default: the registered ones).
+    (default: the registered ones).  ``folders``: folders shown by a folder page (:mod:`.folders`; a
+    bundle leaves out the writable ones); ``token``: the per-launch token of the writes (None in a bundle).
     """
 
     def __init__(self, runs: list[Run], reveal: bool = True, pages: dict[str, ViewPage] | None = None,
-                 bundle: bool = False, live: bool = False):
+                 bundle: bool = False, live: bool = False, folders: list[Folder] = ()):
         self.reveal = reveal
         self.bundle = bundle
+        self.folders = {f.slug: f for f in folders if not (bundle and f.page.writable)}
+        self.token = None if bundle else secrets.token_urlsafe(32)
+        self._post_lock = threading.Lock()
         self.live = live and not bundle
         self._stamps = {run.id: (run_stamp(run.root), time.monotonic()) for run in runs} if self.live else {}
         self.pages = registered_pages() if pages is None else pages
@@ -212,6 +219,11 @@ class Site:
             if len(parts) >= 2 and parts[1] in self.comparisons() and parts[2:] in ([], ["index.html"]):
                 return self._html(self.compare_page(parts[1]))
             return None
+        if parts[0] == "folders":
+            folder = self.folders.get(parts[1]) if len(parts) > 1 else None
+            if folder is None or parts[2:] not in ([], ["index.html"]):
+                return None
+            return self._html(folder_html(self.env, folder, self.token, self.reveal))
         if parts[0] != "runs" or len(parts) < 2 or parts[1] not in self.runs:
             return None
         run = self.runs[parts[1]]
@@ -229,6 +241,20 @@ class Site:
             if rest and rest != ["index.html"]:
                 return None
             return self._html(self.broken_page(run, slug, exc))
+
+    @property
+    def writable(self) -> bool:
+        """Whether a page of the site can write (a writable folder page is shown)."""
+        return not self.bundle and any(f.page.writable for f in self.folders.values())
+
+    def post(self, path: str, body: dict) -> tuple[int, Any] | None:
+        """A write: ``(status, JSON answer)`` of ``POST path`` (``folders/<slug>/<action>``) with ``body``, or
+        None when there is no such action.  The server calls it only after its Origin and token checks."""
+        parts = [p for p in path.split("/") if p]
+        if self.bundle or len(parts) != 3 or parts[0] != "folders" or parts[1] not in self.folders:
+            return None
+        with self._post_lock:  # one write at a time (handlers append to files)
+            return run_post(self.folders[parts[1]], parts[2], body)
 
     def _episode_path(self, run: Run, slug: str, rest: list[str]) -> tuple[bytes, str] | None:
         if not rest or rest == ["index.html"]:
@@ -257,6 +283,8 @@ class Site:
         yield "index.html"
         for name in _STATIC:
             yield f"static/{name}"
+        for key in self.folders:
+            yield f"folders/{key}/index.html"
         if self.comparisons():
             yield "compare/index.html"
             for key in self.comparisons():
@@ -299,8 +327,9 @@ class Site:
             boards += self._board(template, page, page.conditions, split=False)
             if page.group_column:
                 boards += self._board(template, page, (page.group_column, *page.conditions), split=True)
+        folders = [(key, f.page.title) for key, f in self.folders.items()]
         return self.env.get_template("index.html").render(title="Runs", root="", crumbs=[], reveal=self.reveal,
-                                                          runs=runs, boards=boards, bundle=self.bundle,
+                                                          runs=runs, boards=boards, bundle=self.bundle, folders=folders,
                                                           comparisons=len(self.comparisons()))
 
     def _board(self, template: str, page: ViewPage, conditions: tuple[str, ...], split: bool) -> list[dict]:

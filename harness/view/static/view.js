@@ -181,6 +181,26 @@
     }, 2000);
   }
 
+  // Writable folder pages (local viewer only): <form data-post="ACTION"> is posted as a JSON object of its fields
+  // (the clicked button's name and value included) with the page's per-launch token; reload on success.
+  var tokenMeta = document.querySelector('meta[name="harness-token"]');
+  document.querySelectorAll("form[data-post]").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var body = {}, status = form.querySelector(".post-status");
+      new FormData(form).forEach(function (value, name) { body[name] = value; });
+      if (event.submitter && event.submitter.name) body[event.submitter.name] = event.submitter.value;
+      fetch(form.getAttribute("data-post"), {method: "POST", cache: "no-store", body: JSON.stringify(body),
+        headers: {"Content-Type": "application/json", "X-Harness-Token": tokenMeta ? tokenMeta.content : ""}})
+        .then(function (r) {
+          if (r.ok) { location.reload(); return; }
+          return r.text().then(function (text) {
+            if (status) status.textContent = text; else alert(text);
+          });
+        });
+    });
+  });
+
   // Trajectory: summaries are in the page; bodies come from steps-<k>.js, loaded when a chunk nears the viewport.
   var total = window.HARNESS_CHUNKS || 0, requested = {};
   window.harnessView = {

@@ -361,5 +361,9 @@ PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is
 
 @hookimpl
 def register_view_pages(register):
-    """The Dr-CiK leaderboard (sCRPS by forecaster and context condition) and episode page."""
+    """The Dr-CiK leaderboard (sCRPS by forecaster and context condition) and episode page; the calibration review
+    page of a ``harness dr-generate`` output (Appendix D.2)."""
+    from tsagent_plugins.tasks.drcik.quality.review import PAGE as REVIEW_PAGE
+
     register(PAGE)
+    register(REVIEW_PAGE)

@@ -5,6 +5,7 @@
     harness dr-audit GEN_DIR [--difficulty] [--cloze [--repair]] [--distractors] [--model-backend B --script F]
                      [--settings FILE] [--max-cost USD] [--jobs N]
     harness dr-calibrate GEN_DIR [--reviews FILE] [--check-generation DIR] [model options as above]
+    harness dr-review GEN_DIR [--port N]      (alias of harness view GEN_DIR: the review page)
 
 The models are the generation's (``GEN_DIR/generation/spec.json``): the generator labels difficulty and answers
 the cloze and distractor checks, each stage's judge is re-asked for calibration.  Every call goes through
@@ -158,22 +159,13 @@ def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], 
 
 @click.command("dr-review")
 @click.argument("gen_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--port", type=click.IntRange(0, 65535), default=8766, show_default=True, help="Loopback port.")
-def dr_review(gen_dir: Path, port: int) -> None:
-    """Serve the calibration review page of GEN_DIR on loopback (paper Appendix D.2); records go to its reviews file."""
-    import asyncio
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Loopback port.")
+@click.pass_context
+def dr_review(ctx: click.Context, gen_dir: Path, port: int) -> None:
+    """Alias of ``harness view GEN_DIR``: the calibration review page of GEN_DIR (Appendix D.2), on loopback."""
+    from tsagent_plugins.tasks.drcik.quality.report import is_generation
 
-    from tsagent_plugins.tasks.drcik.quality.review import start
-
-    async def main() -> None:
-        runner, bound, _ = await start(gen_dir, port)
-        click.echo(f"review page: http://127.0.0.1:{bound}/  (Ctrl-C to stop)")
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
-
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
+    if not is_generation(gen_dir):
+        raise click.ClickException(f"{gen_dir} is not a dr-generate output (no generation/ beside tasks/)")
+    view = ctx.find_root().command.get_command(ctx, "view")
+    ctx.invoke(view, run_dirs=(gen_dir,), host="127.0.0.1", port=port, bundle=None, with_answers=False)

@@ -9,7 +9,9 @@ import json
 import yaml
 from click.testing import CliRunner
 
+from harness import plugins as registry
 from harness.cli import cli
+from tests.support.paths import REPO
 from tsagent_plugins.tasks.drcik.generation.spec import Models
 from tsagent_plugins.tasks.drcik.quality import calibration as cal
 
@@ -86,3 +88,75 @@ def test_audits_calibration_and_report(tmp_path):
                   "total": ["2", "1", "0", "1", "1", "0"]}
     assert read_csv(tables / "drcik-figure11.csv")[1] == ["evidence", "1", "1", "0", "0", "1", "no"]
     assert (tables / "drcik-figure11.tex").is_file() and "Table 8" in (out / "report" / "report.md").read_text()
+
+
+def test_figure11_counts_a_stricter_judge_and_a_tie_as_by_hand(tmp_path):
+    """Beside the evidence unit (majority rejects, judge accepts: more permissive), a chain unit the majority
+    accepts and the judge rejects (stricter) and a chain unit split 1-1 (no majority: not comparable)."""
+    out, path = gen_dir(tmp_path), script(tmp_path)
+    for uid in ("t1", "t2"):
+        values = {"context": f"CHAIN-{uid}", "expanded_output": "{}", "item_kind": "chain", "source_event_ids": "E1"}
+        unit = out / "generation" / "step5_chain_expansion" / uid
+        unit.mkdir(parents=True)
+        (unit / "attempts.jsonl").write_text(json.dumps({"judge": [{"prompt": "judge_chain", "values": values}]}))
+    for reviewer, unit, given in (("r1", "t1", "acceptable"), ("r2", "t1", "acceptable"),
+                                  ("r1", "t2", "acceptable"), ("r2", "t2", "not_acceptable")):
+        cal.append_review(out / cal.REVIEWS, {"task": unit, "stage": "chain", "unit": unit, "reviewer": reviewer,
+                                              "verdict": given})
+    rules = yaml.safe_load(path.read_text())
+    rules["match"] += [{"when": {"contains": "CHAIN-"}, "reply": {"text": verdict("needs_correction")}}]
+    path.write_text(yaml.safe_dump(rules))
+    run = CliRunner().invoke(cli, ["dr-calibrate", str(out), "--model-backend", "scripted", "--script", str(path)])
+    assert run.exit_code == 0, run.output + str(run.exception)
+    assert CliRunner().invoke(cli, ["report", str(out), "--no-figures"]).exit_code == 0
+    rows = read_csv(out / "report" / "tables" / "drcik-figure11.csv")
+    assert rows[1:] == [["evidence", "1", "1", "0", "0", "1", "no"], ["chain", "2", "1", "0", "1", "0", "yes"]]
+    tex = (out / "report" / "tables" / "drcik-figure11.tex").read_text()
+    assert "chain & 2 & 1 & 0 & 1 & 0 & yes" in tex
+    markdown = (out / "report" / "report.md").read_text()
+    assert "| chain | 2 | 1 | 0 | 1 | 0 | yes |" in markdown and "7 review records (7 stage-level" in markdown
+
+
+SHIPPED = REPO / "tests" / "fixtures" / "scripts" / "dr_generate"
+#: the blanks of the sample generation, counted by hand from its evidence: the entity, each date, each number
+SAMPLE_BLANKS = {"caf_pump_flow": ["Kestrel Ridge Pumping Station", "2026-06-10 04:00:00", "2026-06-10 12:00:00",
+                                   "700"],
+                 "caf_pump_power": ["Alder Creek Pumping Station", "2026-06-10 12:00:00", "2026-06-10 17:00:00", "30"],
+                 "caf_solar_ghi": ["Quill Basin Field Station", "2025-04-30 00:00:00", "2025-04-30 15:00:00"],
+                 "caf_store_sales": ["Fennel & Rye Grocery", "2024-03-21", "2024-03-23"]}
+
+
+def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
+    """The README's offline chain with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
+    (audit script, illustrative review records), harness report GEN_DIR; its tables equal the hand counts."""
+    registry.plugins().commands(cli)
+    out = tmp_path / "gen"
+    spec = REPO / "tasks" / "drcik" / "generate-sample.yaml"
+    backend = ["--model-backend", "scripted", "--script", str(SHIPPED / "audit.yaml")]
+    for args in (["dr-generate", str(spec), "--out", str(out), "--model-backend", "scripted"],
+                 ["dr-audit", str(out), *backend],
+                 ["dr-calibrate", str(out), "--reviews", str(SHIPPED / "sample-reviews.jsonl"), *backend],
+                 ["report", str(out), "--no-figures"]):
+        run = CliRunner().invoke(cli, args)
+        assert run.exit_code == 0, f"{args[0]}: {run.output[-2000:]} {run.exception}"
+    tables = out / "report" / "tables"
+    truths = {}
+    for b in json.loads((out / "generation" / "qc_cloze" / "round_1.json").read_text())["blanks"]:
+        truths.setdefault(b["task"], []).append(b["truth"])
+    assert truths == SAMPLE_BLANKS
+    # every truth is in its task's supporting documents, so the document-reading script fills every blank
+    assert read_csv(tables / "drcik-table8.csv")[1] == ["initial", "14", "4", "14", "0", "0", "1.0000"]
+    per_subtype = yaml.safe_load(spec.read_text())["distractors_per_subtype"] * len(SAMPLE_BLANKS)
+    t9 = {r[0]: r[1:] for r in read_csv(tables / "drcik-table9.csv")[1:]}
+    assert set(t9) == {"confounder", "noisy", "profile", "temporal", "timeseries", "total"}
+    assert all(t9[s] == [str(per_subtype), str(per_subtype), "0", str(per_subtype), "0", "0"]
+               for s in t9 if s != "total")
+    # the illustrative records: evidence and chain, on pump_flow (majority accepts) and solar_ghi (rejects);
+    # the judges accept every unit, as in the generation
+    assert read_csv(tables / "drcik-figure11.csv")[1:] == [["evidence", "2", "2", "1", "0", "1", "no"],
+                                                           ["chain", "2", "2", "1", "0", "1", "no"]]
+    levels = {p.stem: json.loads(p.read_text())["annotations"]["difficulty"] for p in (out / "tasks").glob("*.json")}
+    assert set(levels) == set(SAMPLE_BLANKS) and all(len(v) == 4 for v in levels.values())
+    assert read_csv(tables / "drcik-difficulty.csv")[1:4] == [["certainty", "certain", "0"],
+                                                              ["certainty", "likely", "4"],
+                                                              ["certainty", "uncertain", "0"]]
