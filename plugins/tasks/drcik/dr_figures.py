@@ -301,23 +301,37 @@ def table11(scores: list[dict]) -> Table | None:
 
 
 def not_shown(scores: list[dict], forecasts: pd.DataFrame | None) -> Table | None:
-    """The Dr-CiK tables and figures the data cannot give, each with what it needs (None: every one shown)."""
+    """The Dr-CiK tables and figures the data cannot give, each with what it needs (None: every one shown).
+    ``scores``: the DR metric rows of every judged research run the report reads (research runs and the
+    evidence runs of forecasting rows); ``forecasts``: the forecasting rows (None: none)."""
+    from tsagent_plugins.tasks.drcik import strata
+    from tsagent_plugins.tasks.drcik.dr_scoring import scored
+
     judges = {r.get("judge_label") for r in scores}
     contexts = set(forecasts["context"]) if forecasts is not None and "context" in forecasts.columns else set()
     has = {
         "Table 10 (research on a raw-context corpus vs the generated corpus)":
-            (False, "research runs on a raw CiK-context corpus; the harness has no raw-context corpus condition yet"),
+            (len(strata.corpora(scores)) >= 2,
+             "judged research runs of the DR agents on two corpora, labelled by the rows' corpus (A: raw CAF "
+             "contexts, B: the generated corpus; `harness run --experiment tasks/drcik/table10.yaml`)"),
         "Table 11 (multi-judge sensitivity)":
             (len(judges) >= 2, "research runs scored by two or more judges (`harness dr-score RUN --judge NAME`)"),
         "Table 13 (sCRPS by input source)":
-            (bool(scores) and forecasts is not None and "evidence_agent" in forecasts.columns,
+            (bool(scores) and forecasts is not None and "evidence_agent" in forecasts.columns
+             and forecasts["evidence_agent"].notna().any(),
              "forecasting rows with DR evidence from judged research runs (the task origin is read from them)"),
         "Table 15 (results by difficulty dimension)":
-            (any(r.get("difficulty") for r in scores), "tasks carrying difficulty labels (the release has none)"),
-        "Tables 16 and 17 (by evidence role)":
-            (bool(contexts & {"retrospective-only", "prospective-only"}),
-             "tasks marking each evidence item retrospective or prospective (the release does not) and the "
-             "forecasting conditions retrospective-only and prospective-only"),
+            (bool(strata.difficulty_of(scored(scores))),
+             "judged research runs on tasks carrying difficulty labels (annotations.difficulty, written by "
+             "`harness dr-audit GEN_DIR --difficulty`; the release's sample has none)"),
+        "Table 16 (DR evidence recall by evidence role)":
+            (any(r.get("evidence_roles") for r in scored(scores)),
+             "judged research runs on tasks marking each evidence item retrospective or prospective "
+             "(annotations.gt_evidence[i].role: generated tasks do, the release's sample does not)"),
+        "Table 17 (forecasting by evidence role)":
+            (bool(contexts & set(strata.ROLE_CONDITIONS)),
+             "forecasting rows under the conditions retrospective-only and prospective-only (tasks marking "
+             "each evidence item's role)"),
         "Figure 5 original- and rewritten-context bars":
             (bool(contexts & {"original-context", "rewritten-context"}),
              "tasks carrying their original and rewritten context (generated tasks do; the release does not)"),

@@ -279,14 +279,18 @@ def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
 
 
 def dr_tables(rows: list[dict]) -> list[Table]:
-    """Table 3, Table 14 (by origin), Figure 7 numbers per judge; Figure 16 numbers; Table 11 when several
-    judges scored the runs."""
+    """Table 3, Table 14 (by origin), Figure 7 numbers per judge, and where their data exists Tables 10
+    (two corpora), 15 (difficulty labels) and 16 (evidence roles) per judge (:mod:`.strata`); Figure 16
+    numbers; Table 11 when several judges scored the runs."""
+    from tsagent_plugins.tasks.drcik import strata
     from tsagent_plugins.tasks.drcik.dr_figures import table11
 
     tables = []
     groups = by_judge(rows)
     for group in groups.values():
         tables += [table3(group), table3_by_origin(group), figure7_table(group)]
+        tables += [t for t in (strata.table10(group), strata.table15_recall(group), strata.table16(group))
+                   if t is not None]
     if groups:
         tables.append(figure16_table(next(iter(groups.values()))))
     multi = table11(rows)
@@ -465,22 +469,42 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
 
 
 __all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "figure16", "figure7", "dr_figures",
-           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section"]
+           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section",
+           "research_scores"]
+
+
+def research_scores(rows: pd.DataFrame) -> tuple[list[dict], list[str]]:
+    """The DR metric rows of the research runs of ``rows`` (``rows["run_dir"]``), every judge's, each with
+    the ``corpus`` label of its episode's results row (Table 10) when the rows carry one; and the messages
+    for runs not judged yet."""
+    from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
+
+    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
+    corpus: dict[tuple, str] = {}
+    if "corpus" in rows.columns:
+        who = rows["profile"] if "profile" in rows.columns else rows.get("agent", pd.Series(None, index=rows.index))
+        for run, agent, task, label in zip(rows["run_dir"], who, rows.get("benchmark_id", who), rows["corpus"]):
+            if isinstance(label, str) and label:
+                corpus[(run, str(agent), str(task))] = label
+    scores, messages = [], []
+    for run in run_dirs:
+        found = read_scores(run)
+        if not found:
+            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
+        for r in found:
+            label = corpus.get((run, str(r.get("agent")), str(r.get("benchmark_id"))))
+            if label and not r.get("corpus"):
+                r["corpus"] = label
+        scores += found
+    return scores, messages
 
 
 def research_section(rows: pd.DataFrame, with_figures: bool = True):
     """DR tables and figures for the research runs of ``rows`` (``rows["run_dir"]``): every judge that
     scored them (``dr_scores.jsonl``; the lexical judge scores every research run when it finishes)."""
     from harness import Section
-    from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
 
-    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
-    scores, messages = [], []
-    for run in run_dirs:
-        found = read_scores(run)
-        if not found:
-            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
-        scores += found
+    scores, messages = research_scores(rows)
     if not scores:
         return Section([], messages)
     return Section(dr_tables(scores), messages, dr_figures(scores) if with_figures else {})

@@ -16,7 +16,9 @@ occurrence; ``n_distractors`` = |D_t|), ``in_task_<subtype>`` / ``universe_<subt
 ``k_t``, ``judged``, ``report_cited`` (resolved ids the report text cites), the judge's ``judge``,
 ``judge_version``, ``judge_kind``, ``judge_label``, ``judge_errors``, ``judge_malformed``, and
 ``verdicts`` (per item of E_t: ``item``, ``matched``, ``index``, ``status``, ``reason``, ``raw`` and
-``cited_documents``, C_e: the documents the matched claim cites).  A failed episode (the agent
+``cited_documents``, C_e: the documents the matched claim cites), ``evidence_roles`` (item of E_t ->
+``retrospective`` | ``prospective`` where the task marks it, Table 16) and ``difficulty`` (dimension ->
+level, Table 15), each None when the task has none.  A failed episode (the agent
 crashed, timed out...) gets a row with ``status: "failed"`` and its ``reason`` and no metric: tables
 count it in its own column and leave it out of every mean (:func:`failed`, :func:`scored`).
 """
@@ -56,6 +58,9 @@ def judge_task(output: m.ResearchOutput, labels: m.TaskLabels, documents, judge:
                           "cited_documents": m.matched_documents(output, labels, v.index) if v.matched else []}
                          for (item_id, _), v in zip(m.scored_evidence(labels), verdicts)])
     row["judge_malformed"] = sum(v.status == "malformed" for v in verdicts)
+    scored_ids = {item_id for item_id, _ in m.scored_evidence(labels)}
+    row["evidence_roles"] = {i: r for i, r in labels.roles if i in scored_ids} or None
+    row["difficulty"] = dict(labels.difficulty) or None
     return row
 
 
