@@ -143,6 +143,10 @@ def test_failed_research_episode_writes_no_submission_row(tmp_path):
                                                            "failed": ["task_201"]}
     assert summary["messages"][0] == ("submission deep_research__dr: valid (2 task(s)); 1 failed episode(s) left "
                                       "out (no submission row): task_201")
+    # the forecasting side reads no evidence from the failed episode (not an empty list: "no DR evidence")
+    assert list(DrcikTemplate().research_evidence(str(tmp_path), "dr")["task_201"].claims) == []   # row: no status
+    (tmp_path / "episodes" / "b" / "row.json").write_text(json.dumps(rows[1]))                     # status failed
+    assert sorted(DrcikTemplate().research_evidence(str(tmp_path), "dr")) == ["task_163", "task_42"]
     # every episode failed: no file at all, and the message says why
     (tmp_path / "x").mkdir()
     summary = DrcikTemplate()._finish_research(params, [{**r, "status": "failed"} for r in rows], tmp_path / "x")
