@@ -469,40 +469,14 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
 
 
 __all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "figure16", "figure7", "dr_figures",
-           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section",
-           "research_scores"]
-
-
-def research_scores(rows: pd.DataFrame) -> tuple[list[dict], list[str]]:
-    """The DR metric rows of the research runs of ``rows`` (``rows["run_dir"]``), every judge's, each with
-    the ``corpus`` label of its episode's results row (Table 10) when the rows carry one; and the messages
-    for runs not judged yet."""
-    from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
-
-    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
-    corpus: dict[tuple, str] = {}
-    if "corpus" in rows.columns:
-        who = rows["profile"] if "profile" in rows.columns else rows.get("agent", pd.Series(None, index=rows.index))
-        for run, agent, task, label in zip(rows["run_dir"], who, rows.get("benchmark_id", who), rows["corpus"]):
-            if isinstance(label, str) and label:
-                corpus[(run, str(agent), str(task))] = label
-    scores, messages = [], []
-    for run in run_dirs:
-        found = read_scores(run)
-        if not found:
-            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
-        for r in found:
-            label = corpus.get((run, str(r.get("agent")), str(r.get("benchmark_id"))))
-            if label and not r.get("corpus"):
-                r["corpus"] = label
-        scores += found
-    return scores, messages
+           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section"]
 
 
 def research_section(rows: pd.DataFrame, with_figures: bool = True):
     """DR tables and figures for the research runs of ``rows`` (``rows["run_dir"]``): every judge that
     scored them (``dr_scores.jsonl``; the lexical judge scores every research run when it finishes)."""
     from harness import Section
+    from tsagent_plugins.tasks.drcik.dr_scoring import research_scores
 
     scores, messages = research_scores(rows)
     if not scores:

@@ -28,12 +28,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import Judge
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from harness import ConfigError
 from tsagent_plugins.tasks.drcik.dr_inputs import labels_from_key, read_episode, research_folders
 from tsagent_plugins.tasks.drcik.research import KEY_FILE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORES_FILE = "dr_scores.jsonl"
 
@@ -140,3 +144,29 @@ def task_scores(rows: list[dict]) -> list[m.TaskDR]:
         data["in_task_distractors"] = {s: r.get(f"in_task_{s}", 0) for s in m.SUBTYPES if r.get(f"in_task_{s}")}
         out.append(m.TaskDR(**data))
     return out
+
+
+def research_scores(rows: pd.DataFrame) -> tuple[list[dict], list[str]]:
+    """The DR metric rows of the research runs of ``rows`` (``rows["run_dir"]``), every judge's, each with
+    the ``corpus`` label of its episode's results row (Table 10) when the rows carry one; and the messages
+    for runs not judged yet."""
+    import pandas as pd
+
+    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
+    corpus: dict[tuple, str] = {}
+    if "corpus" in rows.columns:
+        who = rows["profile"] if "profile" in rows.columns else rows.get("agent", pd.Series(None, index=rows.index))
+        for run, agent, task, label in zip(rows["run_dir"], who, rows.get("benchmark_id", who), rows["corpus"]):
+            if isinstance(label, str) and label:
+                corpus[(run, str(agent), str(task))] = label
+    scores, messages = [], []
+    for run in run_dirs:
+        found = read_scores(run)
+        if not found:
+            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
+        for r in found:
+            label = corpus.get((run, str(r.get("agent")), str(r.get("benchmark_id"))))
+            if label and not r.get("corpus"):
+                r["corpus"] = label
+        scores += found
+    return scores, messages

@@ -240,11 +240,12 @@ def build_section(rows: pd.DataFrame) -> Section:
     forecasting rows give Table 2, with one column per DR agent and the Figure 4 statistics when
     rows carry an ``evidence_agent`` (evidence from a research run)."""
     from tsagent_plugins.tasks.drcik import dr_figures, dr_report
+    from tsagent_plugins.tasks.drcik.dr_scoring import research_scores
 
     kind = rows["episode_kind"] if "episode_kind" in rows.columns else pd.Series("forecast", index=rows.index)
     research = rows[kind == "research"].reset_index(drop=True)
     forecasts = rows[kind != "research"].reset_index(drop=True)
-    scores, research_messages = dr_report.research_scores(research) if len(research) else ([], [])
+    scores, research_messages = research_scores(research) if len(research) else ([], [])
     out = Section(dr_report.dr_tables(scores), research_messages, dr_report.dr_figures(scores)) if scores \
         else Section([], research_messages)
     if forecasts.empty:
