@@ -337,7 +337,7 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
                   "better; bold: best per forecaster over the DR contexts; underlined: best overall); DR columns: "
                   "the agent whose research gave the context",
-                  ["Forecaster", "DR condition", *plain, *agents])
+                  ["Forecaster", "DR condition", *plain, *agents, "Fail (per column)"])
     every: dict[tuple[str, str, str | None], float] = {}
     for f in dict.fromkeys(rows["forecaster"]):
         for c in plain:
@@ -368,9 +368,15 @@ def table2_dr(rows: pd.DataFrame) -> Table:
             table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
                                "scrps_mean": mean, "scrps_se": se, "best_dr": (c, a) in best_dr,
                                "best_overall": (f, c, a) in overall})
+        def fails(key):
+            c, a = key
+            mine = rows[(rows["forecaster"] == f) & (rows["context"] == c)]
+            return int((mine["status"] == "failed").sum() if a is None else
+                       (mine.loc[mine["agent"] == a, "status"] == "failed").sum())
+
         for c in dr_conditions or [DASH]:
             keys = [(p, None) for p in plain] + [(c, a) for a in agents if (c, a) in cells]
-            table.add(f, [c, *[shown(k) for k in keys]])
+            table.add(f, [c, *[shown(k) for k in keys], " | ".join(str(fails(k)) for k in keys)])
             for column, key in enumerate(keys, 2):
                 if key in best_dr:
                     table.style(len(table.rows) - 1, column, "bold")
@@ -384,6 +390,8 @@ def table2_dr(rows: pd.DataFrame) -> Table:
                                f"forecast with no context under verified-dr: {', '.join(pairs)}.")
     table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text, so "
                        "its columns repeat one forecast.")
+    table.notes.append("Fail: tasks without a valid forecast in each column, in column order (the forecaster failed, "
+                       "or the DR agent's research episode failed: no DR evidence), left out of the means.")
     return table
 
 

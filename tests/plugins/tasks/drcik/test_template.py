@@ -316,8 +316,9 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     report = build_report([tmp_path / "dr-a", tmp_path / "dr-b"], with_figures=False)
     assert len(report.results.frame) == 6 and not any("repeated" in m for m in report.messages)
     table = report.table("drcik-table2-dr")                         # one column per DR agent
-    assert table.header == ["Forecaster", "DR condition", "dr-a", "dr-b"]
+    assert table.header == ["Forecaster", "DR condition", "dr-a", "dr-b", "Fail (per column)"]
     assert sorted(d["n"] for d in table.data) == [2, 2]            # task_201 has no evidence: failed in both
+    assert table.rows[0][-1] == "1 | 1"
 
 
 def test_report_says_when_it_mixes_sample_counts(tmp_path):
