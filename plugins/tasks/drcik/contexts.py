@@ -52,6 +52,9 @@ EMPTY = "empty"
 VERIFIED_EMPTY = "verified_empty"
 LABELS_HIDDEN = "labels_hidden"
 
+#: The evidence-role conditions (Appendix K.2, Table 17): only tasks marking each item's role can be given them.
+ROLE_CONDITIONS = ("retrospective-only", "prospective-only")
+
 #: Paper conditions that the public release cannot reproduce, and why.
 UNAVAILABLE: dict[str, str] = {
     "original-context": "the release omits the original CAF context (background, instruction, "

@@ -8,7 +8,7 @@ from data that exists (:func:`not_shown` lists the others with what they need).
 - **Figure 5** (Section 5.4): one text-consuming forecaster (the first whose rows use the context)
   across the context conditions its rows hold, in the paper's order (no context, supporting
   evidence, original context, rewritten context, supporting documents, DR evidence, verified DR, DR
-  report); a DR condition gets one bar per DR agent.
+  report); a DR condition gets one bar per DR agent; the evidence-role conditions are Table 17's, not drawn.
 - **Figure 6** (Section 5.3): cited distractors by subtype, as shares of each subtype's documents in
   the evaluated tasks, one bar per DR agent.
 - **Figure 16** (Appendix I.1-I.2): in-task vs cross-task distractor citations, and in-task citations
@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from harness import DASH, Table
+from tsagent_plugins.tasks.drcik.contexts import ROLE_CONDITIONS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -177,6 +178,7 @@ def figure5(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
     ax = fig.subplots()
     title(fig, f"Dr-CiK Figure 5. {forecaster or DASH} across context conditions")
     mine = ok[ok["forecaster"] == forecaster] if forecaster else ok.iloc[:0]
+    mine = mine[~mine["context"].isin(ROLE_CONDITIONS)]   # not among the paper's eight: Table 17 reports them
     if mine.empty:
         no_data(ax, "no forecaster ran two or more context conditions")
         return fig
@@ -329,7 +331,7 @@ def not_shown(scores: list[dict], forecasts: pd.DataFrame | None) -> Table | Non
              "judged research runs on tasks marking each evidence item retrospective or prospective "
              "(annotations.gt_evidence[i].role: generated tasks do, the release's sample does not)"),
         "Table 17 (forecasting by evidence role)":
-            (bool(contexts & set(strata.ROLE_CONDITIONS)),
+            (bool(contexts & set(ROLE_CONDITIONS)),
              "forecasting rows under the conditions retrospective-only and prospective-only (tasks marking "
              "each evidence item's role)"),
         "Figure 5 original- and rewritten-context bars":

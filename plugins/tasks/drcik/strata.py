@@ -29,12 +29,12 @@ import pandas as pd
 
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
+from tsagent_plugins.tasks.drcik.contexts import ROLE_CONDITIONS
+from tsagent_plugins.tasks.drcik.dr_figures import DR_CONDITIONS
 from tsagent_plugins.tasks.drcik.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.dr_scoring import failed, scored, task_scores
+from tsagent_plugins.tasks.drcik.loader import ROLES
 
-ROLE_CONDITIONS = ("retrospective-only", "prospective-only")
-ROLES = ("retrospective", "prospective")
-DR_CONDITIONS = ("dr-evidence", "dr-report", "verified-dr")
 
 
 def _pct(value: float | None) -> str:

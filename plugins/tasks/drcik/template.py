@@ -74,8 +74,6 @@ from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, Drcik
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
-#: The evidence-role conditions (Appendix K.2, Table 17): only tasks that mark each item's role can run them.
-ROLE_CONDITIONS = {"retrospective-only", "prospective-only"}
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
@@ -162,12 +160,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                              "evidence (dr_evidence: FOLDER, or evidence: {run, agent})")
         for i, entry in enumerate(params.forecasters):
             self.forecaster(entry, f"params.forecasters[{i}]")
-        if set(params.contexts) & ROLE_CONDITIONS:   # Appendix K.2: only tasks marking each item's role
+        roles = [c for c in params.contexts if c in ctx.ROLE_CONDITIONS]
+        if roles:   # Appendix K.2: only tasks marking each evidence item's role
             tasks = self.tasks(params)
             problems = [p for p in (ctx.role_problem(tasks[t]) for t in self.task_ids(params)) if p]
             if problems:
-                raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given "
-                                 f"{' / '.join(sorted(set(params.contexts) & ROLE_CONDITIONS))}; {problems[0]}")
+                raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(roles)}; "
+                                 f"{problems[0]}")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
         if params.agent:

@@ -177,7 +177,8 @@ def test_table2_marks_bold_best_dr_cell_per_forecaster_and_underlines_the_best_o
     table = _table2_example([0.7, 0.9], [0.2, 0.3], [0.4, 0.5], [0.45, 0.55])
     assert table.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", "A", "B",
                             "Fail (per column)"]
-    assert table.rows[0][2:] == ["0.800 ± 0.100", "0.250 ± 0.050", "0.450 ± 0.050", "0.500 ± 0.050", "0 | 0 | 0 | 0"]
+    assert table.rows[0][2:] == ["0.800 ± 0.100", "0.250 ± 0.050", "0.450 ± 0.050", "0.500 ± 0.050",
+                                 "0 | 0 | 0 | 0"]
     assert table.styles == {(0, 4): {"bold"}, (0, 3): {"underline"}}
     md = to_markdown([table])
     assert "| **0.450 ± 0.050** |" in md and "| <ins>0.250 ± 0.050</ins> |" in md

@@ -179,3 +179,12 @@ def test_table10_two_corpora_through_the_report(tmp_path, tasks):
 def test_report_shows_table17_beside_table2_for_forecast_only_runs():
     section = build_section(forecasts().query("context != 'dr-evidence'").drop(columns=["evidence_agent"]))
     assert [t.key for t in section.tables] == ["drcik-table2", "drcik-table2-common", "drcik-table17"]
+
+
+def test_figure5_leaves_the_role_conditions_to_table17():
+    from harness import figure_problems
+    from tsagent_plugins.tasks.drcik.dr_figures import figure5
+
+    fig = figure5(forecasts())
+    ticks = [t.get_text().replace("\n", "") for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["no-context", "dr-evidence"] and figure_problems(fig) == []
