@@ -143,7 +143,12 @@ def test_report_prints_tables_2_and_3_and_writes_figures_7_and_16(e2e):
     report = build_report([root / "research", root / "forecast"], with_figures=False)
     tables = {t.key: t for t in report.tables}
     t2 = tables["drcik-table2-dr"]
-    assert t2.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", *sorted(AGENTS)]
+    assert t2.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", *sorted(AGENTS),
+                         "Fail (per column)"]
+    assert {r[-1] for r in t2.rows} == {"0 | 0 | 0 | 0"}   # every forecast of this run scored
+    # the sample marks no roles and carries no difficulty labels, and one corpus, one judge: those tables footnoted
+    assert [r[0].split(" (")[0] for r in tables["drcik-not-shown"].rows] == [
+        "Table 10", "Table 11", "Table 15", "Table 16", "Table 17", "Figure 5 original- and rewritten-context bars"]
     assert [r[:2] for r in t2.rows] == [[f, c] for f in ("llm-dp", "naive")
                                          for c in ("dr-evidence", "dr-report", "verified-dr")]
     rows = pd.read_parquet(root / "forecast" / "results.parquet")

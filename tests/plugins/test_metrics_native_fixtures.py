@@ -45,7 +45,8 @@ AGENTS = {
     "gemini-cli": ("gemini-3.1-pro", "gemini", "gemini"),
     "opencode": ("minimax-m2.7", "opencode", "openai-chat"),
 }
-BUILTIN_EXTRACTORS = {"interaction", "python-use", "plots", "numeric-output", "console-share", "usage"}
+BUILTIN_EXTRACTORS = {"interaction", "python-use", "plots", "numeric-output", "console-share", "usage",
+                      "agent-upstream"}
 #: TraceBench Table 21 prices (USD per 1M input / cached input / output tokens) of each profile
 TABLE_21 = {"claude-opus-4.6": (5, 0.5, 25), "gpt-5.5": (5, 0.5, 30), "gemini-3.1-pro": (2, 0.2, 12),
             "minimax-m2.7": (0.3, 0.059, 1.20)}

@@ -29,8 +29,9 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from harness import Agent, AgentContext, AgentInvocation
+from harness import Agent, AgentContext, AgentInvocation, EpisodeArtifacts, MetricExtractor, get_plugin
 from harness import hookimpl
 from harness import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.base import ProfileError
@@ -177,10 +178,18 @@ class DrBenchAgent(IterativeResearchAgent):
     module = "drbench"
 
 
+#: Open Deep Research: the distribution opendr reads at run time, and the version the paper ran (Appendix G).
+OPENDR_UPSTREAM = {"package": "open-deep-research",
+                   "paper": "langchain-ai/open_deep_research, GitHub repository as of 2026-05-07 (the paper's; "
+                            "not reachable here, so not run)"}
+
+
 class OpenDRAgent(IterativeResearchAgent):
-    """LangChain's Open Deep Research graph rebuilt on langgraph (see :mod:`.opendr`)."""
+    """LangChain's Open Deep Research graph rebuilt on langgraph (see :mod:`.opendr`).  ``upstream``: the
+    upstream software it follows, recorded in every row (:class:`UpstreamColumns`)."""
 
     name = "opendr"
+    upstream = OPENDR_UPSTREAM
     requires = {"langgraph": "pip install -e '.[dr]'",
                 "open_deep_research": "pip install --no-deps open-deep-research==0.0.16"}
     module = "opendr"
@@ -238,6 +247,49 @@ def check_caps(trajectory: dict | None, max_tool_calls: int | None, max_tokens: 
     if max_tokens is not None and tokens > max_tokens:
         return f"token cap exceeded ({tokens} > {max_tokens})"
     return None
+
+
+def installed_version(package: str) -> str:
+    """``<package> <version>`` of the installed distribution, or ``<package> not installed``."""
+    from importlib import metadata
+
+    try:
+        return f"{package} {metadata.version(package)}"
+    except metadata.PackageNotFoundError:
+        return f"{package} not installed"
+
+
+class UpstreamColumns(MetricExtractor):
+    """The upstream software a DR agent follows, in every row of its episodes (agents with an ``upstream``
+    attribute: ``{"package", "paper"}``; ``opendr``): ``upstream`` is what the agent read at run time (the
+    trajectory's ``extra.upstream``, e.g. ``open-deep-research 0.0.16``), else, when the agent stopped
+    before recording it, the version installed beside the harness (the agent runs the host's Python, so
+    the same one); ``upstream_paper`` is the version the paper ran.  Null for other agents."""
+
+    name = "agent-upstream"
+    columns = {
+        "upstream": ("str", "upstream software the agent follows and its version, as the agent read it at run time "
+                            "(else as installed); null: the agent follows none"),
+        "upstream_paper": ("str", "the upstream version the paper ran; null: the agent follows none"),
+    }
+
+    def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
+        name = getattr(artifacts.profile, "agent", None)
+        try:
+            upstream = getattr(get_plugin("agent", name), "upstream", None) if name else None
+        except Exception:  # noqa: BLE001 - an agent this registry does not know follows no upstream here
+            upstream = None
+        if not upstream:
+            return {"upstream": None, "upstream_paper": None}
+        extra = (artifacts.trajectory or {}).get("extra") or {}
+        ran = extra.get("upstream") if isinstance(extra, dict) else None
+        return {"upstream": str(ran) if ran else installed_version(upstream["package"]),
+                "upstream_paper": upstream["paper"]}
+
+
+@hookimpl
+def register_metric_extractors(register):
+    register(UpstreamColumns())
 
 
 @hookimpl

@@ -7,7 +7,9 @@ Runs INSIDE the sandbox: ``python -m tsagent_plugins.agents.research.opendr --co
 Upstream, and why its graph is rebuilt here.  The paper ran LangChain's Open Deep Research from its
 GitHub repository as of 2026-05-07, which is not reachable here; the newest release on PyPI is
 ``open-deep-research==0.0.16`` (2025-07-16), the version this agent follows and records in every
-trajectory (``extra.upstream``).  Running 0.0.16 itself in our sandbox does not work today:
+trajectory (``extra.upstream``) and every results row (columns ``upstream`` and ``upstream_paper``,
+:class:`~tsagent_plugins.agents.research.adapters.UpstreamColumns`).  Running 0.0.16 itself in our sandbox
+does not work today:
 
 - ``import open_deep_research.deep_researcher`` fails with ``ModuleNotFoundError: No module named
   'langchain'``: the graph module imports ``langchain.chat_models.init_chat_model``, and its

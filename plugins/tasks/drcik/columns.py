@@ -25,8 +25,8 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "data_rules": ("str", "the loader's data rules applied to the task ('; '-separated); null: none"),
     "tasks_source": ("str", "task set: sample or a folder"),
     "corpus": ("str", "the params' corpus label (e.g. A / B of Table 10); null: none"),
-    "context": ("str", ("context condition: no-context | background | supporting-evidence | "
-                        "supporting-documents | dr-evidence | verified-dr")),
+    "context": ("str", ("context condition: no-context | background | supporting-evidence | retrospective-only | "
+                        "prospective-only | supporting-documents | dr-evidence | dr-report | verified-dr")),
     "benchmark_id": ("str", "Dr-CiK task id"),
     "reproduces_paper": ("bool", "the condition is the paper's (False: a stand-in)"),
     "context_used": ("bool", "the forecaster read the context (False: one forecast reused for every condition)"),

@@ -11,6 +11,10 @@ agent's synthesized evidence) into the text a forecaster is given:
   last two are listed in :data:`UNAVAILABLE` and the first is flagged
   ``reproduces_paper = False`` so reports can say so;
 - ``supporting-evidence``: the ground-truth evidence items;
+- ``retrospective-only`` / ``prospective-only`` (Appendix K.2, Table 17): the ground-truth evidence items
+  of that role only (``annotations.gt_evidence[i].role``); a task that does not mark every item's role
+  cannot be given these conditions (ValueError naming the task and field; the template refuses such a
+  run before it starts); a task with no item of the role gets no context (status ``empty``);
 - ``supporting-documents``: the raw text of the task's supporting documents;
 - ``dr-evidence``: every claim of a DR agent's ``evidence.json`` (the release's
   ``deepresearch_insights`` mode);
@@ -41,12 +45,15 @@ from pathlib import Path
 from typing import Callable
 
 from harness import ConfigError
-from tsagent_plugins.tasks.drcik.loader import SUPPORTING, DrcikTask
+from tsagent_plugins.tasks.drcik.loader import PROSPECTIVE, RETROSPECTIVE, SUPPORTING, DrcikTask
 
 OK = "ok"
 EMPTY = "empty"
 VERIFIED_EMPTY = "verified_empty"
 LABELS_HIDDEN = "labels_hidden"
+
+#: The evidence-role conditions (Appendix K.2, Table 17): only tasks marking each item's role can be given them.
+ROLE_CONDITIONS = ("retrospective-only", "prospective-only")
 
 #: Paper conditions that the public release cannot reproduce, and why.
 UNAVAILABLE: dict[str, str] = {
@@ -132,6 +139,28 @@ def _supporting_evidence(task, _dr):
     return ContextText(_bullets([e.text for e in task.evidence]), OK, len(task.evidence))
 
 
+def role_problem(task: DrcikTask) -> str | None:
+    """Why ``task`` cannot be given a role condition (None: it marks every evidence item's role)."""
+    if task.marks_roles or not task.evidence:
+        return None
+    first = next(i for i, e in enumerate(task.evidence) if e.role is None)
+    return (f"task {task.benchmark_id}: annotations.gt_evidence[{first}].role is not given: the task does not mark "
+            "its evidence retrospective or prospective (Appendix K.2), so the conditions retrospective-only and "
+            "prospective-only cannot be built")
+
+
+def _role_only(role: str):
+    def build(task, _dr):
+        problem = role_problem(task)
+        if problem:
+            raise ValueError(problem)
+        if not task.evidence:
+            return ContextText(None, LABELS_HIDDEN if not task.labels_public else EMPTY, 0)
+        items = [e.text for e in task.evidence if e.role == role]
+        return ContextText(_bullets(items) if items else None, OK if items else EMPTY, len(items))
+    return build
+
+
 def _supporting_documents(task, _dr):
     docs = [d for d in task.documents if d.role == SUPPORTING]
     if not docs:
@@ -182,6 +211,10 @@ CONDITIONS: dict[str, ContextCondition] = {
                          "(the release omits the original background)", _background, reproduces_paper=False),
         ContextCondition("supporting-evidence", "Supporting Evidence: the ground-truth evidence items",
                          _supporting_evidence),
+        ContextCondition("retrospective-only", "Retrospective only: the ground-truth evidence items that explain "
+                         "the observed history (Appendix K.2)", _role_only(RETROSPECTIVE)),
+        ContextCondition("prospective-only", "Prospective only: the ground-truth evidence items that describe the "
+                         "forecast window (Appendix K.2)", _role_only(PROSPECTIVE)),
         ContextCondition("supporting-documents", "Supp. docs: raw text of the supporting documents",
                          _supporting_documents),
         ContextCondition("dr-evidence", "DR-synthesized Evidence: every item of the DR agent's evidence",

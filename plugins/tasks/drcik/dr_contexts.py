@@ -80,13 +80,17 @@ def episode_task(folder: Path) -> tuple[str | None, str | None]:
 
 
 def dr_outputs_from_run(run_dir: Path | str, agent: str | None = None) -> dict[str, dict[str, ctx.DrOutput]]:
-    """``{agent: {benchmark_id: DrOutput}}`` for the research episodes of a run (only ``agent``'s when
-    given; the agent is the row's ``profile``, else its ``agent``).  A task researched twice by one
-    agent keeps the later episode (folder order)."""
+    """``{agent: {benchmark_id: DrOutput}}`` for the finished research episodes of a run (only ``agent``'s
+    when given; the agent is the row's ``profile``, else its ``agent``).  A task researched twice by one
+    agent keeps the later episode (folder order).  A failed episode (row ``status`` not ``ok``: the agent
+    crashed or timed out, even if it left an empty ``evidence.json``) gives no output: its task is
+    forecast as "no DR evidence" (failed, counted apart), never as if the agent had found nothing."""
     outputs: dict[str, dict[str, ctx.DrOutput]] = {}
     for row_file in sorted(Path(run_dir).glob("episodes/*/row.json")):
         task_id, who = episode_task(row_file.parent)
         if task_id is None or who is None or (agent is not None and who != agent):
+            continue
+        if (_json(row_file) or {}).get("status") not in (None, "ok"):
             continue
         out = research_output(row_file.parent, who)
         if out is not None:

@@ -8,7 +8,7 @@ from data that exists (:func:`not_shown` lists the others with what they need).
 - **Figure 5** (Section 5.4): one text-consuming forecaster (the first whose rows use the context)
   across the context conditions its rows hold, in the paper's order (no context, supporting
   evidence, original context, rewritten context, supporting documents, DR evidence, verified DR, DR
-  report); a DR condition gets one bar per DR agent.
+  report); a DR condition gets one bar per DR agent; the evidence-role conditions are Table 17's, not drawn.
 - **Figure 6** (Section 5.3): cited distractors by subtype, as shares of each subtype's documents in
   the evaluated tasks, one bar per DR agent.
 - **Figure 16** (Appendix I.1-I.2): in-task vs cross-task distractor citations, and in-task citations
@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from harness import DASH, Table
+from tsagent_plugins.tasks.drcik.contexts import ROLE_CONDITIONS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -177,6 +178,7 @@ def figure5(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
     ax = fig.subplots()
     title(fig, f"Dr-CiK Figure 5. {forecaster or DASH} across context conditions")
     mine = ok[ok["forecaster"] == forecaster] if forecaster else ok.iloc[:0]
+    mine = mine[~mine["context"].isin(ROLE_CONDITIONS)]   # not among the paper's eight: Table 17 reports them
     if mine.empty:
         no_data(ax, "no forecaster ran two or more context conditions")
         return fig
@@ -301,23 +303,37 @@ def table11(scores: list[dict]) -> Table | None:
 
 
 def not_shown(scores: list[dict], forecasts: pd.DataFrame | None) -> Table | None:
-    """The Dr-CiK tables and figures the data cannot give, each with what it needs (None: every one shown)."""
+    """The Dr-CiK tables and figures the data cannot give, each with what it needs (None: every one shown).
+    ``scores``: the DR metric rows of every judged research run the report reads (research runs and the
+    evidence runs of forecasting rows); ``forecasts``: the forecasting rows (None: none)."""
+    from tsagent_plugins.tasks.drcik import strata
+    from tsagent_plugins.tasks.drcik.dr_scoring import scored
+
     judges = {r.get("judge_label") for r in scores}
     contexts = set(forecasts["context"]) if forecasts is not None and "context" in forecasts.columns else set()
     has = {
         "Table 10 (research on a raw-context corpus vs the generated corpus)":
-            (False, "research runs on a raw CiK-context corpus; the harness has no raw-context corpus condition yet"),
+            (len(strata.corpora(scores)) >= 2,
+             "judged research runs of the DR agents on two corpora, labelled by the rows' corpus (A: raw CAF "
+             "contexts, B: the generated corpus; `harness run --experiment tasks/drcik/table10.yaml`)"),
         "Table 11 (multi-judge sensitivity)":
             (len(judges) >= 2, "research runs scored by two or more judges (`harness dr-score RUN --judge NAME`)"),
         "Table 13 (sCRPS by input source)":
-            (bool(scores) and forecasts is not None and "evidence_agent" in forecasts.columns,
+            (bool(scores) and forecasts is not None and "evidence_agent" in forecasts.columns
+             and forecasts["evidence_agent"].notna().any(),
              "forecasting rows with DR evidence from judged research runs (the task origin is read from them)"),
         "Table 15 (results by difficulty dimension)":
-            (any(r.get("difficulty") for r in scores), "tasks carrying difficulty labels (the release has none)"),
-        "Tables 16 and 17 (by evidence role)":
-            (bool(contexts & {"retrospective-only", "prospective-only"}),
-             "tasks marking each evidence item retrospective or prospective (the release does not) and the "
-             "forecasting conditions retrospective-only and prospective-only"),
+            (bool(strata.difficulty_of(scored(scores))),
+             "judged research runs on tasks carrying difficulty labels (annotations.difficulty, written by "
+             "`harness dr-audit GEN_DIR --difficulty`; the release's sample has none)"),
+        "Table 16 (DR evidence recall by evidence role)":
+            (any(r.get("evidence_roles") for r in scored(scores)),
+             "judged research runs on tasks marking each evidence item retrospective or prospective "
+             "(annotations.gt_evidence[i].role: generated tasks do, the release's sample does not)"),
+        "Table 17 (forecasting by evidence role)":
+            (bool(contexts & set(ROLE_CONDITIONS)),
+             "forecasting rows under the conditions retrospective-only and prospective-only (tasks marking "
+             "each evidence item's role)"),
         "Figure 5 original- and rewritten-context bars":
             (bool(contexts & {"original-context", "rewritten-context"}),
              "tasks carrying their original and rewritten context (generated tasks do; the release does not)"),

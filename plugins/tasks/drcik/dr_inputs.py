@@ -28,7 +28,8 @@ def labels_from_task(task: DrcikTask) -> TaskLabels:
     hops = task.metadata.get("reasoning_hops")
     return TaskLabels(task.benchmark_id, tuple((e.id, e.text) for e in task.evidence),
                       frozenset(task.supporting_ids), int(hops) if isinstance(hops, (int, float)) else None,
-                      task.metadata.get("origin"))
+                      task.metadata.get("origin"), tuple((e.id, e.role) for e in task.evidence if e.role),
+                      tuple(sorted(task.difficulty.items())))
 
 
 def documents_from_tasks(tasks: list[DrcikTask]) -> dict[str, DocInfo]:
@@ -109,7 +110,8 @@ def read_research_run(run_dir: Path | str) -> list[ResearchEpisode]:
 
 def labels_from_key(folder: Path | str) -> TaskLabels:
     """Ground truth from an episode's ``key/research_key.json`` (items numbered E1, E2... when the
-    key predates ``gt_evidence_ids``)."""
+    key predates ``gt_evidence_ids``; no roles or difficulty when it predates ``gt_evidence_roles`` and
+    ``difficulty``)."""
     path = Path(folder) / "key" / KEY_FILE
     key = _json(path, "research key")
     texts = key.get("gt_evidence") or []
@@ -117,5 +119,8 @@ def labels_from_key(folder: Path | str) -> TaskLabels:
     if len(ids) != len(texts):
         raise ConfigError(path, ["gt_evidence_ids: not one id per gt_evidence item"])
     hops = key.get("reasoning_hops")
+    roles = key.get("gt_evidence_roles") or [None] * len(ids)
+    difficulty = key.get("difficulty") if isinstance(key.get("difficulty"), dict) else {}
     return TaskLabels(key["benchmark_id"], tuple(zip(ids, texts)), frozenset(key.get("supporting") or ()),
-                      int(hops) if isinstance(hops, (int, float)) else None, key.get("origin"))
+                      int(hops) if isinstance(hops, (int, float)) else None, key.get("origin"),
+                      tuple((i, str(r)) for i, r in zip(ids, roles) if r), tuple(sorted(difficulty.items())))

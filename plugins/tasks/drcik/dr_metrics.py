@@ -87,13 +87,17 @@ class DocInfo:
 @dataclass(frozen=True)
 class TaskLabels:
     """Ground truth of one task: ``evidence`` ((id, text) in release order, E1 included),
-    ``supporting`` (S_t, release ids), ``reasoning_hops`` and ``origin`` (None when absent)."""
+    ``supporting`` (S_t, release ids), ``reasoning_hops`` and ``origin`` (None when absent), ``roles``
+    ((item id, ``retrospective`` | ``prospective``) for the items the task marks, Appendix K.2) and
+    ``difficulty`` ((dimension, level) of the task's Appendix L.3 labels); both empty when absent."""
 
     benchmark_id: str
     evidence: tuple[tuple[str, str], ...]
     supporting: frozenset[str]
     reasoning_hops: int | None = None
     origin: str | None = None
+    roles: tuple[tuple[str, str], ...] = ()
+    difficulty: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

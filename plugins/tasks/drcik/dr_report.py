@@ -279,14 +279,18 @@ def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
 
 
 def dr_tables(rows: list[dict]) -> list[Table]:
-    """Table 3, Table 14 (by origin), Figure 7 numbers per judge; Figure 16 numbers; Table 11 when several
-    judges scored the runs."""
+    """Table 3, Table 14 (by origin), Figure 7 numbers per judge, and where their data exists Tables 10
+    (two corpora), 15 (difficulty labels) and 16 (evidence roles) per judge (:mod:`.strata`); Figure 16
+    numbers; Table 11 when several judges scored the runs."""
+    from tsagent_plugins.tasks.drcik import strata
     from tsagent_plugins.tasks.drcik.dr_figures import table11
 
     tables = []
     groups = by_judge(rows)
     for group in groups.values():
         tables += [table3(group), table3_by_origin(group), figure7_table(group)]
+        tables += [t for t in (strata.table10(group), strata.table15_recall(group), strata.table16(group))
+                   if t is not None]
     if groups:
         tables.append(figure16_table(next(iter(groups.values()))))
     multi = table11(rows)
@@ -333,7 +337,7 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     table = Table("drcik-table2-dr", "Dr-CiK Table 2 with DR agents. sCRPS (mean ± SE over scored tasks; lower is "
                   "better; bold: best per forecaster over the DR contexts; underlined: best overall); DR columns: "
                   "the agent whose research gave the context",
-                  ["Forecaster", "DR condition", *plain, *agents])
+                  ["Forecaster", "DR condition", *plain, *agents, "Fail (per column)"])
     every: dict[tuple[str, str, str | None], float] = {}
     for f in dict.fromkeys(rows["forecaster"]):
         for c in plain:
@@ -364,9 +368,15 @@ def table2_dr(rows: pd.DataFrame) -> Table:
             table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
                                "scrps_mean": mean, "scrps_se": se, "best_dr": (c, a) in best_dr,
                                "best_overall": (f, c, a) in overall})
+        def fails(key):
+            c, a = key
+            mine = rows[(rows["forecaster"] == f) & (rows["context"] == c)]
+            return int((mine["status"] == "failed").sum() if a is None else
+                       (mine.loc[mine["agent"] == a, "status"] == "failed").sum())
+
         for c in dr_conditions or [DASH]:
             keys = [(p, None) for p in plain] + [(c, a) for a in agents if (c, a) in cells]
-            table.add(f, [c, *[shown(k) for k in keys]])
+            table.add(f, [c, *[shown(k) for k in keys], " | ".join(str(fails(k)) for k in keys)])
             for column, key in enumerate(keys, 2):
                 if key in best_dr:
                     table.style(len(table.rows) - 1, column, "bold")
@@ -380,6 +390,8 @@ def table2_dr(rows: pd.DataFrame) -> Table:
                                f"forecast with no context under verified-dr: {', '.join(pairs)}.")
     table.notes.append("sCRPS capped at 5 per task (Appendix H.2); a statistical forecaster ignores the text, so "
                        "its columns repeat one forecast.")
+    table.notes.append("Fail: tasks without a valid forecast in each column, in column order (the forecaster failed, "
+                       "or the DR agent's research episode failed: no DR evidence), left out of the means.")
     return table
 
 
@@ -472,15 +484,9 @@ def research_section(rows: pd.DataFrame, with_figures: bool = True):
     """DR tables and figures for the research runs of ``rows`` (``rows["run_dir"]``): every judge that
     scored them (``dr_scores.jsonl``; the lexical judge scores every research run when it finishes)."""
     from harness import Section
-    from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
+    from tsagent_plugins.tasks.drcik.dr_scoring import research_scores
 
-    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
-    scores, messages = [], []
-    for run in run_dirs:
-        found = read_scores(run)
-        if not found:
-            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
-        scores += found
+    scores, messages = research_scores(rows)
     if not scores:
         return Section([], messages)
     return Section(dr_tables(scores), messages, dr_figures(scores) if with_figures else {})

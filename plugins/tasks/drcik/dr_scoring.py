@@ -16,7 +16,9 @@ occurrence; ``n_distractors`` = |D_t|), ``in_task_<subtype>`` / ``universe_<subt
 ``k_t``, ``judged``, ``report_cited`` (resolved ids the report text cites), the judge's ``judge``,
 ``judge_version``, ``judge_kind``, ``judge_label``, ``judge_errors``, ``judge_malformed``, and
 ``verdicts`` (per item of E_t: ``item``, ``matched``, ``index``, ``status``, ``reason``, ``raw`` and
-``cited_documents``, C_e: the documents the matched claim cites).  A failed episode (the agent
+``cited_documents``, C_e: the documents the matched claim cites), ``evidence_roles`` (item of E_t ->
+``retrospective`` | ``prospective`` where the task marks it, Table 16) and ``difficulty`` (dimension ->
+level, Table 15), each None when the task has none.  A failed episode (the agent
 crashed, timed out...) gets a row with ``status: "failed"`` and its ``reason`` and no metric: tables
 count it in its own column and leave it out of every mean (:func:`failed`, :func:`scored`).
 """
@@ -26,12 +28,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import Judge
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from harness import ConfigError
 from tsagent_plugins.tasks.drcik.dr_inputs import labels_from_key, read_episode, research_folders
 from tsagent_plugins.tasks.drcik.research import KEY_FILE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORES_FILE = "dr_scores.jsonl"
 
@@ -56,6 +62,9 @@ def judge_task(output: m.ResearchOutput, labels: m.TaskLabels, documents, judge:
                           "cited_documents": m.matched_documents(output, labels, v.index) if v.matched else []}
                          for (item_id, _), v in zip(m.scored_evidence(labels), verdicts)])
     row["judge_malformed"] = sum(v.status == "malformed" for v in verdicts)
+    scored_ids = {item_id for item_id, _ in m.scored_evidence(labels)}
+    row["evidence_roles"] = {i: r for i, r in labels.roles if i in scored_ids} or None
+    row["difficulty"] = dict(labels.difficulty) or None
     return row
 
 
@@ -135,3 +144,29 @@ def task_scores(rows: list[dict]) -> list[m.TaskDR]:
         data["in_task_distractors"] = {s: r.get(f"in_task_{s}", 0) for s in m.SUBTYPES if r.get(f"in_task_{s}")}
         out.append(m.TaskDR(**data))
     return out
+
+
+def research_scores(rows: pd.DataFrame) -> tuple[list[dict], list[str]]:
+    """The DR metric rows of the research runs of ``rows`` (``rows["run_dir"]``), every judge's, each with
+    the ``corpus`` label of its episode's results row (Table 10) when the rows carry one; and the messages
+    for runs not judged yet."""
+    import pandas as pd
+
+    run_dirs = list(dict.fromkeys(rows["run_dir"])) if "run_dir" in rows.columns else []
+    corpus: dict[tuple, str] = {}
+    if "corpus" in rows.columns:
+        who = rows["profile"] if "profile" in rows.columns else rows.get("agent", pd.Series(None, index=rows.index))
+        for run, agent, task, label in zip(rows["run_dir"], who, rows.get("benchmark_id", who), rows["corpus"]):
+            if isinstance(label, str) and label:
+                corpus[(run, str(agent), str(task))] = label
+    scores, messages = [], []
+    for run in run_dirs:
+        found = read_scores(run)
+        if not found:
+            messages.append(f"{run}: research run not judged yet; run `harness dr-score {run}` for Table 3")
+        for r in found:
+            label = corpus.get((run, str(r.get("agent")), str(r.get("benchmark_id"))))
+            if label and not r.get("corpus"):
+                r["corpus"] = label
+        scores += found
+    return scores, messages

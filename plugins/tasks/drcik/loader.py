@@ -82,12 +82,21 @@ class Document:
         return SUBTYPE_PAPER_NAMES.get(self.subtype) if self.subtype else None
 
 
+#: Evidence roles (Appendix K.2): an item explains the observed history or describes the forecast window.
+RETROSPECTIVE = "retrospective"
+PROSPECTIVE = "prospective"
+ROLES = (RETROSPECTIVE, PROSPECTIVE)
+
+
 @dataclass(frozen=True)
 class EvidenceItem:
-    """One ground-truth supporting-evidence item (``annotations.gt_evidence``)."""
+    """One ground-truth supporting-evidence item (``annotations.gt_evidence``).  ``role``: ``retrospective``
+    | ``prospective`` where the task marks it (``annotations.gt_evidence[i].role``; Appendix K.2: the
+    expert-curated tasks and generated ones do, the public sample does not), else None."""
 
     id: str
     text: str
+    role: str | None = None
 
 
 @dataclass
@@ -131,6 +140,11 @@ class DrcikTask:
         if not isinstance(labels, dict):
             return {}
         return {k: v for k, v in labels.items() if k in LEVELS and v in LEVELS[k]}
+
+    @property
+    def marks_roles(self) -> bool:
+        """Whether the task marks every evidence item retrospective or prospective (Appendix K.2)."""
+        return bool(self.evidence) and all(e.role in ROLES for e in self.evidence)
 
     @property
     def horizon(self) -> int:
@@ -306,8 +320,11 @@ def parse_task(raw: dict, source: str = "<memory>", documents_root: Path | None 
     evidence = []
     for i, item in enumerate(annotations.pop("gt_evidence", None) or []):
         path = f"annotations.gt_evidence[{i}]"
+        role = item.get("role") if isinstance(item, dict) else None
+        if role is not None and role not in ROLES:
+            rd.fail(f"{path}.role", f"expected one of {', '.join(ROLES)} (or no role), got {_short(role)}")
         evidence.append(EvidenceItem(id=str(rd.get(item, "id", f"{path}.id")),
-                                     text=rd.get(item, "evidence", f"{path}.evidence", str)))
+                                     text=rd.get(item, "evidence", f"{path}.evidence", str), role=role))
 
     metadata = {k: v for k, v in raw.items() if k not in ("series", "documents", "annotations")}
     return DrcikTask(

@@ -37,6 +37,7 @@ IDENTITY = ("forecaster_options", "evidence_run", "evidence_agent", "n_samples",
 TASK = "benchmark_id"
 REQUIRED = (*CELLS, TASK, "status", *METRICS)
 LABELS = {"no-context": "No Context", "background": "Background", "supporting-evidence": "Supporting Evidence",
+          "retrospective-only": "Retrospective only", "prospective-only": "Prospective only",
           "supporting-documents": "Supp. docs", "dr-evidence": "DR Evidence", "verified-dr": "Verified DR"}
 STAND_IN = "†"
 IGNORES_TEXT = "‡"
@@ -238,25 +239,38 @@ def build_section(rows: pd.DataFrame) -> Section:
     (``episode_kind == "research"``) give Table 3, Figures 7 and 16 (:func:`dr_report.research_section`);
     forecasting rows give Table 2, with one column per DR agent and the Figure 4 statistics when
     rows carry an ``evidence_agent`` (evidence from a research run)."""
-    from tsagent_plugins.tasks.drcik import dr_report
+    from tsagent_plugins.tasks.drcik import dr_figures, dr_report
+    from tsagent_plugins.tasks.drcik.dr_scoring import research_scores
 
     kind = rows["episode_kind"] if "episode_kind" in rows.columns else pd.Series("forecast", index=rows.index)
     research = rows[kind == "research"].reset_index(drop=True)
     forecasts = rows[kind != "research"].reset_index(drop=True)
-    out = dr_report.research_section(research) if len(research) else Section()
+    scores, research_messages = research_scores(research) if len(research) else ([], [])
+    out = Section(dr_report.dr_tables(scores), research_messages, dr_report.dr_figures(scores)) if scores \
+        else Section([], research_messages)
     if forecasts.empty:
-        return out
+        missing = dr_figures.not_shown(scores, None)
+        return out if missing is None else Section(out.tables + [missing], out.messages, out.figures)
     by_agent = "evidence_agent" in forecasts.columns and forecasts["evidence_agent"].notna().any()
     forecasts, messages = _prepare(forecasts, label_sources=not by_agent)
     counts = sorted({int(n) for n in forecasts["n_samples"].dropna()}) if "n_samples" in forecasts else []
     if len(counts) > 1:
         messages.insert(0, f"the rows mix sample counts (n_samples = {', '.join(map(str, counts))}): "
                            "scores of different sample counts are kept apart, not pooled")
+    evidence_scores: list[dict] = []
     if by_agent:
-        section = _with_dr_agents(forecasts, messages)
+        section, evidence_scores = _with_dr_agents(forecasts, messages)
     else:
         section = Section(_table2_tables(forecasts), messages)
-    return Section(section.tables + out.tables, section.messages + out.messages, {**section.figures, **out.figures})
+    from tsagent_plugins.tasks.drcik import strata
+
+    role_table = strata.table17(forecasts)
+    tables = section.tables + ([role_table] if role_table is not None else []) + out.tables
+    # the tables and figures of the deep-research side not shown, when the report has that side at all
+    missing = dr_figures.not_shown(scores + evidence_scores, forecasts) if (len(research) or by_agent) else None
+    if missing is not None:
+        tables.append(missing)
+    return Section(tables, section.messages + out.messages, {**section.figures, **out.figures})
 
 
 def _table2_tables(rows: pd.DataFrame) -> list:
@@ -273,11 +287,12 @@ def _table2_tables(rows: pd.DataFrame) -> list:
     return [main, subset]
 
 
-def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
+def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> tuple[Section, list[dict]]:
     """Rows with DR evidence from research runs: Table 2 gets one column per DR agent (not one per
     condition, which would mix agents), then the Figure 4 statistics per evidence-recall judge, read
-    from the research runs named in ``evidence_run``."""
-    from tsagent_plugins.tasks.drcik import dr_report
+    from the research runs named in ``evidence_run``, and Table 15's end-to-end sCRPS when those runs'
+    tasks carry difficulty labels.  Returns the section and the DR metric rows read."""
+    from tsagent_plugins.tasks.drcik import dr_report, strata
     from tsagent_plugins.tasks.drcik.dr_scoring import read_scores
 
     dr_table = dr_report.table2_dr(rows)
@@ -295,6 +310,9 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
     figures = {}
     if scores:
         tables.append(dr_report.table2_by_origin(rows, {r["benchmark_id"]: r.get("origin") for r in scores}))
+        by_difficulty = strata.table15_scrps(rows, strata.difficulty_of(scored(scores)))
+        if by_difficulty is not None:
+            tables.append(by_difficulty)
     for label, group in dr_report.by_judge(scores).items():
         table = dr_report.figure4_stats(rows, group)
         table.key += f"-{group[0]['judge']}"
@@ -304,7 +322,4 @@ def _with_dr_agents(rows: pd.DataFrame, messages: list[str]) -> Section:
     if dr_figures.figure5_forecaster(rows) is not None:
         figures["drcik-figure5"] = dr_figures.figure5(rows, scores)
     figures["drcik-figure8"] = dr_figures.figure8(rows, scores)
-    missing = dr_figures.not_shown(scores, rows)
-    if missing is not None:
-        tables.append(missing)
-    return Section(tables, messages, figures)
+    return Section(tables, messages, figures), scores

@@ -128,6 +128,7 @@ def materialize_research(tasks: list[DrcikTask], benchmark_id: str, workspace: P
     key = {"benchmark_id": benchmark_id, "salt": salt, "ids": mapping, "documents": documents,
            "supporting": [d.document_id for d in task.documents if d.role == "supporting"],
            "gt_evidence": [e.text for e in task.evidence], "gt_evidence_ids": [e.id for e in task.evidence],
+           "gt_evidence_roles": [e.role for e in task.evidence], "difficulty": task.difficulty or None,
            "reasoning_hops": task.metadata.get("reasoning_hops"), "origin": task.metadata.get("origin")}
     (key_dir / KEY_FILE).write_text(json.dumps(key, indent=1), encoding="utf-8")
     return Materialized(prompt=prompt, task_info={"kind": "research", "corpus_dir": CORPUS_DIR,

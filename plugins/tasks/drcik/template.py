@@ -160,6 +160,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                              "evidence (dr_evidence: FOLDER, or evidence: {run, agent})")
         for i, entry in enumerate(params.forecasters):
             self.forecaster(entry, f"params.forecasters[{i}]")
+        roles = [c for c in params.contexts if c in ctx.ROLE_CONDITIONS]
+        if roles:   # Appendix K.2: only tasks marking each evidence item's role
+            tasks = self.tasks(params)
+            problems = [p for p in (ctx.role_problem(tasks[t]) for t in self.task_ids(params)) if p]
+            if problems:
+                raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(roles)}; "
+                                 f"{problems[0]}")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
         if params.agent:
@@ -416,13 +423,25 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
 
     def _finish_research(self, params: DrcikParams, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """Merge each agent profile's exported rows into ``submissions/deep_research__<profile>/`` and
-        validate them against the release's rules (corpus = the loaded tasks' documents)."""
+        validate them against the release's rules (corpus = the loaded tasks' documents).
+
+        A failed episode (the agent crashed, timed out or was refused: ``status`` not ``ok``) gives no
+        submission row, not even the empty one its scoring wrote into its key folder: the release's file
+        holds what an agent submitted, and an agent that crashed submitted nothing.  Its task is missing
+        from the file, counted under ``failed`` and named in the messages (tables count it in their
+        Failed column, :mod:`.dr_report`)."""
         known = {d.document_id for t in self.tasks(params).values() for d in t.documents}
         by_profile: dict[str, list[dict]] = {}
+        failed: dict[str, list[str]] = {}
         for row in rows:
+            if not row.get("profile"):
+                continue
+            if row.get("status") not in (None, "ok"):
+                failed.setdefault(str(row["profile"]), []).append(str(row.get("benchmark_id") or row.get("episode")))
+                continue
             export = first_json_line(run_dir / "episodes" / str(row.get("episode")) / "key"
-                                 / research_out.DEEP_RESEARCH_FILE)
-            if export is not None and row.get("profile"):
+                                     / research_out.DEEP_RESEARCH_FILE)
+            if export is not None:
                 by_profile.setdefault(str(row["profile"]), []).append(export)
         out, messages = {}, []
         models = {str(r["profile"]): r.get("model") for r in rows if r.get("profile") and r.get("model")}
@@ -439,8 +458,15 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                       for p in research_out.validate_deep_research_row(r, known)]
             errors += research_out.validate_metadata(meta)
             out[key] = {"ok": not errors, "errors": errors, "rows": len(exported)}
+            if profile in failed:
+                out[key]["failed"] = sorted(failed[profile])
             messages.append(f"submission {key}: " + (f"valid ({len(exported)} task(s))" if not errors else
-                                                     f"INVALID ({len(errors)} error(s)): {errors[0]}"))
+                                                     f"INVALID ({len(errors)} error(s)): {errors[0]}")
+                            + (f"; {len(failed[profile])} failed episode(s) left out (no submission row): "
+                               f"{', '.join(sorted(failed[profile]))}" if profile in failed else ""))
+        for profile in sorted(set(failed) - set(by_profile)):
+            messages.append(f"submission deep_research__{profile}: not written: every episode failed "
+                            f"({', '.join(sorted(failed[profile]))})")
         summary = {"submissions": out, "messages": messages}
         if params.judge:
             summary["dr_scores"] = self._judge_research(params.judge, run_dir, messages)

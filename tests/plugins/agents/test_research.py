@@ -401,3 +401,35 @@ def test_a_dr_agent_whose_extra_is_missing_is_refused_with_its_install_command(m
     assert harness.plugins.get("agent", "drbench").refusal(None) is None
     monkeypatch.undo()
     assert opendr.refusal(None) is None
+
+
+def test_opendr_rows_record_the_upstream_version(tmp_path):
+    """Every opendr row names the upstream it followed: the version the agent read at run time (trajectory
+    extra.upstream), else the installed one (an agent that stopped before recording it), and the paper's
+    GitHub-as-of-2026-05-07 version; other agents' rows leave both null.  The columns are declared (the schema)."""
+    from importlib import metadata
+
+    import harness.plugins
+    from harness.columns import agent_episode_columns
+    from harness.contracts import EpisodeArtifacts
+    from tsagent_plugins.agents.research.adapters import UpstreamColumns
+
+    extractor = harness.plugins.get("metric_extractor", "agent-upstream")
+    assert isinstance(extractor, UpstreamColumns)
+    assert agent_episode_columns()["upstream"][0] == agent_episode_columns()["upstream_paper"][0] == "str"
+
+    def values(agent, trajectory):
+        profile = AgentProfile(name="p", agent=agent, provider="openrouter", model="m")
+        return extractor.extract(EpisodeArtifacts(trajectory, None, tmp_path, profile))
+
+    ran = values("opendr", {"extra": {"upstream": "open-deep-research 0.0.16", "stop_reason": "complete"}})
+    assert ran["upstream"] == "open-deep-research 0.0.16"
+    assert "GitHub repository as of 2026-05-07" in ran["upstream_paper"]
+    try:
+        installed = f"open-deep-research {metadata.version('open-deep-research')}"
+    except metadata.PackageNotFoundError:
+        installed = "open-deep-research not installed"
+    crashed = values("opendr", None)
+    assert crashed["upstream"] == installed and crashed["upstream_paper"] == ran["upstream_paper"]
+    assert values("drbench", {"extra": {"upstream": "x"}}) == {"upstream": None, "upstream_paper": None}
+    assert values("no-such-agent", None) == {"upstream": None, "upstream_paper": None}

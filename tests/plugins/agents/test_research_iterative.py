@@ -195,6 +195,9 @@ def test_opendr_node_order_and_limits(tmp_path):
     assert doc["extra"]["tool_calls"] == 1  # one search, no read
     assert any("max_concurrent_research_units (1)" in n for n in doc["extra"]["notes"])
     assert limited["rows"]["task_42"]["status"] == "ok"
+    # every opendr row names the upstream it followed (a declared column, not only the trajectory's extra)
+    row = result["rows"]["task_42"]
+    assert row["upstream"] == "open-deep-research 0.0.16" and "2026-05-07" in row["upstream_paper"]
 
 
 def _malformed_once(agent: str) -> dict:

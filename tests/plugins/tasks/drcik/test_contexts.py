@@ -19,8 +19,8 @@ def task():
 
 
 def test_registry_names():
-    assert list(CONDITIONS) == ["no-context", "background", "supporting-evidence", "supporting-documents",
-                                "dr-evidence", "dr-report", "verified-dr"]
+    assert list(CONDITIONS) == ["no-context", "background", "supporting-evidence", "retrospective-only",
+                                "prospective-only", "supporting-documents", "dr-evidence", "dr-report", "verified-dr"]
     assert set(UNAVAILABLE) == {"original-context", "rewritten-context"}
     assert not CONDITIONS["background"].reproduces_paper
     assert all(c.reproduces_paper for n, c in CONDITIONS.items() if n != "background")
@@ -43,6 +43,44 @@ def test_supporting_evidence(task):
     assert sum(line.startswith("- ") for line in lines) == 3     # one bullet per item
     assert all(line.startswith(("- ", "  ")) for line in lines)  # multi-line items stay inside
     assert out.text.startswith(f"- {task.evidence[0].text.splitlines()[0]}")
+
+
+ROLES_42 = ["retrospective", "retrospective", "retrospective", "prospective", "prospective"]
+
+
+def role_task(roles=ROLES_42, benchmark_id="task_42"):
+    """A sample task with ``annotations.gt_evidence[i].role`` set (Appendix K.2), read by the loader."""
+    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, parse_task
+
+    raw = json.loads((SAMPLE_DIR / "tasks" / f"{benchmark_id}.json").read_text())
+    for item, role in zip(raw["annotations"]["gt_evidence"], roles):
+        if role is not None:
+            item["role"] = role
+    return parse_task(raw, "roles.json", SAMPLE_DIR)
+
+
+def test_retrospective_and_prospective_only():
+    """task_42 with E1-E3 retrospective (history, the bug) and E4-E5 prospective (the sales-off event): each
+    condition gives exactly its role's items, in order; a role with no item gives no context (empty)."""
+    task = role_task()
+    assert [e.role for e in task.evidence] == ROLES_42 and task.marks_roles
+    retro = contexts.get("retrospective-only").text_for(task)
+    pro = contexts.get("prospective-only").text_for(task)
+    assert (retro.items, pro.items, retro.status, pro.status) == (3, 2, "ok", "ok")
+    assert retro.text == "\n".join(f"- {e.text}" for e in task.evidence[:3])
+    assert pro.text == "\n".join(f"- {e.text}" for e in task.evidence[3:])
+    none = contexts.get("prospective-only").text_for(role_task(["retrospective"] * 5))
+    assert (none.text, none.status, none.items) == (None, "empty", 0)
+
+
+def test_role_conditions_refuse_tasks_that_do_not_mark_roles(task):
+    with pytest.raises(ValueError, match=r"task task_163: annotations.gt_evidence\[0\].role is not given"):
+        contexts.get("retrospective-only").text_for(task)
+    with pytest.raises(ValueError, match=r"gt_evidence\[2\].role is not given"):
+        contexts.get("prospective-only").text_for(role_task(["retrospective", "prospective", None, None, None]))
+    with pytest.raises(ConfigError, match=r"roles.json.*annotations.gt_evidence\[1\].role: expected one of "
+                                          r"retrospective, prospective"):
+        role_task(["retrospective", "future"])
 
 
 def test_supporting_documents_only_supporting(task):

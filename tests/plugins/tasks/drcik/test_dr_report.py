@@ -141,7 +141,7 @@ def test_figure4_statistics_against_scipy():
 def test_table2_with_dr_columns_marks_the_best_and_counts_verified_empty():
     rows = forecast_rows(3, np.random.default_rng(1))
     table = dr_report.table2_dr(rows)
-    assert table.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
+    assert table.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta", "Fail (per column)"]
     assert [r[:2] for r in table.rows] == [["llm-dp", "dr-evidence"], ["llm-dp", "verified-dr"],
                                            ["naive", "dr-evidence"], ["naive", "verified-dr"]]
     cells = {(d["forecaster"], d["context"], d["agent"]): d for d in table.data}
@@ -175,8 +175,10 @@ def test_table2_marks_bold_best_dr_cell_per_forecaster_and_underlines_the_best_o
     from harness.report.render import to_html, to_latex, to_markdown
 
     table = _table2_example([0.7, 0.9], [0.2, 0.3], [0.4, 0.5], [0.45, 0.55])
-    assert table.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", "A", "B"]
-    assert table.rows[0][2:] == ["0.800 ± 0.100", "0.250 ± 0.050", "0.450 ± 0.050", "0.500 ± 0.050"]
+    assert table.header == ["Forecaster", "DR condition", "no-context", "supporting-evidence", "A", "B",
+                            "Fail (per column)"]
+    assert table.rows[0][2:] == ["0.800 ± 0.100", "0.250 ± 0.050", "0.450 ± 0.050", "0.500 ± 0.050",
+                                 "0 | 0 | 0 | 0"]
     assert table.styles == {(0, 4): {"bold"}, (0, 3): {"underline"}}
     md = to_markdown([table])
     assert "| **0.450 ± 0.050** |" in md and "| <ins>0.250 ± 0.050</ins> |" in md
@@ -184,6 +186,23 @@ def test_table2_marks_bold_best_dr_cell_per_forecaster_and_underlines_the_best_o
     assert r"\textbf{0.450 $\pm$ 0.050}" in tex and r"\underline{0.250 $\pm$ 0.050}" in tex
     page = to_html([table])
     assert "<td><b>0.450 ± 0.050</b></td>" in page and "<td><u>0.250 ± 0.050</u></td>" in page
+
+
+def test_table2_with_dr_columns_counts_failed_forecasts_per_column():
+    """DR agent B's research failed on t1 (no DR evidence: the forecast failed) and llm-dp failed once without
+    context: each failure is counted in its column, and the means are over the scored tasks only."""
+    rows = []
+    for t, (nc, a, b) in enumerate([(0.7, 0.4, 0.5), (None, 0.6, None)]):
+        common = {"forecaster": "llm-dp", "benchmark_id": f"t{t}"}
+        rows += [{**common, "context": "no-context", "scrps": nc, "status": "ok" if nc else "failed"},
+                 {**common, "context": "dr-evidence", "scrps": a, "evidence_agent": "A", "status": "ok"},
+                 {**common, "context": "dr-evidence", "scrps": b, "evidence_agent": "B",
+                  "status": "ok" if b else "failed"}]
+    table = dr_report.table2_dr(pd.DataFrame(rows))
+    assert table.rows == [["llm-dp", "dr-evidence", "0.700 ± –", "0.500 ± 0.100", "0.500 ± –", "1 | 0 | 1"]]
+    assert {(d["context"], d["agent"]): d["n"] for d in table.data} == {("no-context", None): 1,
+                                                                       ("dr-evidence", "A"): 2, ("dr-evidence", "B"): 1}
+    assert any(n.startswith("Fail: tasks without a valid forecast") for n in table.notes)
 
 
 def test_table2_marks_nothing_when_all_cells_tie():
@@ -218,7 +237,7 @@ def test_report_section_from_research_and_forecast_rows(tmp_path, tasks):
     report = build_report([run, tmp_path / "alpha", tmp_path / "beta"], with_figures=True)
     tables = {t.key: t for t in report.tables}
     t2 = tables["drcik-table2-dr"]
-    assert t2.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta"]
+    assert t2.header == ["Forecaster", "DR condition", "no-context", "alpha", "beta", "Fail (per column)"]
     # beta cites only distractors: verified-dr is empty on every task, and the report says so
     note = next(n for n in t2.notes if n.startswith("verified_empty"))
     assert "3 (task, DR agent) pair(s)" in note and "(beta)" in note and "(alpha)" not in note

@@ -121,6 +121,40 @@ def test_forecasting_reads_what_score_research_wrote(tmp_path):
     assert research_claims(tmp_path / "nowhere") is None
 
 
+def test_failed_research_episode_writes_no_submission_row(tmp_path):
+    """An agent that crashed on task_201 (its scoring still wrote an empty row into its key folder): the merged
+    deep_research.jsonl holds only the two finished tasks, and the failure is counted and named."""
+    def cites(visible, key):
+        return [{"claim": "a claim", "cited_document_ids": [visible[key["supporting"][0]]]}]
+
+    for name, task_id in (("a", "task_42"), ("b", "task_201"), ("c", "task_163")):
+        _episode(tmp_path, name, task_id, cites if task_id != "task_201" else [], scored=True)
+    empty = json.loads((tmp_path / "episodes" / "b" / "key" / out.DEEP_RESEARCH_FILE).read_text())
+    assert empty["evidence"] == []   # what scoring a crashed agent's empty workspace writes
+    rows = [{**json.loads((tmp_path / "episodes" / n / "row.json").read_text()), "status": s}
+            for n, s in (("a", "ok"), ("b", "failed"), ("c", "ok"))]
+    params = load_task(REPO / "tasks" / "drcik" / "research-sample.yaml").params
+    summary = DrcikTemplate()._finish_research(params, rows, tmp_path)
+    merged = tmp_path / "submissions" / "deep_research__dr" / out.DEEP_RESEARCH_FILE
+    lines = [json.loads(x) for x in merged.read_text().splitlines()]
+    assert [r["benchmark_id"] for r in lines] == ["task_163", "task_42"]
+    assert all(r["evidence"] == ["a claim"] for r in lines)
+    assert summary["submissions"]["deep_research__dr"] == {"ok": True, "errors": [], "rows": 2,
+                                                           "failed": ["task_201"]}
+    assert summary["messages"][0] == ("submission deep_research__dr: valid (2 task(s)); 1 failed episode(s) left "
+                                      "out (no submission row): task_201")
+    # the forecasting side reads no evidence from the failed episode (not an empty list: "no DR evidence")
+    assert list(DrcikTemplate().research_evidence(str(tmp_path), "dr")["task_201"].claims) == []   # row: no status
+    (tmp_path / "episodes" / "b" / "row.json").write_text(json.dumps(rows[1]))                     # status failed
+    assert sorted(DrcikTemplate().research_evidence(str(tmp_path), "dr")) == ["task_163", "task_42"]
+    # every episode failed: no file at all, and the message says why
+    (tmp_path / "x").mkdir()
+    summary = DrcikTemplate()._finish_research(params, [{**r, "status": "failed"} for r in rows], tmp_path / "x")
+    assert not (tmp_path / "x" / "submissions").exists() and summary["submissions"] == {}
+    assert summary["messages"][0] == ("submission deep_research__dr: not written: every episode failed "
+                                      "(task_163, task_201, task_42)")
+
+
 # -- the staged experiment, end to end ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def staged(tmp_path_factory):

@@ -316,8 +316,9 @@ def test_two_runs_differing_only_in_evidence_source_are_both_kept_by_the_report(
     report = build_report([tmp_path / "dr-a", tmp_path / "dr-b"], with_figures=False)
     assert len(report.results.frame) == 6 and not any("repeated" in m for m in report.messages)
     table = report.table("drcik-table2-dr")                         # one column per DR agent
-    assert table.header == ["Forecaster", "DR condition", "dr-a", "dr-b"]
+    assert table.header == ["Forecaster", "DR condition", "dr-a", "dr-b", "Fail (per column)"]
     assert sorted(d["n"] for d in table.data) == [2, 2]            # task_201 has no evidence: failed in both
+    assert table.rows[0][-1] == "1 | 1"
 
 
 def test_report_says_when_it_mixes_sample_counts(tmp_path):
@@ -412,3 +413,39 @@ def test_a_forecast_episode_id_is_parsed_once_into_its_parts_and_entry():
         ForecastEpisode.parse(task.params, "arima/no-context/task_42")
     with pytest.raises(ValueError, match="expected <forecaster>/<context>/<benchmark_id>"):
         ForecastEpisode.parse(task.params, "naive/task_42")
+
+
+def role_tasks(folder: Path) -> Path:
+    """The sample with every evidence item marked (Appendix K.2): E1-E2 retrospective, the others prospective."""
+    import shutil
+
+    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
+
+    shutil.copytree(SAMPLE_DIR, folder)
+    for path in (folder / "tasks").glob("*.json"):
+        raw = json.loads(path.read_text())
+        for i, item in enumerate(raw["annotations"]["gt_evidence"]):
+            item["role"] = "retrospective" if i < 2 else "prospective"
+        path.write_text(json.dumps(raw))
+    return folder
+
+
+def test_role_conditions_run_from_a_spec_and_refuse_tasks_without_roles(tmp_path):
+    """retrospective-only / prospective-only (Table 17) run from a spec on tasks marking roles; each row's
+    context_items is the count of that role's items; the sample (no roles) is refused before running."""
+    tasks = role_tasks(tmp_path / "tasks")
+    spec = spec_file(tmp_path, "roles", tasks=str(tasks), forecasters=["naive"], samples=5,
+                     contexts=["no-context", "retrospective-only", "prospective-only"])
+    result = harness_run("--task", spec, "--out", tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    rows = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index(["context", "benchmark_id"])
+    evidence = {t.benchmark_id: len(t.evidence) for t in load_tasks(tasks)}
+    for task_id, n in evidence.items():
+        assert rows.loc[("retrospective-only", task_id), "context_items"] == 2
+        assert rows.loc[("prospective-only", task_id), "context_items"] == n - 2
+        assert rows.loc[("prospective-only", task_id), "status"] == "ok"
+    refused = harness_run("--task", spec_file(tmp_path, "sample", forecasters=["naive"],
+                                              contexts=["no-context", "retrospective-only"]), "--out", tmp_path / "x")
+    assert refused.exit_code != 0 and not (tmp_path / "x").exists()
+    assert ("params.contexts: 3 task(s) cannot be given retrospective-only; task task_42: "
+            "annotations.gt_evidence[0].role is not given") in str(refused.exception)
