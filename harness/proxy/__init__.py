@@ -95,7 +95,8 @@ _EXPORTS = {
 __all__ = [
     "DUMMY_API_KEY", "KEY_ENV_VARS", "EpisodeUsage", "HttpUpstream", "MissingApiKey", "ModelProxy", "ProxyError",
     "ProxyLogWriter", "ProxyRecords", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
-    "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "WireFormat", "detect_wire",
+    "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "WireFormat",
+    "detect_wire",
     "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "load_log", "read_log", "usage_from_body",
     "usage_from_sse", "register_wire_format",
 ]

@@ -26,4 +26,5 @@ from harness.proxy.wire.registry import (UNKNOWN, Wire, detect_response, detect_
 
 __all__ = ["Block", "StreamUsage", "ToolSpec", "UNKNOWN", "UsageStream", "Wire", "WireFormat", "detect_response",
            "detect_wire", "error_body", "is_completion", "register_wire_format", "string_leaves",
-           "unregister_wire_format", "usage_from_body", "usage_from_sse", "usage_from_text", "wire_format", "wire_formats", "wire_of_record"]
+           "unregister_wire_format", "usage_from_body", "usage_from_sse", "usage_from_text", "wire_format",
+           "wire_formats", "wire_of_record"]
