@@ -229,6 +229,11 @@ class WireFormat:
         """A fresh accumulator of one streamed response's usage."""
         return UsageStream(self)
 
+    def reasoning_text(self, events: list[Any]) -> str:
+        """The reasoning ("thinking") text of a response, from its payload objects (each stream event, or the
+        body), fragments joined exactly as sent; "" where the format sends none or this reader knows none."""
+        return ""
+
     def native_usage(self, usage: Usage) -> dict[str, Any]:
         """``usage`` written in this format's own fields (the inverse of :meth:`usage`'s reading)."""
         raise NotImplementedError(f"wire format {self.name!r} does not write usage")

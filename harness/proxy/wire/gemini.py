@@ -151,6 +151,16 @@ class Gemini(WireFormat):
         meta = body.get("usageMetadata")
         return from_gemini(meta) if isinstance(meta, dict) else None
 
+    def reasoning_text(self, events: list[Any]) -> str:
+        """The text of the ``thought: true`` parts of every candidate."""
+        out = []
+        for event in events:
+            for candidate in (event.get("candidates") or []) if isinstance(event, dict) else []:
+                for part in ((candidate or {}).get("content") or {}).get("parts") or []:
+                    if isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+                        out.append(part["text"])
+        return "".join(out)
+
     def native_usage(self, usage: Usage) -> dict[str, Any]:
         meta = {"promptTokenCount": usage.prompt_tokens,
                 "candidatesTokenCount": usage.completion_tokens - usage.reasoning_tokens,

@@ -14,10 +14,10 @@ import json
 from typing import Any
 
 from harness import UpstreamRequest, encode_event
-from tsagent_plugins.models.wire.base import Reply, WireFormat, pieces
+from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 
-class AnthropicWire(WireFormat):
+class AnthropicWire(ReplyFormat):
     name = "anthropic"
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Any
 from harness import ToolSpec, UpstreamRequest, Usage
 from harness import Wire, error_body, string_leaves, wire_format
 
-__all__ = ["Call", "Reply", "ToolSpec", "WireFormat", "pieces", "string_leaves"]
+__all__ = ["Call", "Reply", "ReplyFormat", "ToolSpec", "pieces", "string_leaves"]
 
 
 @dataclass
@@ -48,7 +48,7 @@ def pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-class WireFormat(ABC):
+class ReplyFormat(ABC):
     """Renders scripted replies in one wire format; reads its requests with the format's own readers."""
 
     name: Wire

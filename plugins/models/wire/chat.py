@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from harness import UpstreamRequest, encode_event
-from tsagent_plugins.models.wire.base import Reply, WireFormat, pieces
+from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 
-class ChatWire(WireFormat):
+class ChatWire(ReplyFormat):
     name = "openai-chat"
 
     def render_json(self, reply: Reply) -> Any:

@@ -13,10 +13,10 @@ from typing import Any
 
 from harness import UpstreamRequest, encode_event
 from harness import gemini_target
-from tsagent_plugins.models.wire.base import Reply, WireFormat, pieces
+from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 
-class GeminiWire(WireFormat):
+class GeminiWire(ReplyFormat):
     name = "gemini"
 
     def is_sse(self, request: UpstreamRequest) -> bool:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from harness import UpstreamRequest, encode_event
-from tsagent_plugins.models.wire.base import Call, Reply, WireFormat, pieces
+from tsagent_plugins.models.wire.base import Call, Reply, ReplyFormat, pieces
 
 
-class ResponsesWire(WireFormat):
+class ResponsesWire(ReplyFormat):
     name = "openai-responses"
 
     # -- items ------------------------------------------------------------------
