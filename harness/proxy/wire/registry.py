@@ -22,6 +22,7 @@ _formats: dict[str, WireFormat] | None = None
 
 
 def _registry() -> dict[str, WireFormat]:
+    """The registered formats by name; the core's own four are registered (like any other) on first use."""
     global _formats
     if _formats is None:
         from harness.proxy.wire.anthropic import AnthropicMessages
@@ -29,7 +30,9 @@ def _registry() -> dict[str, WireFormat]:
         from harness.proxy.wire.gemini import Gemini
         from harness.proxy.wire.responses import OpenAIResponses
 
-        _formats = {f.name: f for f in (AnthropicMessages(), OpenAIChat(), OpenAIResponses(), Gemini())}
+        _formats = {}
+        for fmt in (AnthropicMessages(), OpenAIChat(), OpenAIResponses(), Gemini()):
+            register_wire_format(fmt)
     return _formats
 
 
@@ -37,18 +40,23 @@ def register_wire_format(fmt: WireFormat) -> WireFormat:
     """Register ``fmt`` (a :class:`WireFormat` instance); returns it.
 
     ValueError when ``fmt`` is not a :class:`WireFormat` instance, its ``name`` is empty or ``"unknown"``, or
-    another format already has that name (naming both classes).
+    a format of another class already has that name (naming both classes); the same class registering again
+    (its module imported anew) replaces its earlier instance.
     """
     if not isinstance(fmt, WireFormat):
         raise ValueError(f"register_wire_format: {fmt!r} is not a WireFormat instance")
     if not isinstance(fmt.name, str) or not fmt.name or fmt.name == UNKNOWN:
         raise ValueError(f"register_wire_format: {type(fmt).__name__} has no usable name ({fmt.name!r})")
     formats = _registry()
-    if fmt.name in formats and formats[fmt.name] is not fmt:
+    if fmt.name in formats and _origin(formats[fmt.name]) != _origin(fmt):
         raise ValueError(f"wire format {fmt.name!r} is registered twice: by {type(formats[fmt.name]).__name__} "
                          f"and by {type(fmt).__name__}")
     formats[fmt.name] = fmt
     return fmt
+
+
+def _origin(fmt: WireFormat) -> tuple[str, str]:
+    return type(fmt).__module__, type(fmt).__qualname__
 
 
 def unregister_wire_format(name: str) -> None:

@@ -110,13 +110,19 @@ def test_the_proxy_detects_and_prices_a_registered_format(episode):
     assert [r["usage"]["prompt_tokens"] for r in records if r["type"] == "response"] == [20, 40]
 
 
-def test_unregistered_the_format_is_unknown(fake_wire):
+def test_unregistered_the_format_is_unknown_and_another_class_cannot_take_its_name(fake_wire):
     assert detect_wire(PATH) == "fake-wire"
     unregister_wire_format(fake_wire.name)
     assert detect_wire(PATH) == "unknown"
-    with pytest.raises(ValueError, match="registered twice"):
-        register_wire_format(FakeWire())
-        register_wire_format(FakeWire())
+    register_wire_format(FakeWire())
+    register_wire_format(FakeWire())  # the same class again (its module imported anew): replaces the first
+    assert detect_wire(PATH) == "fake-wire"
+
+    class Impostor(FakeWire):
+        pass
+
+    with pytest.raises(ValueError, match="'fake-wire' is registered twice: by FakeWire and by Impostor"):
+        register_wire_format(Impostor())
 
 
 def test_the_metrics_read_a_registered_format(episode, tmp_path):
