@@ -15,6 +15,7 @@ Target: under 2 s for the whole set at 200k tokens.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import json
 import sys
@@ -26,7 +27,7 @@ import numpy as np
 
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
-from tsagent_plugins.metrics import all_extractors, clear_caches
+from tsagent_plugins.metrics import all_extractors
 from tsagent_plugins.metrics.tokenizer import get_tokenizer
 
 TARGET_SECONDS = 2.0
@@ -128,13 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         totals, cpu = [], []
         for _ in range(args.repeat):
             trajectory = json.loads((Path(tmp) / "trajectory.json").read_text())  # fresh object: no reuse
-            artifacts.trajectory = trajectory
-            clear_caches()
+            episode = dataclasses.replace(artifacts, trajectory=trajectory)  # fresh: proxy.jsonl parsed anew
             start, start_cpu = time.perf_counter(), time.process_time()
             row = {}
             for extractor in all_extractors():
                 t0 = time.perf_counter()
-                row.update(extractor.extract(artifacts))
+                row.update(extractor.extract(episode))
                 best[extractor.name] = min(best.get(extractor.name, float("inf")), time.perf_counter() - t0)
             totals.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)

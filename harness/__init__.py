@@ -90,14 +90,24 @@ if TYPE_CHECKING:
     from harness.proxy.sse import encode_event as encode_event
     from harness.proxy.sse import parse_sse as parse_sse
     from harness.proxy.usage import Usage as Usage
-    from harness.proxy.usage import from_anthropic as from_anthropic
+    from harness.proxy.wire.anthropic import from_anthropic as from_anthropic
     from harness.proxy.wire import Wire as Wire
+    from harness.proxy.wire import WireFormat as WireFormat
+    from harness.proxy.wire import Block as WireBlock
+    from harness.proxy.wire import ToolSpec as ToolSpec
+    from harness.proxy.wire import string_leaves as string_leaves
+    from harness.proxy.wire import UsageStream as UsageStream
+    from harness.proxy.wire import register_wire_format as register_wire_format
+    from harness.proxy.wire import unregister_wire_format as unregister_wire_format
+    from harness.proxy.wire import wire_format as wire_format
+    from harness.proxy.wire import wire_of_record as wire_of_record
+    from harness.proxy.wire import is_completion as is_completion
     from harness.proxy.wire import error_body as error_body
-    from harness.proxy.wire import gemini_target as gemini_target
-    from harness.proxy.log import ProxyRecords as ProxyRecords
+    from harness.proxy.wire.gemini import gemini_target as gemini_target
+    from harness.proxy_records import ProxyRecords as ProxyRecords
     from harness.proxy.log import decode_body as decode_body
-    from harness.proxy.log import load_log as load_log
-    from harness.proxy.log import read_log as read_log
+    from harness.proxy_records import load_log as load_log
+    from harness.proxy_records import read_log as read_log
     from harness.proxy.client import request as proxy_request
     from harness.model_session import start_proxy as start_proxy
     # -- in-harness model users (forecasters, judges, generation): one client of the run's proxy ---------

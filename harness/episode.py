@@ -34,7 +34,7 @@ from harness.contracts import (
 )
 from harness import interrupt
 from harness.errors import EpisodeError, ErrorKind
-from harness.proxy.log import last_request_seq
+from harness.proxy_records import last_request_seq
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt

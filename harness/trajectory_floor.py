@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.proxy.log import load_log
+from harness.proxy_records import load_log
 from harness.trajectory import SCHEMA_VERSION, to_dict, validate_trajectory
 
 

@@ -32,7 +32,7 @@ API
 Every request, on any path, is forwarded to the upstream and the answer is
 relayed chunk by chunk (SSE is never buffered).  Each request and response
 body is appended to ``proxy.jsonl`` (see :mod:`harness.proxy.log`), usage is
-normalised per provider (:mod:`harness.proxy.usage`) and priced, and the
+normalised per wire format (:mod:`harness.proxy.wire`) and priced, and the
 episode's :class:`harness.config.Budget` caps are enforced
 (:mod:`harness.proxy.accounting`): a request after a cap is answered with HTTP
 400 in the provider's error format (never 429/5xx, which CLIs retry).  An
@@ -64,9 +64,9 @@ _EXPORTS = {
     'join_url': 'harness.proxy.http',
     'key_from_env': 'harness.proxy.http',
     'ProxyLogWriter': 'harness.proxy.log',
-    'ProxyRecords': 'harness.proxy.log',
-    'load_log': 'harness.proxy.log',
-    'read_log': 'harness.proxy.log',
+    'ProxyRecords': 'harness.proxy_records',
+    'load_log': 'harness.proxy_records',
+    'read_log': 'harness.proxy_records',
     'ModelProxy': 'harness.proxy.server',
     'SSEEvent': 'harness.proxy.sse',
     'SSEParser': 'harness.proxy.sse',
@@ -81,21 +81,24 @@ _EXPORTS = {
     'UpstreamRequest': 'harness.proxy.upstream',
     'UpstreamResponse': 'harness.proxy.upstream',
     'UpstreamUnreachable': 'harness.proxy.upstream',
-    'StreamUsage': 'harness.proxy.usage',
     'Usage': 'harness.proxy.usage',
-    'usage_from_body': 'harness.proxy.usage',
-    'usage_from_sse': 'harness.proxy.usage',
+    'StreamUsage': 'harness.proxy.wire',
+    'usage_from_body': 'harness.proxy.wire',
+    'usage_from_sse': 'harness.proxy.wire',
     'Wire': 'harness.proxy.wire',
+    'WireFormat': 'harness.proxy.wire',
     'detect_wire': 'harness.proxy.wire',
     'error_body': 'harness.proxy.wire',
+    'register_wire_format': 'harness.proxy.wire',
 }
 
 __all__ = [
     "DUMMY_API_KEY", "KEY_ENV_VARS", "EpisodeUsage", "HttpUpstream", "MissingApiKey", "ModelProxy", "ProxyError",
     "ProxyLogWriter", "ProxyRecords", "SSEEvent", "SSEParser", "Secret", "StreamUsage", "Upstream", "UpstreamConfigError",
-    "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "detect_wire",
+    "UpstreamRequest", "UpstreamResponse", "UpstreamUnreachable", "Usage", "Wire", "WireFormat",
+    "detect_wire",
     "encode_event", "error_body", "join_url", "key_from_env", "parse_sse", "load_log", "read_log", "usage_from_body",
-    "usage_from_sse",
+    "usage_from_sse", "register_wire_format",
 ]
 
 

@@ -29,8 +29,7 @@ from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber
 from harness.proxy.sse import SSEParser
 from harness.proxy.upstream import Upstream, UpstreamRequest, UpstreamResponse, UpstreamUnreachable
-from harness.proxy.usage import StreamUsage, usage_from_body
-from harness.proxy.wire import error_body
+from harness.proxy.wire import StreamUsage, error_body, usage_from_body
 
 T = TypeVar("T")
 

@@ -29,7 +29,7 @@ import pytest
 
 from harness.contracts import ModelBackend
 from harness.proxy import KEY_ENV_VARS, UpstreamConfigError, UpstreamRequest
-from harness.proxy.usage import usage_from_text
+from harness.proxy.wire import usage_from_text
 
 
 def chat_request(text: str = "Say hi.") -> UpstreamRequest:

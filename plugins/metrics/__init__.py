@@ -24,11 +24,10 @@ from tsagent_plugins.metrics.extractors import (
     PythonUseMetrics,
     UsageMetrics,
     all_extractors,
-    clear_caches,
 )
 
 __all__ = ["ConsoleShareMetrics", "InteractionMetrics", "NumericOutputMetrics", "PlotMetrics",
-           "PythonUseMetrics", "UsageMetrics", "all_extractors", "clear_caches"]
+           "PythonUseMetrics", "UsageMetrics", "all_extractors"]
 
 
 @hookimpl

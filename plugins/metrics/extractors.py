@@ -1,7 +1,7 @@
 """The trajectory metrics of TraceBench Appendix G, one :class:`MetricExtractor` per group.
 
 Each extractor reads :class:`harness.contracts.EpisodeArtifacts`: the ATIF
-``trajectory`` dict, the ``proxy_log`` path (``proxy.jsonl``), the copied-out
+``trajectory`` dict, the ``proxy_records`` of ``proxy.jsonl`` (read once per episode), the copied-out
 ``workspace`` and the agent ``profile`` (``image_support``, ``prices``).
 Missing evidence gives ``None`` (shown as "–"), never a made-up zero.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import EpisodeArtifacts, MetricExtractor, untrusted
-from harness import content_text, exchanges, parse_timestamp, steps
-from tsagent_plugins.metrics.context import agent_calls, context_blocks, detect_wire, read_proxy_log
+from harness import content_text, exchanges, parse_timestamp, steps, wire_of_record
+from tsagent_plugins.metrics.context import agent_calls, context_blocks
 from tsagent_plugins.metrics.numbers import count_numbers
 from tsagent_plugins.metrics.shell import normalize_path
 from tsagent_plugins.metrics.sources import Replay, replay
@@ -25,26 +25,10 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".
 SOURCE_EXTENSIONS = (".py", ".pyw", ".ipynb", ".sh", ".bash", ".r", ".js", ".ts", ".jl", ".m", ".c", ".cpp", ".h")
 SKIPPED_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages", ".cache", ".ipynb_checkpoints"}
 
-_last_replay: tuple[Any, Replay] | None = None
 
-
-def _replay(trajectory: dict | None) -> Replay:
-    """:func:`replay`, computed once per trajectory object (several extractors need it)."""
-    global _last_replay
-    if _last_replay is not None and _last_replay[0] is trajectory:
-        return _last_replay[1]
-    result = replay(trajectory)
-    _last_replay = (trajectory, result)
-    return result
-
-
-def clear_caches() -> None:
-    """Forget the cached replay and proxy log (benchmarks measure cold runs with it)."""
-    global _last_replay
-    from tsagent_plugins.metrics import context
-
-    _last_replay = None
-    context._last_log = None
+def _replay(artifacts: EpisodeArtifacts) -> Replay:
+    """:func:`replay` of the episode's trajectory, computed once per episode (several extractors need it)."""
+    return artifacts.shared("shell-replay", lambda: replay(artifacts.trajectory))
 
 
 class InteractionMetrics(MetricExtractor):
@@ -66,7 +50,7 @@ class InteractionMetrics(MetricExtractor):
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         trajectory = artifacts.trajectory
         if trajectory is None:
-            log = read_proxy_log(artifacts.proxy_log)
+            log = artifacts.proxy_records
             calls = None if log is None else len(agent_calls(log))
             return {"agent_iterations": calls, "tool_calls": None}
         iterations = 0
@@ -104,7 +88,7 @@ class PythonUseMetrics(MetricExtractor):
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         if artifacts.trajectory is None:
             return dict.fromkeys(self.columns)
-        result = _replay(artifacts.trajectory)
+        result = _replay(artifacts)
         return {"python_calls": len(result.runs), "python_statements": result.statements,
                 "shell_parse_fallbacks": result.fallback_parses}
 
@@ -183,7 +167,7 @@ class NumericOutputMetrics(MetricExtractor):
         trajectory = artifacts.trajectory
         if trajectory is None:
             return {"numeric_values_printed": None}
-        replayed = _replay(trajectory)
+        replayed = _replay(artifacts)
         total = 0
         for index, exchange in enumerate(exchanges(trajectory)):
             text = exchange.output
@@ -236,7 +220,7 @@ class ConsoleShareMetrics(MetricExtractor):
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
         tokenizer = get_tokenizer(self.allow_encoding)
-        log = read_proxy_log(artifacts.proxy_log)
+        log = artifacts.proxy_records
         console = total = 0
         source = None
         calls = agent_calls(log) if log is not None else []
@@ -244,7 +228,7 @@ class ConsoleShareMetrics(MetricExtractor):
             source = "proxy"
             memo: dict = {}
             for record, body in calls:
-                for text, is_console in context_blocks(body, detect_wire(record, body), memo):
+                for text, is_console in context_blocks(body, wire_of_record(record, body), memo):
                     n = tokenizer.count(text)
                     total += n
                     if is_console:
@@ -317,7 +301,7 @@ class UsageMetrics(MetricExtractor):
                "usage_source": ("str", "proxy | trajectory")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
-        log = read_proxy_log(artifacts.proxy_log)
+        log = artifacts.proxy_records
         prompt = cached = completion = 0
         logged_cost: float | None = None
         source = None

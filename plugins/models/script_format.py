@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from harness import ConfigError, Strict, format_validation_error, load_yaml
 from harness import KEY_ENV_VARS, UpstreamRequest
-from tsagent_plugins.models.wire.base import WireFormat, string_leaves
+from tsagent_plugins.models.wire.base import ReplyFormat, string_leaves
 
 WireName = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]
 Texts = str | list[str]
@@ -177,11 +177,11 @@ def _texts(value: Texts) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def conversation_text(fmt: WireFormat, body: dict) -> str:
+def conversation_text(fmt: ReplyFormat, body: dict) -> str:
     return "\n".join(string_leaves(fmt.conversation(body)))
 
 
-def check_expect(expect: Expect, request: UpstreamRequest, body: dict, fmt: WireFormat) -> list[str]:
+def check_expect(expect: Expect, request: UpstreamRequest, body: dict, fmt: ReplyFormat) -> list[str]:
     """Failure messages (empty when every assertion holds).  Never quotes a credential."""
     fails: list[str] = []
     if expect.wire is not None and request.wire != expect.wire:
@@ -241,7 +241,7 @@ def _check_auth(want: str, sent: str | None) -> list[str]:
     return [] if sent == want else ["auth: the API key sent differs from the expected one"]
 
 
-def matches(when: When, request: UpstreamRequest, body: dict, fmt: WireFormat) -> bool:
+def matches(when: When, request: UpstreamRequest, body: dict, fmt: ReplyFormat) -> bool:
     """Whether a match rule's conditions all hold for this request."""
     if when.wire is not None and request.wire != when.wire:
         return False

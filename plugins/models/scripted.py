@@ -95,7 +95,7 @@ from tsagent_plugins.models.structured import (MissingId, embeddings_response, f
                                        response_schema, substitute_ids, tool_results)
 from tsagent_plugins.models.script_format import (Script, Turn, check_expect, conversation_text, load_script, matches,
                                                   parse_script)
-from tsagent_plugins.models.wire import FORMATS, Call, Reply, WireFormat
+from tsagent_plugins.models.wire import FORMATS, Call, Reply, ReplyFormat
 from tsagent_plugins.models.wire.gemini import GeminiWire
 from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
 
@@ -187,7 +187,7 @@ class ScriptedUpstream(Upstream):
         return UpstreamResponse.sse(_paced(fmt.render_stream(reply, request, body), turn.chunk_delay))
 
     def _pick(self, state: _EpisodeState, request: UpstreamRequest, body: dict,
-              fmt: WireFormat) -> tuple[Turn, str, bool]:
+              fmt: ReplyFormat) -> tuple[Turn, str, bool]:
         script = state.script
         for index, rule in enumerate(script.match, 1):
             if matches(rule.when, request, body, fmt):
@@ -196,13 +196,13 @@ class ScriptedUpstream(Upstream):
             return script.turns[state.next_turn], f"turn {state.next_turn + 1}", True
         return Turn(text=script.final.text, stop_reason=script.final.stop_reason), "final", False
 
-    def _fail(self, state: _EpisodeState, fmt: WireFormat, label: str, fails: list[str]) -> UpstreamResponse:
+    def _fail(self, state: _EpisodeState, fmt: ReplyFormat, label: str, fails: list[str]) -> UpstreamResponse:
         message = f"scripted {label}: " + "; ".join(fails)
         state.failures.append(message)
         return UpstreamResponse.json(400, fmt.error(400, message), assertion_failure=message)
 
     def _resolve(self, state: _EpisodeState, turn: Turn, request: UpstreamRequest, body: dict,
-                 fmt: WireFormat) -> Reply:
+                 fmt: ReplyFormat) -> Reply:
         if has_placeholder(turn.model_dump(include={"text", "tool_calls", "structured"})):
             if state.script.id_source == "messages":
                 texts, source = [conversation_text(fmt, body)], "the messages"
@@ -237,7 +237,7 @@ class ScriptedUpstream(Upstream):
         return reply
 
 
-def _structure_failures(fmt: WireFormat, body: dict, reply: Reply) -> list[str]:
+def _structure_failures(fmt: ReplyFormat, body: dict, reply: Reply) -> list[str]:
     """A forced tool choice the reply does not honour; a JSON answer that is not JSON or not of the schema."""
     fails = []
     forced, name = forced_tool(fmt.name, body)

@@ -29,7 +29,7 @@ import math
 import re
 from typing import Any
 
-from tsagent_plugins.models.wire.base import string_leaves
+from harness import WireFormat, string_leaves, wire_format
 
 PLACEHOLDER = re.compile(r"\{\{id:(-?\d+)\}\}")
 _WORD = re.compile(r"\w+")
@@ -65,67 +65,21 @@ def embeddings_response(body: Any, dim: int) -> tuple[int, dict]:
 
 
 def forced_tool(wire: str, body: dict) -> tuple[bool, str | None]:
-    """(the request forces a tool call, the forced tool's name or None for any tool)."""
-    if wire == "gemini":
-        config = ((body.get("toolConfig") or body.get("tool_config") or {}).get("functionCallingConfig") or {})
-        if str(config.get("mode", "")).upper() == "ANY":
-            names = config.get("allowedFunctionNames") or []
-            return True, names[0] if len(names) == 1 else None
-        return False, None
-    choice = body.get("tool_choice")
-    if choice in ("required", "any"):
-        return True, None
-    if isinstance(choice, dict):
-        kind = choice.get("type")
-        if kind == "any":
-            return True, None
-        if kind in ("function", "tool"):
-            fn = choice.get("function") if isinstance(choice.get("function"), dict) else choice
-            return True, fn.get("name")
-    return False, None
+    """(the request forces a tool call, the forced tool's name or None for any tool), read by the wire format
+    (:meth:`harness.WireFormat.forced_tool`; ``tool_choice`` for a wire no format decodes)."""
+    return (wire_format(wire) or WireFormat()).forced_tool(body)
 
 
 def response_schema(wire: str, body: dict) -> tuple[bool, dict | None]:
-    """(the request demands a JSON answer, its JSON schema or None)."""
-    if wire == "openai-chat":
-        fmt = body.get("response_format")
-        if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
-            spec = fmt.get("json_schema") if isinstance(fmt.get("json_schema"), dict) else {}
-            return True, spec.get("schema")
-    elif wire == "openai-responses":
-        fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
-        if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
-            return True, fmt.get("schema")
-    elif wire == "gemini":
-        config = body.get("generationConfig") or {}
-        schema = config.get("responseJsonSchema") or config.get("responseSchema")
-        if config.get("responseMimeType") == "application/json" or schema:
-            return True, schema
-    return False, None
+    """(the request demands a JSON answer, its JSON schema or None), read by the wire format."""
+    fmt = wire_format(wire)
+    return fmt.response_schema(body) if fmt is not None else (False, None)
 
 
 def tool_results(wire: str, body: dict) -> list[str]:
-    """Texts of every tool result in the request's conversation, oldest first."""
-    out: list[str] = []
-    if wire == "openai-chat":
-        for m in body.get("messages") or []:
-            if isinstance(m, dict) and m.get("role") == "tool":
-                out.append("\n".join(string_leaves(m.get("content"))))
-    elif wire == "openai-responses":
-        for item in body.get("input") or [] if isinstance(body.get("input"), list) else []:
-            if isinstance(item, dict) and str(item.get("type", "")).endswith("_call_output"):
-                out.append("\n".join(string_leaves(item.get("output"))))
-    elif wire == "anthropic":
-        for m in body.get("messages") or []:
-            for block in (m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []):
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    out.append("\n".join(string_leaves(block.get("content"))))
-    elif wire == "gemini":
-        for content in body.get("contents") or []:
-            for part in (content.get("parts") or [] if isinstance(content, dict) else []):
-                if isinstance(part, dict) and "functionResponse" in part:
-                    out.append("\n".join(string_leaves(part["functionResponse"].get("response"))))
-    return out
+    """Texts of every tool result in the request's conversation, oldest first, read by the wire format."""
+    fmt = wire_format(wire)
+    return fmt.tool_results(body) if fmt is not None else []
 
 
 def ids_in(results: list[str], pattern: str) -> list[str]:

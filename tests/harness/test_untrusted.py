@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from harness import untrusted
 from harness.contracts import CallResult
-from harness.proxy.log import last_request_seq, load_log, read_log
+from harness.proxy_records import last_request_seq, load_log, read_log
 from tsagent_plugins.agents.terminal.base import json_lines
 from tsagent_plugins.agents.terminal.proxylog import read_calls
 from tsagent_plugins.forecasters._common import check_samples

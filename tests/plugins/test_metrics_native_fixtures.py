@@ -30,7 +30,7 @@ from harness import plugins as registry
 from harness.contracts import EpisodeArtifacts
 from harness.profiles import resolve_profile
 from harness.trajectory import parse_timestamp
-from tsagent_plugins.metrics import ConsoleShareMetrics, InteractionMetrics, clear_caches
+from tsagent_plugins.metrics import ConsoleShareMetrics, InteractionMetrics
 from tsagent_plugins.metrics.numbers import find_numbers
 from tsagent_plugins.metrics.tokenizer import get_tokenizer
 from tsagent_plugins.models.script_format import load_script
@@ -79,7 +79,6 @@ def agent_requests(folder: Path) -> list[dict]:
 def extract_all(agent: str, case: str, workspace: Path) -> tuple[dict, dict]:
     """(trajectory, every registered extractor's values) for one captured episode."""
     folder = FIXTURES / agent / case
-    clear_caches()
     trajectory = registry.get("agent", agent).trajectory(folder / "home", (folder / "agent.stdout").read_text(),
                                                          folder / "proxy.jsonl")
     assert trajectory is not None
@@ -352,7 +351,6 @@ def test_a_request_refused_upstream_is_not_an_iteration(tmp_path, workspace):
     at = records.index(first)
     lines = records[:at] + refused + records[at:]
     (folder / "proxy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    clear_caches()
     profile = resolve_profile("claude-opus-4.6")
     with_retry = ConsoleShareMetrics().extract(EpisodeArtifacts(None, folder / "proxy.jsonl", workspace, profile))
     assert (with_retry["console_tokens"], with_retry["context_tokens"]) == expected_context("claude-code", "direct")

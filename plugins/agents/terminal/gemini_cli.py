@@ -27,6 +27,7 @@ from typing import Any
 from harness import untrusted
 from harness import AgentContext
 from harness import Usage
+from harness import wire_format
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall
@@ -107,14 +108,10 @@ def _tool_output(result: Any) -> tuple[str, bool]:
 
 
 def streamed_thoughts(call: ProxyCall) -> str:
-    """The thought text of a Gemini response as streamed (fragments joined exactly), from the proxy log."""
-    out = []
-    for event in call.events():
-        for candidate in (event.get("candidates") or []) if isinstance(event, dict) else []:
-            for part in ((candidate or {}).get("content") or {}).get("parts") or []:
-                if isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
-                    out.append(part["text"])
-    return "".join(out)
+    """The thought text of a Gemini response as streamed (fragments joined exactly), from the proxy log
+    (read by the wire format, :meth:`harness.WireFormat.reasoning_text`)."""
+    fmt = wire_format(call.wire)
+    return fmt.reasoning_text(call.events()) if fmt is not None else ""
 
 
 class GeminiCli(TerminalAgent):

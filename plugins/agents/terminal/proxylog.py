@@ -18,7 +18,7 @@ from typing import Any
 
 from harness import parse_sse, read_log
 from harness import Usage
-from harness import gemini_target
+from harness import wire_format, wire_of_record
 
 
 @dataclass
@@ -76,11 +76,12 @@ class ProxyCall:
 
 
 def _model(record: dict) -> str | None:
+    """The model the request asks for, read by its wire format (the body's ``model``, else the path's)."""
     body = record.get("body")
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return body["model"]
-    target = gemini_target(str(record.get("path") or ""))
-    return target[0] if target else None
+    fmt = wire_format(wire_of_record(record, body))
+    return fmt.model(str(record.get("path") or ""), body) if fmt is not None else None
 
 
 def _has_tools(body: Any) -> bool:
@@ -154,53 +155,11 @@ def total_usage(calls: list[ProxyCall]) -> tuple[Usage, float]:
     return total, cost
 
 
-def _text_of(content: Any, part_types: tuple[str, ...] = ("text", "input_text")) -> str:
-    """The text parts of a message content, without the CLI's own ``<system-reminder>`` blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif (isinstance(part, dict) and part.get("type", "text") in part_types
-                  and isinstance(part.get("text"), str) and not part["text"].lstrip().startswith("<system-reminder>")):
-                parts.append(part["text"])
-        return "\n".join(parts)
-    return ""
-
-
 def user_messages(call: ProxyCall) -> list[str]:
-    """The texts of the user messages of a request, in order (any wire format)."""
-    body = call.body if isinstance(call.body, dict) else {}
-    out: list[str] = []
-    if call.wire in ("anthropic", "openai-chat"):
-        for message in body.get("messages") or []:
-            if isinstance(message, dict) and message.get("role") == "user":
-                content = message.get("content")
-                if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "tool_result"
-                                                     for p in content):
-                    continue
-                text = _text_of(content)
-                if text:
-                    out.append(text)
-    elif call.wire == "openai-responses":
-        items = body.get("input")
-        if isinstance(items, str):
-            return [items]
-        for item in items or []:
-            if isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message":
-                text = _text_of(item.get("content"))
-                if text:
-                    out.append(text)
-    elif call.wire == "gemini":
-        for content in body.get("contents") or []:
-            if isinstance(content, dict) and content.get("role") == "user":
-                parts = content.get("parts") or []
-                text = "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
-                if text:
-                    out.append(text)
-    return out
+    """The texts of the user messages of a request, in order, read by its wire format
+    (:meth:`harness.WireFormat.user_messages`); none for an unknown wire."""
+    fmt = wire_format(call.wire)
+    return fmt.user_messages(call.body if isinstance(call.body, dict) else {}) if fmt is not None else []
 
 
 def first_prompt(calls: list[ProxyCall]) -> str | None:

@@ -13,39 +13,12 @@ import hashlib
 import json
 from typing import Any
 
-from harness import UpstreamRequest, Usage, encode_event
-from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, encode_event
+from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 
-class AnthropicWire(WireFormat):
+class AnthropicWire(ReplyFormat):
     name = "anthropic"
-
-    def tools(self, body: dict) -> list[ToolSpec]:
-        return [ToolSpec(t["name"], t.get("input_schema")) for t in body.get("tools") or []
-                if isinstance(t, dict) and isinstance(t.get("name"), str)]
-
-    def conversation(self, body: dict) -> list[Any]:
-        return [body.get("system"), body.get("messages")]
-
-    def last_tool_result(self, body: dict) -> str | None:
-        for message in reversed(body.get("messages") or []):
-            content = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(content, list):
-                continue
-            for block in reversed(content):
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    return "\n".join(string_leaves(block.get("content")))
-        return None
-
-    def reasoning_effort(self, body: dict) -> str | None:
-        for holder in (body.get("output_config"), body.get("thinking"), body):
-            if isinstance(holder, dict) and isinstance(holder.get("effort"), str):
-                return holder["effort"].lower()
-        return None
-
-    def native_usage(self, usage: Usage) -> dict[str, Any]:
-        return {"input_tokens": usage.prompt_tokens - usage.cached_tokens, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": usage.cached_tokens, "output_tokens": usage.completion_tokens}
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

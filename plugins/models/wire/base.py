@@ -1,4 +1,5 @@
-"""What every scripted wire format shares: the reply model and request readers' interface."""
+"""What every scripted wire format shares: the reply model, and the request readers, which are the wire
+format's own (:class:`harness.WireFormat`)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import UpstreamRequest, Usage
-from harness import Wire, error_body
+from harness import ToolSpec, UpstreamRequest, Usage
+from harness import Wire, error_body, string_leaves, wire_format
 
-#: Keys whose values are payloads, not conversation text (base64 images, signatures).
-_SKIP_KEYS = frozenset({"data", "signature", "encrypted_content", "image_url", "inlineData", "inline_data",
-                        "thoughtSignature"})
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool the request offers: ``kind`` is ``function`` (JSON-schema arguments),
-    ``local_shell`` (Responses built-in) or ``custom`` (Responses free-form input)."""
-
-    name: str
-    schema: dict[str, Any] | None = None
-    kind: str = "function"
+__all__ = ["Call", "Reply", "ReplyFormat", "ToolSpec", "pieces", "string_leaves"]
 
 
 @dataclass
@@ -53,58 +42,46 @@ class Reply:
     chunk_size: int = 16
 
 
-def string_leaves(node: Any, out: list[str] | None = None) -> list[str]:
-    """Every string inside ``node`` (dict values, list items), skipping payload keys."""
-    out = [] if out is None else out
-    if isinstance(node, str):
-        out.append(node)
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if key not in _SKIP_KEYS:
-                string_leaves(value, out)
-    elif isinstance(node, list):
-        for item in node:
-            string_leaves(item, out)
-    return out
-
-
 def pieces(text: str, size: int) -> list[str]:
     """``text`` cut into pieces of at most ``size`` characters (at least one piece)."""
     size = max(1, size)
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-class WireFormat(ABC):
-    """Reads one wire format's requests and renders scripted replies in it."""
+class ReplyFormat(ABC):
+    """Renders scripted replies in one wire format; reads its requests with the format's own readers."""
 
     name: Wire
 
     def is_stream(self, request: UpstreamRequest, body: dict) -> bool:
-        return bool(body.get("stream"))
+        return wire_format(self.name).is_stream(request.path, body)
 
     def model(self, request: UpstreamRequest, body: dict) -> str | None:
         value = body.get("model")
         return value if isinstance(value, str) else None
 
-    @abstractmethod
+    # -- reading a request: the wire format's own readers (harness.WireFormat) --------------------------
     def tools(self, body: dict) -> list[ToolSpec]:
         """The tools the request offers."""
+        return wire_format(self.name).tools(body)
 
-    @abstractmethod
     def conversation(self, body: dict) -> list[Any]:
         """The parts of the body that hold the conversation (system prompt, messages)."""
+        return wire_format(self.name).conversation(body)
 
-    @abstractmethod
     def last_tool_result(self, body: dict) -> str | None:
         """Text of the most recent tool result in the conversation, or None."""
+        results = wire_format(self.name).tool_results(body)
+        return results[-1] if results else None
 
-    @abstractmethod
     def reasoning_effort(self, body: dict) -> str | None:
         """The requested reasoning effort, lower-cased, or None."""
+        return wire_format(self.name).reasoning_effort(body)
 
-    @abstractmethod
     def native_usage(self, usage: Usage) -> dict[str, Any]:
-        """``usage`` in this format's own fields (the proxy normalises it back)."""
+        """``usage`` in this format's own fields (the proxy normalises it back): the wire format's own
+        writer (:meth:`harness.WireFormat.native_usage`)."""
+        return wire_format(self.name).native_usage(usage)
 
     @abstractmethod
     def render_json(self, reply: Reply) -> Any:

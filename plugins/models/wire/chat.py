@@ -10,41 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import UpstreamRequest, Usage, encode_event
-from tsagent_plugins.models.wire.base import Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, encode_event
+from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 
-class ChatWire(WireFormat):
+class ChatWire(ReplyFormat):
     name = "openai-chat"
-
-    def tools(self, body: dict) -> list[ToolSpec]:
-        out = []
-        for tool in body.get("tools") or []:
-            fn = tool.get("function") if isinstance(tool, dict) else None
-            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-                out.append(ToolSpec(fn["name"], fn.get("parameters")))
-        return out
-
-    def conversation(self, body: dict) -> list[Any]:
-        return [body.get("messages")]
-
-    def last_tool_result(self, body: dict) -> str | None:
-        for message in reversed(body.get("messages") or []):
-            if isinstance(message, dict) and message.get("role") == "tool":
-                return "\n".join(string_leaves(message.get("content")))
-        return None
-
-    def reasoning_effort(self, body: dict) -> str | None:
-        value = body.get("reasoning_effort")
-        if not isinstance(value, str) and isinstance(body.get("reasoning"), dict):
-            value = body["reasoning"].get("effort")
-        return value.lower() if isinstance(value, str) else None
-
-    def native_usage(self, usage: Usage) -> dict[str, Any]:
-        return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                "total_tokens": usage.total_tokens,
-                "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
-                "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens}}
 
     def render_json(self, reply: Reply) -> Any:
         content = reply.text if reply.text or not reply.calls else None

@@ -13,49 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import UpstreamRequest, Usage, encode_event
-from tsagent_plugins.models.wire.base import Call, Reply, ToolSpec, WireFormat, pieces, string_leaves
+from harness import UpstreamRequest, encode_event
+from tsagent_plugins.models.wire.base import Call, Reply, ReplyFormat, pieces
 
 
-class ResponsesWire(WireFormat):
+class ResponsesWire(ReplyFormat):
     name = "openai-responses"
-
-    def tools(self, body: dict) -> list[ToolSpec]:
-        out = []
-        for tool in body.get("tools") or []:
-            if not isinstance(tool, dict):
-                continue
-            kind = tool.get("type")
-            if kind == "local_shell":
-                out.append(ToolSpec("local_shell", None, "local_shell"))
-            elif kind == "custom" and isinstance(tool.get("name"), str):
-                out.append(ToolSpec(tool["name"], None, "custom"))
-            elif isinstance(tool.get("name"), str):
-                out.append(ToolSpec(tool["name"], tool.get("parameters")))
-        return out
-
-    def conversation(self, body: dict) -> list[Any]:
-        return [body.get("instructions"), body.get("input")]
-
-    def last_tool_result(self, body: dict) -> str | None:
-        items = body.get("input")
-        if not isinstance(items, list):
-            return None
-        for item in reversed(items):
-            if isinstance(item, dict) and str(item.get("type", "")).endswith("_call_output"):
-                return "\n".join(string_leaves(item.get("output")))
-        return None
-
-    def reasoning_effort(self, body: dict) -> str | None:
-        reasoning = body.get("reasoning")
-        value = reasoning.get("effort") if isinstance(reasoning, dict) else None
-        return value.lower() if isinstance(value, str) else None
-
-    def native_usage(self, usage: Usage) -> dict[str, Any]:
-        return {"input_tokens": usage.prompt_tokens, "input_tokens_details": {"cached_tokens": usage.cached_tokens},
-                "output_tokens": usage.completion_tokens,
-                "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-                "total_tokens": usage.total_tokens}
 
     # -- items ------------------------------------------------------------------
     def _items(self, reply: Reply) -> list[dict[str, Any]]:

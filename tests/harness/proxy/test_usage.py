@@ -10,7 +10,11 @@ import pytest
 
 from harness.config import Prices
 from harness.proxy import Usage, encode_event, usage_from_body, usage_from_sse
-from harness.proxy.usage import StreamUsage, from_anthropic, from_gemini, from_openai_chat, from_openai_responses
+from harness.proxy.wire import StreamUsage
+from harness.proxy.wire.anthropic import from_anthropic
+from harness.proxy.wire.chat import from_openai_chat
+from harness.proxy.wire.gemini import from_gemini
+from harness.proxy.wire.responses import from_openai_responses
 
 OPUS = Prices(input=5, cached=0.5, output=25)        # claude-opus-4.6
 GEMINI = Prices(input=2, cached=0.2, output=12)      # gemini-3.1-pro

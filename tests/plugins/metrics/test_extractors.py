@@ -169,6 +169,42 @@ def test_usage_from_proxy_log(tmp_path, workspace):
     assert InteractionMetrics().extract(artifacts(None, workspace, proxy_log=log))["agent_iterations"] == 2
 
 
+def test_each_episode_reads_its_proxy_log_and_replays_its_trajectory_once(mixed, workspace, tmp_path, monkeypatch):
+    """Every extractor of an episode reads the same ``EpisodeArtifacts``: its ``proxy.jsonl`` is opened and
+    parsed once and its trajectory's shell replay computed once, even when two episodes' extractors run
+    interleaved (episodes run side by side in one process)."""
+    from harness import untrusted
+    from tsagent_plugins.metrics import extractors
+
+    def write_log(path, prompt_tokens):
+        request = {"type": "request", "seq": 1, "ts": 100.0, "method": "POST", "path": "/v1/messages",
+                   "wire": "anthropic", "body": {"system": "s", "messages": [{"role": "user", "content": "go"}],
+                                                 "tools": [{"name": "Bash"}]}}
+        response = {"type": "response", "seq": 1, "ts": 101.0, "status": 200, "cost_usd": 0.0,
+                    "usage": {"prompt_tokens": prompt_tokens, "cached_tokens": 0, "completion_tokens": 10,
+                              "reasoning_tokens": 0}}
+        path.write_text(json.dumps(request) + "\n" + json.dumps(response) + "\n")
+        return path
+
+    logs = [write_log(tmp_path / "a.jsonl", 100), write_log(tmp_path / "b.jsonl", 300)]
+    reads, replays = [], []
+    read_text, replay_ = untrusted.read_text, extractors.replay
+    monkeypatch.setattr(untrusted, "read_text",
+                        lambda path, *a, **k: reads.append(str(path)) or read_text(path, *a, **k))
+    monkeypatch.setattr(extractors, "replay", lambda trajectory: replays.append(trajectory) or replay_(trajectory))
+
+    episodes = [artifacts(json.loads(json.dumps(mixed)), workspace, proxy_log=log) for log in logs]
+    rows: list[dict] = [{}, {}]
+    for extractor in all_extractors():
+        for row, episode in zip(rows, episodes):
+            row.update(extractor.extract(episode))
+    assert sorted(p for p in reads if p.endswith(".jsonl")) == [str(logs[0]), str(logs[1])]
+    assert len(replays) == 2
+    assert [row["prompt_tokens"] for row in rows] == [100, 300]
+    assert all(row["context_source"] == row["usage_source"] == "proxy" for row in rows)
+    assert all((row["python_calls"], row["numeric_values_printed"]) == (8, 36) for row in rows)  # one replay each
+
+
 def test_missing_evidence_gives_none(workspace):
     empty = artifacts(None, workspace)
     for extractor in all_extractors():
