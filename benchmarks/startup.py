@@ -2,16 +2,20 @@
 
 Usage: ``python benchmarks/startup.py [--repeat N]``.
 
-Runs each command N times (default 7) in a fresh interpreter and prints the
-median wall time in seconds and its ratio to ``python -c pass`` (the floor any
-Python command pays).  Targets: ``--version`` and ``--help`` under 0.3 s,
-``plugins list`` and ``tasks list`` under 1.5 s.  With ``PYTHONDONTWRITEBYTECODE`` set no
-bytecode cache is written: modules without an up-to-date ``__pycache__`` are compiled on every
-run and the plugin-loading commands are slower; the script says so when it is set.
+Runs each command N times (default 7) in a fresh interpreter and prints, in seconds, the minimum and the
+median wall time, the median CPU time (user + system, of the child process: less sensitive than wall time
+to other processes sharing the cores) and the median wall time's ratio to ``python -c pass`` (the floor
+any Python command pays).  The load average before and after is printed beside: on a busy machine wall
+times are those of a loaded machine.  Targets (on a quiet two-core machine): ``--version`` under 0.2 s,
+``plugins list`` under 0.6 s.  With ``PYTHONDONTWRITEBYTECODE`` set no bytecode cache is written: modules
+without an up-to-date ``__pycache__`` are compiled on every run and the plugin-loading commands are slower;
+the script says so when it is set.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,14 +30,25 @@ COMMANDS = {
 }
 
 
-def median_seconds(argv: list[str], repeat: int) -> float:
-    """Median wall time of ``repeat`` runs of ``argv`` (output discarded; a failing command raises)."""
-    times = []
+def child_cpu() -> float:
+    """User + system CPU seconds of every waited-for child so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timings(argv: list[str], repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of ``repeat`` runs of ``argv`` (output discarded; a failing command raises)."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        cpu, start = child_cpu(), time.perf_counter()
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        cpus.append(child_cpu() - cpu)
+    return walls, cpus
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
 
 def main(repeat: int = 7) -> None:
@@ -41,11 +56,15 @@ def main(repeat: int = 7) -> None:
     if sys.flags.dont_write_bytecode:
         print("note: PYTHONDONTWRITEBYTECODE is set: modules without an up-to-date __pycache__ are compiled "
               "on every run")
-    print(f"{'command':<24} {'median s':>9} {'x python':>9}")
+    print(f"before: {load()}")
+    print(f"{'command':<24} {'min s':>7} {'median s':>9} {'cpu s':>7} {'x python':>9}")
     for label, argv in COMMANDS.items():
-        seconds = median_seconds(argv, repeat)
-        floor = floor or seconds
-        print(f"{label:<24} {seconds:>9.3f} {seconds / floor:>9.1f}")
+        walls, cpus = timings(argv, repeat)
+        median = statistics.median(walls)
+        floor = floor or median
+        print(f"{label:<24} {min(walls):>7.3f} {median:>9.3f} {statistics.median(cpus):>7.3f} "
+              f"{median / floor:>9.1f}")
+    print(f"after:  {load()}")
 
 
 if __name__ == "__main__":

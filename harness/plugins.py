@@ -16,6 +16,7 @@ problem naming both plugins and their distributions.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib.metadata as md
 import inspect
 import warnings
@@ -93,8 +94,7 @@ class Plugins:
     # -- loading ---------------------------------------------------------
     def _load_entrypoints(self) -> None:
         for ep in md.entry_points(group=GROUP):
-            dist = ep.dist.name if ep.dist else "?"
-            version = ep.dist.version if ep.dist else "?"
+            dist, version = distribution_of(ep)
             try:
                 module = ep.load()
             except Exception as exc:  # noqa: BLE001 - isolation is the point
@@ -262,6 +262,19 @@ class Plugins:
             return template, build
 
         return self.collect("register_report_sections", "report section", make)
+
+
+def distribution_of(ep: md.EntryPoint) -> tuple[str, str]:
+    """(name, version) of the distribution that declares ``ep``; ``("?", "?")`` when it is unknown."""
+    return _name_and_version(ep.dist) if ep.dist is not None else ("?", "?")
+
+
+@functools.lru_cache(maxsize=64)
+def _name_and_version(dist: md.Distribution) -> tuple[str, str]:
+    # ``dist.name`` and ``dist.version`` each parse the whole METADATA file (long description included);
+    # the entry points ``md.entry_points()`` returns for one distribution share its object: parse it once
+    meta = dist.metadata
+    return meta["Name"], meta["Version"]
 
 
 def _invalid(obj: Any, contract: type) -> str | None:

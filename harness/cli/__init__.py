@@ -92,9 +92,11 @@ class LazyGroup(click.Group):
 def taken_commands() -> dict[str, str]:
     """The command names the CLI has without loading plugins: built-in and ``harness.commands`` entry points
     (name -> owner, for the duplicate rule of :meth:`harness.plugins.Plugins.collect`)."""
+    from harness.plugins import distribution_of
+
     taken = {name: "the harness (built-in command)" for name in BUILTIN}
     for name, ep in command_entry_points().items():
-        taken.setdefault(name, f"entry point {ep.value!r} from distribution {ep.dist.name if ep.dist else '?'!r}")
+        taken.setdefault(name, f"entry point {ep.value!r} from distribution {distribution_of(ep)[0]!r}")
     return taken
 
 

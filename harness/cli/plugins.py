@@ -9,7 +9,7 @@ import click
 from harness.cli._console import console
 from rich.table import Table
 
-from harness.plugins import KINDS, Plugins, plugins
+from harness.plugins import KINDS, Plugins, distribution_of, plugins
 
 
 @click.group("plugins")
@@ -52,8 +52,7 @@ def _commands(loaded: Plugins) -> list[dict[str, str]]:
     """Commands plugins add: declared entry points (not imported here) and ``register_commands`` ones."""
     from harness.cli import command_entry_points, taken_commands
 
-    rows = [_row("command", name, ep.value, ep.dist.name if ep.dist else "?", ep.dist.version if ep.dist else "?")
-            for name, ep in command_entry_points().items()]
+    rows = [_row("command", name, ep.value, *distribution_of(ep)) for name, ep in command_entry_points().items()]
     for name, (plugin, _) in loaded.commands(taken_commands()).items():
         rows.append(_row("command", name, plugin, *loaded.origin(plugin)))
     return rows

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import numpy as np
+from harness.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")  # loading the plugins, which subclass these classes, needs none of numpy
 
 NO_CHANGE = "no parameter change"
 

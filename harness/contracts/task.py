@@ -11,9 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel  # only in annotations: loading the plugins needs no pydantic
 
 
 @dataclass
@@ -221,4 +222,4 @@ class InHarnessTaskTemplate(TaskTemplate):
         return None
 
 
-ParamsFactory = Callable[[dict], BaseModel]
+ParamsFactory = Callable[[dict], "BaseModel"]

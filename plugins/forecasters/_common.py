@@ -5,15 +5,19 @@ from __future__ import annotations
 import time
 import warnings
 from contextlib import ExitStack, contextmanager
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 try:  # optional: keeps BLAS single-threaded inside fits (small matrices, shared cores)
     from threadpoolctl import threadpool_limits
 except ImportError:  # pragma: no cover - without it fits still run, only slower under load
     threadpool_limits = None
 
-from harness import ForecastError, ForecastRequest
+from harness import ForecastError, ForecastRequest, lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 
 class OutOfTime(Exception):

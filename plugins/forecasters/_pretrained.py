@@ -32,12 +32,15 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from tsagent_plugins.forecasters._common import Deadline, check_request
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 RANDOM_INIT = "random-init"
 PRETRAINED = "pretrained"

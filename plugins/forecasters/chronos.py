@@ -38,14 +38,17 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from harness import hookimpl
 from tsagent_plugins.forecasters._pretrained import HUB_HOST, hub_reachable
 from tsagent_plugins.forecasters._common import Deadline, check_request
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 MODEL_ENV = "HARNESS_CHRONOS_MODEL"
 #: The one reason given when no local weights are configured (forecasts fail, conformance tests skip).

@@ -50,16 +50,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-if TYPE_CHECKING:  # pandas loads when a forecast is parsed, not when the plugin registers
-    import pandas as pd
-
-from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from harness import hookimpl
 from harness import DUMMY_API_KEY
 from harness import CostCapReached, ModelCall, ModelClient
 from tsagent_plugins.forecasters._common import Deadline, check_request
+
+if TYPE_CHECKING:  # numpy and pandas load when a forecast is parsed, not when the plugin registers
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy_module("numpy")
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 MAX_DIGITS = 6

@@ -46,13 +46,16 @@ from __future__ import annotations
 import importlib
 import itertools
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import numpy as np
-
-from harness import Forecast, Forecaster, ForecastError, ForecastRequest
+from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from harness import hookimpl
 from tsagent_plugins.forecasters._common import Deadline, OutOfTime, as_paths, check_request, quiet, warning_counts
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 MAX_SEASONAL_PERIOD = 400
 ES_FIT_POINTS = 2000      # SES / ETS fit window (last points)

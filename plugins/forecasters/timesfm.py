@@ -15,12 +15,15 @@ Install: ``pip install -e '.[timesfm]'``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from harness import hookimpl
+from harness import hookimpl, lazy_module
 from tsagent_plugins.forecasters._pretrained import PretrainedForecaster, mark_random_init
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 
 class TimesFMForecaster(PretrainedForecaster):

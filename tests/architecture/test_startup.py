@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import json
 import subprocess
 import sys
 
@@ -13,6 +14,9 @@ HEAVY = ("numpy", "pandas", "pydantic", "rich", "aiohttp", "pluggy", "scipy", "s
 #: what a plugin may import only when it runs (a forecast, a report, a simulation), never to register
 RUN_TIME = ("pandas", "pyarrow", "scipy", "statsmodels", "torch", "transformers", "chronos", "aeon", "sklearn",
             "matplotlib", "bashlex", "aiohttp", "asyncio")
+#: what a plugin module defers with ``harness.lazy_module`` (or imports inside the function that uses it):
+#: registering its objects needs none of it
+DEFERRED = ("numpy",)
 
 
 def imported_modules(*args: str) -> set[str]:
@@ -61,8 +65,33 @@ def test_plugin_command_loads_on_use():
 def test_plugins_list_loads_no_run_time_stack():
     names = imported_modules("plugins", "list")
     assert names & plugin_modules(), "plugins list imported no plugin: the check below would be vacuous"
-    loaded = sorted({n.split(".")[0] for n in names} & set(RUN_TIME))
+    loaded = sorted({n.split(".")[0] for n in names} & {*RUN_TIME, *DEFERRED})
     assert not loaded, f"harness plugins list imported {loaded}: a plugin imports it at module level"
+
+
+LOAD_AND_USE = """
+import json, sys
+from harness.plugins import plugins
+
+loaded = plugins()
+registered = sum(len(loaded.registry(kind)) for kind in loaded.registries)
+imported = sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[1:]))
+import numpy
+simulator = loaded.get("simulator", "balldrop")
+trajectory = simulator.simulate(simulator.sample_configurations(1, numpy.random.default_rng(0))[0])
+print(json.dumps({"registered": registered, "imported": imported, "values": type(trajectory.values).__name__,
+                  "channels": trajectory.values.shape[1]}))
+"""
+
+
+def test_loading_every_plugin_imports_no_deferred_library_and_the_plugins_still_work():
+    """What a run does first (every plugin's register hooks, every object checked against its contract)
+    imports none of :data:`DEFERRED`; a simulator then simulates with numpy arrays as before."""
+    out = json.loads(subprocess.run([sys.executable, "-c", LOAD_AND_USE, *DEFERRED, *RUN_TIME],
+                                    capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert out["registered"] > 20, "fewer plugins than the built-in ones registered: the check would be vacuous"
+    assert out["imported"] == [], f"loading the plugins imported {out['imported']}"
+    assert out["values"] == "ndarray" and out["channels"] >= 1
 
 
 def test_tasks_list_loads_no_plugin_and_no_numeric_stack():

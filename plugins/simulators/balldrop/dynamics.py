@@ -40,10 +40,15 @@ Sampling
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from harness import lazy_module
 from tsagent_plugins.simulators.balldrop import flight
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: Impact speed (m/s) at or above which the ball rebounds (Appendix A).
 IMPACT_SPEED_THRESHOLD = 0.5

@@ -35,8 +35,14 @@ polished by Newton's method on the analytic drop, so impact times are exact to ~
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: ``omega t`` above which the descent uses its asymptotic (overflow-free) form.
 _LARGE = 20.0

@@ -53,8 +53,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: Table 6, exact BallDrop observation-noise coefficients at kappa_ref.
 COEFFICIENTS = {

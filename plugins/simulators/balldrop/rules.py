@@ -55,10 +55,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory, lazy_module
 
-from harness import RuleOutcome, SimulatedTrajectory as Trajectory
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 DIVERGENCE_RTOL = 1e-9
 CONTACT_MIN = 1.0

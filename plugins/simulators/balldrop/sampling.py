@@ -12,12 +12,16 @@ distribution it uses per variable, and why, next to the variable.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from harness import Parameter
+from harness import Parameter, lazy_module
 from tsagent_plugins.simulators.common import sampling as common
 from tsagent_plugins.simulators.common.sampling import SRD_EPS, T_INT_RANGE, latin_hypercube_units, srd
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 __all__ = ["DISTRIBUTIONS", "SRD_EPS", "T_INT_RANGE", "Distribution", "Mixture", "admissible_sides",
            "latin_hypercube_units", "new_value", "srd"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from harness import (
     Channel,
@@ -12,9 +12,15 @@ from harness import (
     RuleOutcome,
     SimulatedTrajectory as Trajectory,
 )
+from harness import lazy_module
 from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
 from tsagent_plugins.simulators.common.base import SampledSimulator
 from tsagent_plugins.simulators.common.reference import ReferenceTables
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "

@@ -41,8 +41,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: Wall positions (m).  The paper gives none; Table 10's initial positions (3 to 9.3 m) and the
 #: older generator's range [3, 10] lie between walls at 0 and 10 m.

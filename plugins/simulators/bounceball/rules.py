@@ -16,9 +16,14 @@ Mass and viscous damping
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from harness import RuleOutcome, SimulatedTrajectory as Trajectory
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory, lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 MAX_IMPACTS = 20
 REVERSAL_SPEED = 0.1

@@ -8,14 +8,17 @@ through per-variable marginals, intervention draws (Section 3.3) and field valid
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
-import numpy as np
-
-from harness import Configuration, Intervention, Parameter, Simulator, SimulatedTrajectory as Trajectory
+from harness import Configuration, Intervention, Parameter, Simulator, SimulatedTrajectory as Trajectory, lazy_module
 from tsagent_plugins.simulators.common import sampling
 from tsagent_plugins.simulators.common.noise import FieldNoise
 from tsagent_plugins.simulators.common.reference import ReferenceTables
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 
 class Quantiles(Protocol):

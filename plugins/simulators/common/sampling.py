@@ -21,10 +21,14 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import Parameter, lazy_module
 
-from harness import Parameter
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: eps in the symmetric relative difference.
 SRD_EPS = 1e-12

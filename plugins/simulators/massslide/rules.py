@@ -16,11 +16,15 @@ Remaining classes
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from harness import RuleOutcome, SimulatedTrajectory as Trajectory
+from harness import RuleOutcome, SimulatedTrajectory as Trajectory, lazy_module
 from tsagent_plugins.simulators.common.sampling import SRD_EPS
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 SRD_MIN = 0.2
 RUN = 5

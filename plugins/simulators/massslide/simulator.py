@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from harness import (Channel, Configuration, Intervention, Parameter, RuleOutcome,
                      SimulatedTrajectory as Trajectory)
+from harness import lazy_module
 from tsagent_plugins.simulators.common.base import TableSimulator
 from tsagent_plugins.simulators.common.reference import ReferenceTables
 from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: Appendix A's system description from "a block of mass m" on.
 DESCRIPTION = (

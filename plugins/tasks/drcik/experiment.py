@@ -28,16 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
-import numpy as np
-
-if TYPE_CHECKING:  # pandas loads when an experiment runs, not when the plugin registers
-    import pandas as pd
-
-from harness import Forecaster, ForecastError, ForecastRequest
+from harness import Forecaster, ForecastError, ForecastRequest, lazy_module
 from tsagent_plugins.forecasters._common import check_samples
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.loader import DrcikTask
 from tsagent_plugins.tasks.drcik.metrics import FAILED, score_task
+
+if TYPE_CHECKING:  # numpy and pandas load when an experiment runs, not when the plugin registers
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy_module("numpy")
 
 SUBMISSION_TYPES = ("agentic", "direct_llm", "ts_model", "statistical", "retrieval")
 METADATA_FIELDS = ("method", "organization", "type", "base_model", "reproduction", "contact", "notes")

@@ -36,14 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-if TYPE_CHECKING:  # pandas loads when a task is read, not when the plugin registers
-    import pandas as pd
-
-from harness import ConfigError
+from harness import ConfigError, lazy_module
 from tsagent_plugins.tasks.drcik.difficulty import LEVELS
 from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency, seasonal_period
+
+if TYPE_CHECKING:  # numpy and pandas load when a task is read, not when the plugin registers
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy_module("numpy")
 
 SUPPORTING = "supporting"
 DISTRACTOR = "distractor"

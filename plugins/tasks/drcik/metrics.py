@@ -24,10 +24,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
+from harness import lazy_module
 
-if TYPE_CHECKING:  # pandas loads when a table is built, not when the plugin registers
+if TYPE_CHECKING:  # numpy and pandas load when a table is built, not when the plugin registers
+    import numpy as np
     import pandas as pd
+else:
+    np = lazy_module("numpy")
 
 CAP = 5.0
 METRICS = ("smae", "srmse", "scrps")

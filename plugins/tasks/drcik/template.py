@@ -53,11 +53,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin
+from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin, lazy_module
 from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
@@ -71,6 +69,11 @@ from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
 from tsagent_plugins.tasks.drcik.metrics import score_task
 from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: The profile used for model-backed forecasters on the scripted backend when none is given.
 SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")

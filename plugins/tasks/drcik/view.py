@@ -23,12 +23,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from harness import hookimpl
+from harness import hookimpl, lazy_module
 from harness import EpisodeView, Markup, Panel, ViewPage, fan_svg
 from harness import html_escape as escape
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 HISTORY_HORIZONS = 3
 #: The leaderboard's condition columns (a DR condition is one per evidence agent: never pooled).

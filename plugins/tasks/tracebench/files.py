@@ -15,11 +15,15 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-import numpy as np
-
+from harness import lazy_module
 from tsagent_plugins.tasks.tracebench.prompts import column_names
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 SUFFIX = ".parquet"
 NAME_HEX_CHARS = 12

@@ -35,17 +35,21 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner
+from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
 from tsagent_plugins.tasks.tracebench.scoring import score_episode
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 #: Pool size per class (Appendix C.1: 142 held-out per class plus test and support).
 DEFAULT_POOL_PER_CLASS = 160

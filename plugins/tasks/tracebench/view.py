@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-if TYPE_CHECKING:  # pandas loads when a page is rendered, not when the plugin registers
-    import pandas as pd
-
-from harness import hookimpl
+from harness import hookimpl, lazy_module
 from harness import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
 from harness import html_escape as escape, html_table as table
+
+if TYPE_CHECKING:  # numpy and pandas load when a page is rendered, not when the plugin registers
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy_module("numpy")
 
 #: Points per channel drawn in a sample plot.
 MAX_POINTS = 600
