@@ -162,7 +162,7 @@ def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], 
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Loopback port.")
 @click.pass_context
 def dr_review(ctx: click.Context, gen_dir: Path, port: int) -> None:
-    """Alias of ``harness view GEN_DIR``: the calibration review page of GEN_DIR (Appendix D.2), on loopback."""
+    """Alias of `harness view GEN_DIR`: the calibration review page of GEN_DIR (Appendix D.2), on loopback."""
     from tsagent_plugins.tasks.drcik.quality.report import is_generation
 
     if not is_generation(gen_dir):
