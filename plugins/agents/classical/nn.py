@@ -18,7 +18,10 @@ other reading, dividing by the observed trajectory's peak before the subtraction
 (pool seed 0, 5 seeds, one noise seed per sample, privileged MiniRocket + ridge, low / high noise):
 BallDrop 0.38 / 0.30 against 0.58 / 0.60 with the residual's peak (Table 22: 0.60 / 0.60), BounceBall
 0.32 / 0.28 against 0.44 / 0.40 (Table 22: 0.72 / 0.68); privileged Euclidean 1-NN on BallDrop
-0.24 / 0.24 either way.  The residual's peak is kept.
+0.24 / 0.24 either way.  The residual's peak is kept (``peak="residual"``); the other reading is
+``peak="observed"`` (the residual divided by the observed trajectory's peak), which agents take from
+their profile's ``options.impulse_peak`` and ``benchmarks/baselines.py --reading impulse-peak=observed``
+runs beside the paper's cells.
 
 Euclidean distance: root-mean-square difference over the flattened
 multichannel trajectory (over the common prefix when lengths differ).  Ties
@@ -32,23 +35,33 @@ the ``rule.py`` the agent submits in programmatic mode.
 import numpy as np
 
 
-def features(values, impulse_columns, clean=None):
+PEAKS = ("residual", "observed")
+
+
+def features(values, impulse_columns, clean=None, peak="residual"):
     """Appendix E features of one trajectory.
 
     ``values``: array (T, C+1), time last.  ``clean``: the clean paired
-    no-intervention trajectory, same shape (privileged variants only).
-    Returns a float array (T, C).  Raises ValueError when ``clean`` has another shape.
+    no-intervention trajectory, same shape (privileged variants only).  ``peak``: whose maximum
+    absolute impulse divides the impulse channels: ``"residual"`` (the trajectory being prepared, the
+    kept reading) or ``"observed"`` (the observed trajectory before the subtraction; the same without
+    ``clean``).  Returns a float array (T, C).  Raises ValueError when ``clean`` has another shape or
+    ``peak`` is unknown.
     """
+    if peak not in PEAKS:
+        raise ValueError("peak must be one of %s, got %r" % (PEAKS, peak))
     x = np.asarray(values, dtype=float)[:, :-1].copy()
+    observed = x.copy()
     if clean is not None:
         c = np.asarray(clean, dtype=float)
         if c.shape != (x.shape[0], x.shape[1] + 1):
             raise ValueError("clean pair has shape %s, expected %s" % (c.shape, (x.shape[0], x.shape[1] + 1)))
         x = x - c[:, :-1]
     for col in impulse_columns:
-        peak = np.max(np.abs(x[:, col])) if len(x) else 0.0
-        if peak > 0:
-            x[:, col] = x[:, col] / peak
+        source = x if peak == "residual" else observed
+        top = np.max(np.abs(source[:, col])) if len(x) else 0.0
+        if top > 0:
+            x[:, col] = x[:, col] / top
     return x
 
 
