@@ -61,6 +61,9 @@ class ClassicalAgent(Agent):
                 "--method", self.method]
         if self.privileged_inputs:
             argv.append("--privileged")
+        peak = impulse_peak(ctx.profile.options if ctx.profile else {})
+        if peak != "residual":
+            argv += ["--impulse-peak", peak]
         env = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
         binds = runtime_files()
         if self.needs_aeon:
@@ -99,6 +102,18 @@ class ProxyProbe(Agent):
             env={"PYTHONDONTWRITEBYTECODE": "1"},
             ro_binds=[script],
         )
+
+
+def impulse_peak(options: dict) -> str:
+    """The profile option ``impulse_peak`` (default ``"residual"``): whose maximum absolute impulse divides
+    the impulse channels (:func:`tsagent_plugins.agents.classical.nn.features`; the other reading of
+    Appendix E is ``"observed"``).  ValueError naming the option for another value."""
+    from tsagent_plugins.agents.classical.nn import PEAKS
+
+    value = (options or {}).get("impulse_peak", "residual")
+    if value not in PEAKS:
+        raise ValueError(f"options.impulse_peak: expected one of {', '.join(PEAKS)}, got {value!r}")
+    return value
 
 
 def runtime_files() -> list[Path]:

@@ -14,11 +14,14 @@ subtraction, we divide ... by that trajectory's maximum absolute impulse force w
 a no-intervention sample the residual is its noise alone, stretched to a peak of 1; with the
 episode's single noise seed (``tsagent_plugins.tasks.tracebench.files.noise_seed``) two such
 residuals share one noise pattern and lie close together, so the class is still recognised.  The
-other reading, dividing by the observed trajectory's peak before the subtraction, was run too
-(pool seed 0, 5 seeds, one noise seed per sample, privileged MiniRocket + ridge, low / high noise):
-BallDrop 0.38 / 0.30 against 0.58 / 0.60 with the residual's peak (Table 22: 0.60 / 0.60), BounceBall
-0.32 / 0.28 against 0.44 / 0.40 (Table 22: 0.72 / 0.68); privileged Euclidean 1-NN on BallDrop
-0.24 / 0.24 either way.  The residual's peak is kept.
+other reading divides the residual by the observed trajectory's peak (``peak="observed"``, the
+profile option ``options.impulse_peak``; ``benchmarks/baselines.py --reading impulse-peak=observed``
+runs it beside the paper's cells).  Both were run (pool seed 0, 5 seeds, one noise seed per episode,
+low / high noise; Table 22 in brackets): privileged Euclidean 1-NN on BallDrop 0.26 / 0.26 against
+0.42 / 0.42 with the residual's peak (0.42 / 0.42), privileged MiniRocket + ridge on BallDrop
+0.48 / 0.38 against 0.58 / 0.64 (0.60 / 0.60) and on BounceBall 0.30 / 0.26 against 0.44 / 0.40
+(0.72 / 0.68); 7 of the 12 cells it touches lie outside the paper's spread, 4 with the residual's
+peak.  The residual's peak is kept.
 
 Euclidean distance: root-mean-square difference over the flattened
 multichannel trajectory (over the common prefix when lengths differ).  Ties
@@ -32,23 +35,33 @@ the ``rule.py`` the agent submits in programmatic mode.
 import numpy as np
 
 
-def features(values, impulse_columns, clean=None):
+PEAKS = ("residual", "observed")
+
+
+def features(values, impulse_columns, clean=None, peak="residual"):
     """Appendix E features of one trajectory.
 
     ``values``: array (T, C+1), time last.  ``clean``: the clean paired
-    no-intervention trajectory, same shape (privileged variants only).
-    Returns a float array (T, C).  Raises ValueError when ``clean`` has another shape.
+    no-intervention trajectory, same shape (privileged variants only).  ``peak``: whose maximum
+    absolute impulse divides the impulse channels: ``"residual"`` (the trajectory being prepared, the
+    kept reading) or ``"observed"`` (the observed trajectory before the subtraction; the same without
+    ``clean``).  Returns a float array (T, C).  Raises ValueError when ``clean`` has another shape or
+    ``peak`` is unknown.
     """
+    if peak not in PEAKS:
+        raise ValueError("peak must be one of %s, got %r" % (PEAKS, peak))
     x = np.asarray(values, dtype=float)[:, :-1].copy()
+    observed = x.copy()
     if clean is not None:
         c = np.asarray(clean, dtype=float)
         if c.shape != (x.shape[0], x.shape[1] + 1):
             raise ValueError("clean pair has shape %s, expected %s" % (c.shape, (x.shape[0], x.shape[1] + 1)))
         x = x - c[:, :-1]
     for col in impulse_columns:
-        peak = np.max(np.abs(x[:, col])) if len(x) else 0.0
-        if peak > 0:
-            x[:, col] = x[:, col] / peak
+        source = x if peak == "residual" else observed
+        top = np.max(np.abs(source[:, col])) if len(x) else 0.0
+        if top > 0:
+            x[:, col] = x[:, col] / top
     return x
 
 

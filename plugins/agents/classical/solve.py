@@ -43,18 +43,20 @@ class Refusal(Exception):
     """The method cannot serve this task (e.g. privileged in programmatic mode)."""
 
 
-def _read(path: Path, impulse: list[int], clean_root: Path | None) -> np.ndarray:
+def _read(path: Path, impulse: list[int], clean_root: Path | None, peak: str = "residual") -> np.ndarray:
     clean = None
     if clean_root is not None:
         pair = clean_root / path.parent.name / path.name
         if not pair.exists():
             raise Refusal(f"privileged input missing: no clean pair {pair} (the task must provide {CLEAN_DIR}/)")
         clean = pd.read_parquet(pair).to_numpy()
-    return nn.features(pd.read_parquet(path).to_numpy(), impulse, clean)
+    return nn.features(pd.read_parquet(path).to_numpy(), impulse, clean, peak)
 
 
-def load_support(root: Path, labels: list[str], impulse: list[int], clean_root: Path | None = None):
-    """The support batch as a list of (features, class_index, sample_id), sorted by id."""
+def load_support(root: Path, labels: list[str], impulse: list[int], clean_root: Path | None = None,
+                 peak: str = "residual"):
+    """The support batch as a list of (features, class_index, sample_id), sorted by id (``peak``: see
+    :func:`nn.features`)."""
     label_file = root / "train_labels.json"
     if not label_file.exists():
         return []
@@ -64,7 +66,7 @@ def load_support(root: Path, labels: list[str], impulse: list[int], clean_root: 
         path = root / "train_samples" / name
         if not path.exists():
             path = path.with_name(name + ".parquet")
-        support.append((_read(path, impulse, clean_root), labels.index(mapping[name]), Path(name).stem))
+        support.append((_read(path, impulse, clean_root, peak), labels.index(mapping[name]), Path(name).stem))
     return support
 
 
@@ -157,8 +159,10 @@ def _stop(timer) -> None:
 
 
 def solve(root: Path, method: str, labels: list[str], impulse: list[int], submission: str,
-          privileged: bool = False) -> str:
+          privileged: bool = False, peak: str = "residual") -> str:
     """Fit on the support batch in ``root`` and write the submission; returns a one-line summary.
+
+    ``peak``: whose maximum divides the impulse channels of a privileged input (:func:`nn.features`).
 
     Raises :class:`Refusal` for a combination the method cannot serve."""
     if method not in METHODS:
@@ -179,7 +183,7 @@ def solve(root: Path, method: str, labels: list[str], impulse: list[int], submis
     timings["import"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    support = [] if method == "random" else load_support(root, labels, impulse, clean_root)
+    support = [] if method == "random" else load_support(root, labels, impulse, clean_root, peak)
     if method != "random" and not support:
         print(f"no support batch: predicting {labels[-1]!r} for every sample", file=sys.stderr)
     state = support
@@ -199,7 +203,7 @@ def solve(root: Path, method: str, labels: list[str], impulse: list[int], submis
         elif not support:
             results = {path.name: [labels[-1]] for path in tests}
         else:
-            xs = [_read(path, impulse, clean_root) for path in tests]
+            xs = [_read(path, impulse, clean_root, peak) for path in tests]
             if method == "minirocket":
                 classes = learned.predict_minirocket(state, xs)
             else:
@@ -221,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task-info", required=True, help="JSON: submission, labels, columns, impulse_columns")
     parser.add_argument("--method", choices=METHODS, default="euclidean")
     parser.add_argument("--privileged", action="store_true", help="subtract the clean no-intervention pairs")
+    parser.add_argument("--impulse-peak", choices=nn.PEAKS, default="residual",
+                        help="divide the impulse channels by the residual's peak (Appendix E as kept) or the "
+                             "observed trajectory's")
     args = parser.parse_args(argv)
     if args.method in learned.PARTS:
         learned.hide_torch()  # this process is the solver's own
@@ -229,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     columns = info.get("columns", [])
     impulse = [columns.index(c) for c in info.get("impulse_columns", []) if c in columns]
     try:
-        summary = solve(Path("."), args.method, labels, impulse, info.get("submission", "direct"), args.privileged)
+        summary = solve(Path("."), args.method, labels, impulse, info.get("submission", "direct"), args.privileged,
+                        args.impulse_peak)
     except Refusal as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2

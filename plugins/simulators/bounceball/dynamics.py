@@ -64,14 +64,15 @@ _MAX_STEPS = 200_000
 
 @dataclass
 class Params:
-    """Parameter values in force: inclination_angle (deg), mass (kg), restitution_left/right (-),
-    viscous_damping (N s/m)."""
+    """Parameter values in force: inclination_angle (deg; rad when ``radians``), mass (kg),
+    restitution_left/right (-), viscous_damping (N s/m)."""
 
     inclination_angle: float
     mass: float
     restitution_left: float
     restitution_right: float
     viscous_damping: float
+    radians: bool = False
 
     @property
     def k(self) -> float:
@@ -81,7 +82,8 @@ class Params:
     @property
     def a(self) -> float:
         """Gravity component along the rail (m/s^2), positive towards the right wall."""
-        return -GRAVITY * math.sin(math.radians(self.inclination_angle))
+        angle = self.inclination_angle if self.radians else math.radians(self.inclination_angle)
+        return -GRAVITY * math.sin(angle)
 
 
 @dataclass(frozen=True)

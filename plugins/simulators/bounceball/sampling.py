@@ -16,16 +16,18 @@ Choices the paper leaves open, with reasons:
 * ``viscous_damping``: log-uniform pieces (0.001 to 1.32 N s/m), median 0.055 (Table 10).
 * ``restitution_right`` / ``restitution_left``: linear, medians 0.748 / 0.797 (Table 10).
 * ``inclination_angle`` in degrees (as the older generator's [-4, 4] range was; Table 10 gives
-  -0.67...0.95 without a unit).  Both readings were run on pool seed 0 (160 per class).  Read as
-  radians (up to 54 degrees), a mass pressed into the right wall rests there for long stretches and
-  the force channel carries that load: its SNR came out 36.98 +- 6.53 dB at low noise against Table
-  12's 39.09 +- 2.45 (SD 2.7 times the table's), where degrees give 38.66 +- 3.57; position and
-  velocity meet Table 12 either way.  Nor did radians bring the baselines to Table 22 (5 seeds, one
-  noise seed per sample, low / high): privileged MiniRocket 0.44 / 0.36 (degrees 0.44 / 0.40,
-  Table 22 0.72 / 0.68), MiniRocket 0.22 / 0.20 (0.32 / 0.28), DTW 0.18 / 0.14 (0.24 / 0.26).
-  Table 10's median
-  is exactly 0, which a continuous law would give with probability 0: an atom at 0 (a level
-  rail) carries :data:`LEVEL_SHARE` of the baselines, the rest is uniform below and above 0.
+  -0.67...0.95 without a unit).  Both readings were run on pool seed 0 (160 per class; the other is
+  the simulator ``bounceball-radians``, ``benchmarks/pool_summary.py --simulator bounceball-radians``).
+  Read as radians (up to 54 degrees), Table 9's 20-impact rule rejects the steeper tilts, so the
+  retained baselines span only -0.41...0.46 rad where Table 10's retained pool spans -0.67...0.95;
+  and a mass pressed into the right wall rests there for long stretches, the force channel carrying
+  that load: its SNR came out 36.96 +- 6.50 dB at low noise against Table 12's 39.09 +- 2.45 (SD 2.7
+  times the table's), where degrees give 38.66 +- 3.57 and Table 10's range; position and velocity
+  meet Table 12 either way.  The two retained-pool tables decide for degrees.  Table 22 leans the
+  other way: the baselines on the radians pool (5 seeds, ``benchmarks/baselines.py --reading
+  inclination=rad``) put 11 of the 12 BounceBall cells inside the paper's spread, degrees 7 (both
+  printed by ``benchmarks/baselines.py --ambiguities``).  Table 10's median is exactly 0, which a
+  continuous law would give with probability 0: an atom at 0 (a level rail) carries :data:`LEVEL_SHARE` of the baselines, the rest is uniform below and above 0.
 * Interventions: time uniform in [0.2, 0.8] of the 60 s horizon; new values in Table 10's range,
   ``min_srd = 0.3`` and ``min_abs = 0.06`` for every parameter (the reference generator's values).
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from harness import (Channel, Configuration, Intervention, Parameter, RuleOutcome,
@@ -74,6 +75,9 @@ class BounceBall(TableSimulator):
         Channel("Right_Hard_Stop_f", "right-wall contact force (N)", "N", impulse=True),
     )
     description = DESCRIPTION
+    #: Unit of ``inclination_angle`` (Table 10 gives none): degrees, the reading this simulator uses
+    #: (:mod:`.sampling` gives the evidence); :class:`BounceBallRadians` is the other reading.
+    inclination_unit = "deg"
     kappa_ref = 1.0
     reference = ReferenceTables(
         ranges=sampling.TABLE10,
@@ -87,7 +91,7 @@ class BounceBall(TableSimulator):
         "viscous_damping": (lambda v: v >= 0, ">= 0"),
         "restitution_left": (lambda v: 0 <= v <= 1, "in [0, 1]"),
         "restitution_right": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-        "inclination_angle": (lambda v: -90 < v < 90, "in (-90, 90) degrees"),
+        "inclination_angle": (lambda v: -90 < v < 90, "in (-90, 90) degrees"),  # radians: see BounceBallRadians
         "initial_position": (lambda v: dynamics.X_LEFT <= v <= dynamics.X_RIGHT,
                              f"between the walls [{dynamics.X_LEFT:g}, {dynamics.X_RIGHT:g}] m"),
     }
@@ -104,8 +108,8 @@ class BounceBall(TableSimulator):
         state, params = self._values(config)
         change = self._change(intervention)
         time = self.time
-        path = dynamics.solve(state["initial_position"], state["initial_velocity"], dynamics.Params(**params),
-                              float(time[-1]), change)
+        path = dynamics.solve(state["initial_position"], state["initial_velocity"],
+                              dynamics.Params(**params, radians=self.inclination_unit == "rad"), float(time[-1]), change)
         values = dynamics.sample(path, time, self.dt)
         events = np.array([i.time for i in path.impacts if i.time <= time[-1]], dtype=float)
         return Trajectory(time=time, values=values, events=events)
@@ -115,3 +119,17 @@ class BounceBall(TableSimulator):
         """TraceBench Table 9 (definitions in :mod:`.rules`); ``baseline`` is the no-intervention probe."""
         self._parameter(intervention.parameter)
         return rules.evaluate(intervention.parameter, float(intervention.time), target, baseline)
+
+
+class BounceBallRadians(BounceBall):
+    """BounceBall with Table 10's inclination angles read as radians (-0.67...0.95 rad, up to 54 degrees):
+    the other reading of the unit the paper leaves open, registered as ``bounceball-radians`` so that it can
+    be run beside the kept one (``benchmarks/baselines.py --reading inclination=rad``).  Everything else --
+    sampling laws, noise, rules, labels -- is BounceBall's; its pools are cached under their own name."""
+
+    name = "bounceball-radians"
+    inclination_unit = "rad"
+    parameters = tuple(Parameter(p.name, p.label, "rad", p.low, p.high, min_srd=p.min_srd, min_abs=p.min_abs)
+                       if p.name == "inclination_angle" else p for p in BounceBall.parameters)
+    checks = {**BounceBall.checks,
+              "inclination_angle": (lambda v: -math.pi / 2 < v < math.pi / 2, "in (-pi/2, pi/2) radians")}

@@ -14,6 +14,7 @@ RESULT_COLUMNS: dict[str, tuple[str, str]] = {
     "heldout_per_class": ("int", "held-out samples per class"),
     "pool_per_class": ("int", "generated pool size per class; null: the default"),
     "pool": ("str", "JSON of the released pool the episode ran on (path, condition, noise); null: a generated pool"),
+    "noise_seeds": ("str", "episode (one noise seed for all its samples) | sample (one per sample)"),
     "accuracy": ("float", "top-1 accuracy on the episode batch"),
     "shortlist": ("float", "mean shortlist score on the episode batch"),
     "n_invalid": ("int", "invalid predictions on the episode batch"),

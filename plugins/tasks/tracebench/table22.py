@@ -205,3 +205,27 @@ def criteria(cmp: pd.DataFrame) -> dict:
         and agg_outside == 0
     return {"outside": n_outside, "cells": int(per_sim["ours"].notna().sum()), "same_side": same_side,
             "aggregate_outside": agg_outside, "complete": complete, "met": met}
+
+
+def explain(kept: pd.DataFrame, others: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, dict[tuple, list[str]]]:
+    """Misses of ``kept`` that another reading of a documented ambiguity puts inside the paper's spread.
+
+    ``kept``: :func:`compare` rows of the kept readings; ``others``: reading name -> :func:`compare` rows of a
+    run under that other reading (only the cells it affects need be present; a cell without our value is not
+    run).  A per-simulator cell outside the spread is explained when some other reading was run for it and
+    lies inside.  Returns ``kept`` with explained cells marked inside (``outside`` False, ``side`` 0), for
+    :func:`criteria`, and ``{(agent, simulator, noise): [reading names]}`` of the explained cells."""
+    explained: dict[tuple, list[str]] = {}
+    misses = kept[(kept["outside"] == True) & (kept["simulator"] != "aggregate")]  # noqa: E712
+    for r in misses.itertuples():
+        for name, cmp in others.items():
+            hit = cmp[(cmp["agent"] == r.agent) & (cmp["simulator"] == r.simulator) & (cmp["noise"] == r.noise)
+                      & cmp["ours"].notna()]
+            if len(hit) and hit.iloc[0]["outside"] == False:  # noqa: E712
+                explained.setdefault((r.agent, r.simulator, r.noise), []).append(name)
+    excused = kept.copy()
+    for agent, simulator, noise in explained:
+        at = (excused["agent"] == agent) & (excused["simulator"] == simulator) & (excused["noise"] == noise)
+        excused.loc[at, "outside"] = False
+        excused.loc[at, "side"] = 0
+    return excused, explained

@@ -120,6 +120,11 @@ class TracebenchParams(BaseModel):
     need more; a smaller pool makes quick demos and tests cheap).  The pool
     these sizes need may not exceed :data:`MAX_POOL_PER_CLASS` (640) per class.
     ``pool``: a released TraceBench directory to use instead (:class:`ReleasedPoolRef`).
+    ``noise_seeds``: ``episode`` (one observation-noise seed for every sample of the episode, the kept
+    reading: :func:`tsagent_plugins.tasks.tracebench.files.noise_seed` gives the evidence) or ``sample``
+    (a seed of its own per sample, :func:`~tsagent_plugins.tasks.tracebench.files.sample_noise_seed`: the
+    other reading, run by ``benchmarks/baselines.py --reading noise-seeds=sample``); a released pool takes
+    its manifest's seeds and accepts only ``episode``.
 
     ``slug``: the paper's condition slug (:data:`PAPER_CONDITIONS`, Section 4.5),
     derived from ``noise``, ``submission``, ``context`` and whether
@@ -147,6 +152,7 @@ class TracebenchParams(BaseModel):
     slug: str | None = None
 
     pool: ReleasedPoolRef | None = None
+    noise_seeds: Literal["episode", "sample"] = "episode"
 
     @field_validator("simulator")
     @classmethod
@@ -161,6 +167,8 @@ class TracebenchParams(BaseModel):
 
     @model_validator(mode="after")
     def _paper_condition(self) -> "TracebenchParams":
+        if self.pool is not None and self.noise_seeds != "episode":
+            raise ValueError("noise_seeds: a released pool's manifest gives the noise seeds; only 'episode' applies")
         if not self.context and self.examples_per_class == 0:
             raise ValueError(
                 "context: false with examples_per_class: 0 is not a TraceBench condition (the no-context "
@@ -445,8 +453,11 @@ class TracebenchTemplate(AgentTaskTemplate):
             class_label = str(pool.recipes.loc[sample_id, "label"])
             if class_label not in as_shown:
                 raise ValueError(f"pool sample {sample_id!r} has label {class_label!r}, not one of {list(as_shown)}")
-            seed = (pool.noise_seed(sample_id, params.seed) if hasattr(pool, "noise_seed")
-                    else sample_files.noise_seed(params.pool_seed, params.seed))
+            if params.noise_seeds == "sample":
+                seed = sample_files.sample_noise_seed(params.pool_seed, sample_id, params.seed)
+            else:
+                seed = (pool.noise_seed(sample_id, params.seed) if hasattr(pool, "noise_seed")
+                        else sample_files.noise_seed(params.pool_seed, params.seed))
             clean = pool.clean(sample_id)
             noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
             if noisy.shape != np.shape(clean.values):

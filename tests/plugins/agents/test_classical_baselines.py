@@ -74,6 +74,46 @@ def test_privileged_subtraction_then_impulse_normalisation():
         nn.features(values, [2], clean[:2])
 
 
+def test_the_other_reading_divides_the_residual_by_the_observed_peak():
+    """``peak="observed"``: the residual's impulse channel over the observed trajectory's max |.| (7), not
+    the residual's own (8); the other channels and an unprivileged input are the same either way."""
+    values = np.array([[1.0, 10.0, 5.0, 0.1], [2.0, 20.0, 1.0, 0.2], [3.0, 30.0, -7.0, 0.3]])
+    clean = np.array([[1.0, 8.0, 1.0, 0.1], [1.0, 20.0, 1.0, 0.2], [1.0, 35.0, 1.0, 0.3]])
+    x = nn.features(values, [2], clean, peak="observed")
+    np.testing.assert_allclose(x, [[0.0, 2.0, 4 / 7], [1.0, 0.0, 0.0], [2.0, -5.0, -8 / 7]])
+    np.testing.assert_allclose(nn.features(values, [2], peak="observed"), nn.features(values, [2]))
+    # a no-intervention residual (noise alone) keeps its small size instead of being stretched to 1
+    noise = values.copy()
+    noise[:, 2] = clean[:, 2] + np.array([0.01, -0.02, 0.005])
+    assert np.abs(nn.features(noise, [2], clean)[:, 2]).max() == pytest.approx(1.0)
+    assert np.abs(nn.features(noise, [2], clean, peak="observed")[:, 2]).max() == pytest.approx(0.02 / 1.01)
+    with pytest.raises(ValueError, match="peak must be one of"):
+        nn.features(values, [2], clean, peak="clean")
+
+
+def test_impulse_peak_comes_from_the_profile_option_into_the_solver(tmp_path, monkeypatch):
+    from tsagent_plugins.agents.classical import impulse_peak
+
+    agent = {a.name: a for a in agents()}["euclidean-1nn-privileged"]
+    info = {"submission": "direct", "labels": LABELS, "columns": ["col1", "col2", "col3"]}
+
+    def argv(options):
+        ctx = SimpleNamespace(task_info=info, profile=SimpleNamespace(options=options))
+        return agent.command(ctx).argv
+
+    assert "--impulse-peak" not in argv({})
+    assert argv({"impulse_peak": "observed"})[-2:] == ["--impulse-peak", "observed"]
+    with pytest.raises(ValueError, match="options.impulse_peak"):
+        impulse_peak({"impulse_peak": "max"})
+    # the solver reads the same option; with equal peaks of 1 both readings agree on the tiny workspace
+    tiny(tmp_path, privileged=True)
+    monkeypatch.chdir(tmp_path)
+    assert solve.main(["--task-info", json.dumps(info), "--method", "euclidean", "--privileged",
+                       "--impulse-peak", "observed"]) == 0
+    assert json.loads((tmp_path / "results.json").read_text()) == {"t0.parquet": ["b"],
+                                                                    "t1.parquet": ["no parameter change"]}
+
+
 def test_only_the_impulse_channel_is_normalised_and_a_zero_channel_is_left_alone():
     values = np.array([[4.0, 0.0, -2.0, 0.1], [-8.0, 0.0, 1.0, 0.2]])
     np.testing.assert_allclose(nn.features(values, [2]), [[4.0, 0.0, -1.0], [-8.0, 0.0, 0.5]])

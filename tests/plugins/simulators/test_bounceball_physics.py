@@ -148,3 +148,18 @@ def test_bad_configuration_names_the_field():
         SIM.simulate(cfg(el=1.5))
     with pytest.raises(ValueError, match="no parameter 'gravity'"):
         SIM.simulate(cfg(), Intervention("gravity", 1.0, 2.0))
+
+
+def test_the_radians_reading_tilts_the_rail_by_the_angle_in_radians():
+    """``bounceball-radians`` (Table 10's inclination read as radians): the same configuration rests against
+    the right wall with the load m g sin(0.9 rad), where BounceBall takes 0.9 degrees."""
+    rad = get("simulator", "bounceball-radians")
+    assert rad.inclination_unit == "rad" and SIM.inclination_unit == "deg"
+    assert [p.unit for p in rad.parameters if p.name == "inclination_angle"] == ["rad"]
+    assert rad.labels == SIM.labels and rad.name != SIM.name  # its pools are cached under their own name
+    c = cfg(x=5.0, v=0.0, theta=-0.9, m=4.0, er=0.5, c=0.0)
+    tr = rad.simulate(c)
+    assert tr.values[-1, 0] == dynamics.X_RIGHT
+    assert tr.values[-1, 2] == pytest.approx(4.0 * 9.81 * math.sin(0.9), rel=1e-12)
+    with pytest.raises(ValueError, match="radians"):
+        rad.simulate(cfg(theta=2.0))

@@ -262,6 +262,28 @@ def test_one_noise_seed_per_episode_shared_by_test_and_support(env, tmp_path):
     assert len({sample_noise_seed(0, sid) for sid in ids}) == len(ids)
 
 
+def test_the_other_noise_seed_reading_gives_each_sample_its_own_seed(env, simulators, tmp_path):
+    """``noise_seeds: sample`` (the other reading, run beside the kept one by benchmarks/baselines.py): every
+    test and support sample is noised with its own seed, the one the SNR statistics use, and its file holds
+    that draw; a released pool's manifest fixes the seeds, so it refuses the option."""
+    from tsagent_plugins.tasks.tracebench.files import sample_noise_seed
+
+    _, ws, _, key = materialize(env, tmp_path, "per-sample", seed=1, noise_seeds="sample")
+    truths = [t for group in ("test", "support") for t in key[group].values()]
+    assert [t["noise_seed"] for t in truths] == [sample_noise_seed(0, t["sample_id"], 1) for t in truths]
+    assert len({t["noise_seed"] for t in truths}) == len(truths)
+    sim, pool = simulators["toyball"], env[1][("toyball", 0)]
+    name, truth = next(iter(key["test"].items()))
+    clean = pool.clean(truth["sample_id"])
+    np.testing.assert_array_equal(pd.read_parquet(ws / "test_samples" / name).to_numpy()[:, :3],
+                                  sim.observe(clean, sim.kappa_ref, truth["noise_seed"]))
+    assert make_params().noise_seeds == "episode"
+    with pytest.raises(ValueError, match="noise_seeds"):
+        make_params(noise_seeds="sample", pool={"path": str(tmp_path)})
+    with pytest.raises(ValueError):
+        make_params(noise_seeds="question")
+
+
 def test_materialize_is_deterministic(env, tmp_path):
     a = all_files(materialize(env, tmp_path, "x1", submission="programmatic")[1])
     b = all_files(materialize(env, tmp_path, "x2", submission="programmatic")[1])
