@@ -20,7 +20,8 @@ own S paths under ``torch.manual_seed(request.seed)`` inside ``torch.random.fork
 
 Batching (the contract's ``batch_size`` / ``forecast_batch``): a quantile model gets up to
 ``batch_size`` requests per call, those with the same :meth:`~PretrainedForecaster.batch_key` (the same
-horizon and history length: the batches the packages compute bit for bit as they compute one series);
+horizon and history length: the batches the packages compute bit for bit as they compute one series;
+TiRex: the same history length, at the longest horizon, each request keeping its first steps);
 each request's paths still come from its own seed, so a request's forecast does not depend on its batch.
 If the package raises on a batch, each of its requests is retried alone: the series that raised fails,
 the others are forecast.  A batch's time limit is the sum of its requests' (each brings its own).
@@ -306,9 +307,11 @@ class PretrainedForecaster(Forecaster):
         return out  # type: ignore[return-value]
 
     def batch_key(self, context: np.ndarray, horizon: int) -> tuple:
-        """Requests with equal keys go through the model in one call.  Default: the same horizon and history
-        length, the batches whose outputs the packages compute exactly as for one series (padding a shorter
-        history to a longer one's length changes TimesFM 3's float32 quantiles by up to 4e-4)."""
+        """Requests with equal keys go through the model in one call, at the longest of their horizons (each
+        request keeps the first steps it asked for).  Default: the same horizon and history length, the
+        batches whose outputs the packages compute exactly as for one series (padding a shorter history to a
+        longer one's length changes TimesFM 3's float32 quantiles by up to 4e-4).  A family whose first h
+        steps of a longer forecast are its h-step forecast may leave the horizon out."""
         return horizon, len(context)
 
     def _forecast_checked(self, requests: list[ForecastRequest], checked: dict[int, tuple[np.ndarray, int]],
@@ -345,9 +348,9 @@ class PretrainedForecaster(Forecaster):
                                      base_info, deadline, out)
 
     def _quantile_batch(self, handle, torch, threads, requests, checked, idx, base_info, deadline, out) -> None:
-        """One model call for the requests ``idx`` (same horizon); if the package raises, each request is
-        retried alone, so the series that raised fails and the others are forecast."""
-        horizon = checked[idx[0]][1]
+        """One model call for the requests ``idx`` (one batch key) at their longest horizon; if the package
+        raises, each request is retried alone, so the series that raised fails and the others are forecast."""
+        horizon = max(checked[i][1] for i in idx)
         try:
             if deadline.expired():
                 raise ForecastError(f"{self.name}: time limit reached before this forecast "
@@ -364,8 +367,10 @@ class PretrainedForecaster(Forecaster):
             return
         for j, i in enumerate(idx):
             try:
-                paths = paths_from_quantiles(levels, q[j], requests[i].n_samples, requests[i].seed)
-                out[i] = self._finish(paths, requests[i], horizon, base_info, deadline, len(idx))
+                own = checked[i][1]
+                paths = paths_from_quantiles(levels, np.asarray(q[j])[:, :own], requests[i].n_samples,
+                                             requests[i].seed)
+                out[i] = self._finish(paths, requests[i], own, base_info, deadline, len(idx))
             except Exception as exc:  # noqa: BLE001 - this request only
                 out[i] = exc
 
