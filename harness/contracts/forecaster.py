@@ -45,11 +45,30 @@ class ForecastError(Exception):
 
 
 class Forecaster(ABC):
-    """Contract every forecaster implements.  ``uses_context``: whether text is read."""
+    """Contract every forecaster implements.  ``uses_context``: whether text is read.
+
+    ``batch_size``: how many requests :meth:`forecast_batch` gains from taking in one call (e.g. a
+    pretrained model forecasting many series in one forward pass); 1 (the default): none, a caller may
+    as well hand requests over one at a time.  A caller with many requests hands them over in chunks of
+    ``batch_size``; the forecasts are the same either way (see :meth:`forecast_batch`)."""
 
     name: str
     uses_context: bool = False
+    batch_size: int = 1
 
     @abstractmethod
     def forecast(self, request: ForecastRequest) -> Forecast:
         """Produce ``request.n_samples`` paths over ``request.future_index``; raise ForecastError."""
+
+    def forecast_batch(self, requests: list[ForecastRequest]) -> list[Forecast | Exception]:
+        """The forecasts of ``requests``, in order, each what :meth:`forecast` gives for that request alone
+        (the same paths under the same seed).  A request that fails gets the exception :meth:`forecast`
+        would raise in its place (a :class:`ForecastError`, or another exception for a crash) and costs the
+        other requests nothing.  Default: :meth:`forecast` on one request at a time."""
+        out: list[Forecast | Exception] = []
+        for request in requests:
+            try:
+                out.append(self.forecast(request))
+            except Exception as exc:  # noqa: BLE001 - this request's failure, handed back in its place
+                out.append(exc)
+        return out

@@ -8,16 +8,17 @@ is made once.  Override ``forecaster`` with ``@pytest.fixture(scope="class")`` o
 the checks vary; ``request`` is a name pytest reserves).  A function-scoped override is refused by
 pytest with a ``ScopeMismatch`` naming the fixture.  Each class's docstring lists its fixtures.
 
-The kit asks for eight forecasts per class: the base request (shared by the shape, history and
+The kit asks for twelve forecasts per class: the base request (shared by the shape, history and
 context checks through the class-scoped ``base_forecast`` fixture), the same request again (same
 seed must reproduce), another seed, the base with a context text, a shorter and a longer horizon,
-a constant history and a tiny time limit.  Each varied request gets its own copy of the history,
+a constant history, a tiny time limit, and one ``forecast_batch`` of the base, a history with a NaN
+and another seed, whose last is forecast alone too.  Each varied request gets its own copy of the history,
 so a forecaster that mutates its input cannot hide it from the history check.
 
 Areas (subclass the ones you want, or :class:`ForecasterTests` for all): :class:`ForecasterContractTests`
 (type, shape, S and H), :class:`ForecasterSeedTests` (reproducible, seed-dependent),
-:class:`ForecasterInputTests` (history untouched, context ignored unless used, constant history) and
-:class:`ForecasterTimeLimitTests`.
+:class:`ForecasterInputTests` (history untouched, context ignored unless used, constant history),
+:class:`ForecasterTimeLimitTests` and :class:`ForecasterBatchTests` (``forecast_batch``).
 
 Class attributes tune the checks:
 
@@ -234,8 +235,43 @@ class ForecasterTimeLimitTests(_Base):
                 f"no fallback recorded but took {elapsed:.2f} s with a {self.tiny_time_limit} s limit")
 
 
-class ForecasterTests(ForecasterContractTests, ForecasterSeedTests, ForecasterInputTests, ForecasterTimeLimitTests):
-    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`: every area above, eight
+class ForecasterBatchTests(_Base):
+    """``forecast_batch`` gives each request, in order, what :meth:`forecast` gives it alone (the same paths
+    under the same seed), and a request that fails -- here a history with a NaN, which the contract rules
+    out: an exception or valid samples -- costs the others nothing; ``batch_size`` is an integer >= 1.
+    The batch's two valid requests share history length and horizon, so a batching forecaster forecasts
+    them in one call.
+
+    Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):
+
+    - ``forecaster`` (required, class scope): your :class:`harness.contracts.Forecaster` instance;
+    - ``forecast_request`` (optional, class scope): the base :class:`ForecastRequest` the checks vary
+      (default: :func:`synthetic_request`, 96 hourly values, H = 24, S = 25);
+    - ``base_forecast`` (provided, class scope): the :class:`BaseForecast` of ``forecast_request``.
+    """
+
+    def test_batch_equals_forecasts_alone(self, forecaster, forecast_request, base_forecast):
+        size = forecaster.batch_size
+        assert isinstance(size, int) and not isinstance(size, bool) and size >= 1, f"batch_size {size!r}"
+        broken = forecast_request.history.copy()
+        broken.iloc[len(broken) // 2] = np.nan
+        other = self.vary(forecast_request, seed=forecast_request.seed + 1)
+        out = forecaster.forecast_batch([self.vary(forecast_request), self.vary(forecast_request, history=broken),
+                                         other])
+        assert isinstance(out, list) and len(out) == 3, f"forecast_batch gave {out!r} for 3 requests"
+        for i in (0, 2):
+            assert not isinstance(out[i], Exception), f"request {i} failed in the batch: {out[i]!r}"
+        horizon = len(forecast_request.future_index)
+        if not isinstance(out[1], Exception):
+            self.assert_valid(out[1], forecast_request.n_samples, horizon)
+        self.assert_valid(out[0], forecast_request.n_samples, horizon)
+        np.testing.assert_array_equal(np.asarray(out[0].samples), np.asarray(base_forecast.forecast.samples))
+        np.testing.assert_array_equal(np.asarray(out[2].samples), np.asarray(forecaster.forecast(other).samples))
+
+
+class ForecasterTests(ForecasterContractTests, ForecasterSeedTests, ForecasterInputTests, ForecasterTimeLimitTests,
+                      ForecasterBatchTests):
+    """Aggregate conformance suite for :class:`harness.contracts.Forecaster`: every area above, twelve
     forecasts per class.
 
     Fixtures (all class-scoped: ``@pytest.fixture(scope="class")`` over ``@classmethod``):

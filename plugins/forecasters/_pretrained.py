@@ -9,18 +9,24 @@ Each family (``timesfm``, ``tirex``, ``moirai``, ``moirai-moe``, ``toto``, ``aur
 
 Options common to every family: ``model`` (a Hugging Face id or a local folder; default the family's
 :attr:`default_model`, overridden by ``$HARNESS_<FAMILY>_MODEL``), ``device`` (``auto``: CUDA when
-torch sees a GPU, else CPU; ``cpu``; ``cuda``) and ``weights`` (``random-init`` flags untrained
-weights; read from the model's ``config.json`` field ``harness_weights`` when not given).
+torch sees a GPU, else CPU; ``cpu``; ``cuda``), ``weights`` (``random-init`` flags untrained
+weights; read from the model's ``config.json`` field ``harness_weights`` when not given) and
+``batch_size`` (requests per model call, default :data:`BATCH_SIZE`; see "Batching").
 
 Quantile-only models (TimesFM, TiRex, Moirai 2.0, Chronos-Bolt/Chronos-2): the S paths are drawn
 from the model's per-step quantiles by :func:`paths_from_quantiles`, one uniform level per path
 shared by all steps (see there for why).  Sample-path models (Moirai-MoE, Toto, Aurora) draw their
 own S paths under ``torch.manual_seed(request.seed)`` inside ``torch.random.fork_rng``.
 
-Batching: :meth:`~PretrainedForecaster.forecast_many` sends the histories of all requests with the
-same horizon to a quantile model in one call (the paths of each request still come from its own
-seed, so a request's forecast does not depend on its batch); sample-path models run one request at
-a time, as their sampling shares one RNG stream across a batch.
+Batching (the contract's ``batch_size`` / ``forecast_batch``): a quantile model gets up to
+``batch_size`` requests per call, those with the same :meth:`~PretrainedForecaster.batch_key` (the same
+horizon and history length: the batches the packages compute bit for bit as they compute one series;
+TiRex: the same history length, at the longest horizon, each request keeping its first steps);
+each request's paths still come from its own seed, so a request's forecast does not depend on its batch.
+If the package raises on a batch, each of its requests is retried alone: the series that raised fails,
+the others are forecast.  A batch's time limit is the sum of its requests' (each brings its own).
+Sample-path models run one request at a time (``batch_size`` 1), as their sampling would share one
+RNG stream across a batch and a path would depend on its batch.
 """
 
 from __future__ import annotations
@@ -48,7 +54,10 @@ WEIGHTS_FIELD = "harness_weights"
 #: A file beside the weights saying ``{"harness_weights": "random-init"}`` (config.json belongs to the family).
 MARKER = "harness.json"
 DEVICES = ("auto", "cpu", "cuda")
-COMMON_OPTIONS = ("model", "device", "weights")
+COMMON_OPTIONS = ("model", "device", "weights", "batch_size")
+#: Requests per model call (option ``batch_size``): 16 series of a few thousand points fit a CPU's cache-friendly
+#: forward pass of the small released models; raise it on a GPU.
+BATCH_SIZE = 16
 #: Where hub ids are downloaded from (probed once before a download is attempted).
 HUB_HOST = ("huggingface.co", 443)
 
@@ -139,17 +148,20 @@ class PretrainedForecaster(Forecaster):
     quantile_model: ClassVar[bool] = True
 
     def __init__(self, model: str | os.PathLike | None = None, *, device: str = "auto",
-                 weights: str | None = None, **options: Any):
+                 weights: str | None = None, batch_size: int = BATCH_SIZE, **options: Any):
         if device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
         if weights not in (None, RANDOM_INIT, PRETRAINED):
             raise ValueError(f"weights must be {RANDOM_INIT!r} or {PRETRAINED!r}, got {weights!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         unknown = sorted(set(options) - set(self.extra_options))
         if unknown:
             raise ValueError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(self.option_names())})")
         self._model = str(model) if model is not None else None
         self.device = device
         self.weights = weights
+        self._batch_size = batch_size
         self.options = {**self.extra_options, **options}
 
     # options ------------------------------------------------------------------------------------
@@ -162,6 +174,12 @@ class PretrainedForecaster(Forecaster):
         return "HARNESS_" + cls.name.upper().replace("-", "_") + "_MODEL"
 
     @property
+    def batch_size(self) -> int:  # type: ignore[override]  # the contract's capability, set by an option
+        """Requests per model call: the ``batch_size`` option for quantile models, 1 for sample-path models
+        (their paths are drawn one request at a time; see the module docstring)."""
+        return self._batch_size if self.quantile_model else 1
+
+    @property
     def model(self) -> str:
         """The configured model: the option, else ``$HARNESS_<NAME>_MODEL``, else the default hub id."""
         return self._model or os.environ.get(self.model_env()) or self.default_model
@@ -171,7 +189,8 @@ class PretrainedForecaster(Forecaster):
         unknown = sorted(set(options) - set(self.option_names()))
         if unknown:
             raise ValueError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(self.option_names())})")
-        current = {"model": self._model, "device": self.device, "weights": self.weights, **self.options}
+        current = {"model": self._model, "device": self.device, "weights": self.weights,
+                   "batch_size": self._batch_size, **self.options}
         return type(self)(**{**current, **options})
 
     # loading ------------------------------------------------------------------------------------
@@ -219,7 +238,8 @@ class PretrainedForecaster(Forecaster):
         """(the family's model object, the device), loaded once per (class, model, device, options)."""
         mods = self.import_family()
         device = resolve_device(self.device)
-        key = (type(self).__name__, self.model, device, json.dumps(self.options, sort_keys=True, default=str))
+        key = (type(self).__name__, self.model, device, self._batch_size,
+               json.dumps(self.options, sort_keys=True, default=str))
         with _LOCK:
             if key not in _MODELS:
                 source = self.locate()
@@ -265,17 +285,43 @@ class PretrainedForecaster(Forecaster):
         return {}
 
     def forecast(self, request: ForecastRequest) -> Forecast:
-        return self.forecast_many([request])[0]
+        result = self.forecast_batch([request])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
 
-    def forecast_many(self, requests: list[ForecastRequest]) -> list[Forecast]:
-        """The forecasts of ``requests``, quantile models batched per horizon (see the module docstring).
+    def forecast_batch(self, requests: list[ForecastRequest]) -> list[Forecast | Exception]:
+        """The forecasts of ``requests`` (see the module docstring, "Batching"): per request a
+        :class:`~harness.Forecast` or the exception that failed it (ForecastError: not installed, model not
+        loadable, bad history, time limit, bad output; another type: the package raised on that series)."""
+        out: list[Forecast | Exception | None] = [None] * len(requests)
+        checked: dict[int, tuple[np.ndarray, int]] = {}
+        for i, request in enumerate(requests):
+            try:
+                checked[i] = check_request(request)
+            except ForecastError as exc:
+                out[i] = exc
+        if checked:
+            try:
+                self._forecast_checked(requests, checked, out)
+            except ForecastError as exc:   # not installed, not loadable, no time left: every request left fails
+                for i in checked:
+                    out[i] = exc if out[i] is None else out[i]
+        return out  # type: ignore[return-value]
 
-        Raises :class:`ForecastError` (not installed, model not loadable, time limit, bad output)."""
-        checked = [check_request(r) for r in requests]
-        deadline = Deadline(min(r.time_limit for r in requests))
+    def batch_key(self, context: np.ndarray, horizon: int) -> tuple:
+        """Requests with equal keys go through the model in one call, at the longest of their horizons (each
+        request keeps the first steps it asked for).  Default: the same horizon and history length, the
+        batches whose outputs the packages compute exactly as for one series (padding a shorter history to a
+        longer one's length changes TimesFM 3's float32 quantiles by up to 4e-4).  A family whose first h
+        steps of a longer forecast are its h-step forecast may leave the horizon out."""
+        return horizon, len(context)
+
+    def _forecast_checked(self, requests: list[ForecastRequest], checked: dict[int, tuple[np.ndarray, int]],
+                          out: list) -> None:
+        deadline = Deadline(sum(requests[i].time_limit for i in checked))   # each request brings its own time
         handle, device = self.loaded()
-        mods = self.import_family()
-        torch = mods["torch"]
+        torch = self.import_family()["torch"]
         if deadline.expired():
             raise ForecastError(f"{self.name}: time limit of {deadline.end - deadline.start:g} s reached "
                                 "before the model ran")
@@ -283,27 +329,53 @@ class PretrainedForecaster(Forecaster):
         base_info = {"uses_context": self.uses_context, "model": self.model, "device": device,
                      "weights": self.weights_of(source), **self.describe(handle)}
         base_info["flag_untrained"] = base_info["weights"] == RANDOM_INIT
-        out: list[Forecast | None] = [None] * len(requests)
         threads = 1 if device == "cpu" else None
-        if self.quantile_model:
-            by_horizon: dict[int, list[int]] = {}
-            for i, (_, h) in enumerate(checked):
-                by_horizon.setdefault(h, []).append(i)
-            for horizon, idx in by_horizon.items():
-                with seeded(torch, 0, threads):
-                    levels, q = self.predict_quantiles(handle, [checked[i][0] for i in idx], horizon,
-                                                       [requests[i] for i in idx])
-                for j, i in enumerate(idx):
-                    paths = paths_from_quantiles(levels, q[j], requests[i].n_samples, requests[i].seed)
-                    out[i] = self._finish(paths, requests[i], horizon, base_info, deadline, len(idx))
-        else:
-            for i, (y, horizon) in enumerate(checked):
-                if deadline.expired():
-                    raise ForecastError(f"{self.name}: time limit reached after {i} of {len(requests)} forecasts")
-                with seeded(torch, requests[i].seed, threads):
-                    paths = self.predict_samples(handle, y, horizon, requests[i])
-                out[i] = self._finish(np.asarray(paths, dtype=float), requests[i], horizon, base_info, deadline, 1)
-        return out  # type: ignore[return-value]
+        if not self.quantile_model:
+            for i, (y, horizon) in checked.items():
+                try:
+                    if deadline.expired():
+                        raise ForecastError(f"{self.name}: time limit reached before this forecast "
+                                            f"({deadline.elapsed():.2f} s into its batch)")
+                    with seeded(torch, requests[i].seed, threads):
+                        paths = self.predict_samples(handle, y, horizon, requests[i])
+                    out[i] = self._finish(paths, requests[i], horizon, base_info, deadline, 1)
+                except Exception as exc:  # noqa: BLE001 - this request only
+                    out[i] = exc
+            return
+        groups: dict[tuple, list[int]] = {}
+        for i, (y, horizon) in checked.items():
+            groups.setdefault(self.batch_key(y, horizon), []).append(i)
+        for idx in groups.values():
+            for start in range(0, len(idx), self.batch_size):
+                self._quantile_batch(handle, torch, threads, requests, checked, idx[start:start + self.batch_size],
+                                     base_info, deadline, out)
+
+    def _quantile_batch(self, handle, torch, threads, requests, checked, idx, base_info, deadline, out) -> None:
+        """One model call for the requests ``idx`` (one batch key) at their longest horizon; if the package
+        raises, each request is retried alone, so the series that raised fails and the others are forecast."""
+        horizon = max(checked[i][1] for i in idx)
+        try:
+            if deadline.expired():
+                raise ForecastError(f"{self.name}: time limit reached before this forecast "
+                                    f"({deadline.elapsed():.2f} s into its batch)")
+            with seeded(torch, 0, threads):
+                levels, q = self.predict_quantiles(handle, [checked[i][0] for i in idx], horizon,
+                                                   [requests[i] for i in idx])
+        except Exception as exc:  # noqa: BLE001 - isolated below
+            if len(idx) == 1:
+                out[idx[0]] = exc
+                return
+            for i in idx:
+                self._quantile_batch(handle, torch, threads, requests, checked, [i], base_info, deadline, out)
+            return
+        for j, i in enumerate(idx):
+            try:
+                own = checked[i][1]
+                paths = paths_from_quantiles(levels, np.asarray(q[j])[:, :own], requests[i].n_samples,
+                                             requests[i].seed)
+                out[i] = self._finish(paths, requests[i], own, base_info, deadline, len(idx))
+            except Exception as exc:  # noqa: BLE001 - this request only
+                out[i] = exc
 
     def _finish(self, paths: np.ndarray, request: ForecastRequest, horizon: int, base_info: dict,
                 deadline: Deadline, batch: int) -> Forecast:

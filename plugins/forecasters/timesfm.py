@@ -28,19 +28,18 @@ else:
 
 class TimesFMForecaster(PretrainedForecaster):
     """TimesFM 3 quantiles -> S paths; ignores the text context.  Options: ``model``, ``device``,
-    ``weights``, ``batch_size`` (series per forward pass, default 16)."""
+    ``weights``, ``batch_size`` (series per call and per forward pass, default 16)."""
 
     name = "timesfm"
     family = "TimesFM 3"
     modules = ("timesfm3.torch",)
     install = "pip install -e '.[timesfm]'"
     default_model = "google/timesfm-3.0-pytorch"
-    extra_options = {"batch_size": 16}
 
     def load(self, mods: dict[str, Any], source: str, device: str):
         api = mods["timesfm3.torch"]
         return api.TimesFM3Forecaster.from_pretrained(source, device=device,
-                                                      per_core_batch_size=int(self.options["batch_size"]))
+                                                      per_core_batch_size=self._batch_size)
 
     def describe(self, handle) -> dict[str, Any]:
         return {"input_patch": handle.config.input_patch_length, "output_patch": handle.config.output_patch_length,

@@ -8,7 +8,9 @@ no public checkpoint id we know of (README).  The ``torch`` backend (no custom C
 CPU and GPU.  Context: the whole history (the model pads / cuts it to its training context);
 horizon: any length (autoregressive over output patches); no timestamps.  The model outputs the
 quantiles 0.1..0.9: S paths are drawn by :func:`~tsagent_plugins.forecasters._pretrained.paths_from_quantiles`.
-Histories of the same horizon and length go through the model as one batch.
+Histories of the same length go through the model as one batch, at the longest horizon asked: TiRex
+decodes output patches one after another, so the first h steps of a longer forecast are the h-step
+forecast bit for bit (tested).
 Install: ``pip install -e '.[tirex]'``.
 """
 
@@ -44,6 +46,9 @@ class TiRexForecaster(PretrainedForecaster):
 
     def describe(self, handle) -> dict[str, Any]:
         return {"context_length": handle.config.train_ctx_len, "patch": handle.config.output_patch_size}
+
+    def batch_key(self, context, horizon) -> tuple:
+        return (len(context),)
 
     def predict_quantiles(self, handle, contexts, horizon, requests):
         import torch

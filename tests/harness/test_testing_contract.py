@@ -134,7 +134,7 @@ def test_the_kit_emits_no_pytest_deprecation_warning(pytester):
     pytester.makepyfile(test_counting=COUNTING)
     # PytestRemovedIn<N>Warning (e.g. 10, for class-scoped instance-method fixtures) subclass this one
     result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest.PytestDeprecationWarning")
-    result.assert_outcomes(passed=9)
+    result.assert_outcomes(passed=10)
     assert "Warning" not in result.stdout.str()
 
 

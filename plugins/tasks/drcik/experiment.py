@@ -113,23 +113,51 @@ def _future(task: DrcikTask) -> np.ndarray | None:
 def forecast_task(forecaster: Forecaster, task: DrcikTask, text: str | None, n_samples: int, seed: int,
                   time_limit: float):
     """One forecast: (samples (S, H) or None, failure reason or None, fallback, seconds, info)."""
-    request = ForecastRequest(history=task.history.copy(), future_index=task.future_index, context=text,
-                              n_samples=n_samples, seed=seed, time_limit=time_limit,
-                              seasonal_period=task.seasonal_period)
+    request = _request(task, text, n_samples, seed, time_limit)
     start = time.monotonic()
     try:
-        out = forecaster.forecast(request)
-    except ForecastError as exc:
-        info = getattr(exc, "info", None)
-        return (None, f"ForecastError: {exc}", None, round(time.monotonic() - start, 3),
-                info if isinstance(info, dict) else {})
+        out: object = forecaster.forecast(request)
     except Exception as exc:  # noqa: BLE001 - a crashing forecaster fails this task only
-        return None, f"{type(exc).__name__}: {exc}", None, round(time.monotonic() - start, 3), {}
+        out = exc
+    return _outcome(out, n_samples, len(task.future_index), round(time.monotonic() - start, 3))
+
+
+def forecast_tasks(forecaster: Forecaster, items: list[tuple[DrcikTask, str | None]], n_samples: int, seed: int,
+                   time_limit: float) -> list[tuple]:
+    """The forecasts of ``items`` ((task, context text) pairs) in one ``forecaster.forecast_batch`` call: per
+    item what :func:`forecast_task` gives for it alone (the contract makes the paths the same), except
+    ``seconds``, the batch's wall time shared equally among its items.  A failed item fails alone; a
+    ``forecast_batch`` that itself raises, or returns a list of another length, fails every item with why."""
+    requests = [_request(task, text, n_samples, seed, time_limit) for task, text in items]
+    start = time.monotonic()
+    try:
+        outs = list(forecaster.forecast_batch(requests))
+        if len(outs) != len(requests):
+            raise RuntimeError(f"forecast_batch returned {len(outs)} forecasts for {len(requests)} requests")
+    except Exception as exc:  # noqa: BLE001 - the batch call itself crashed: each of its tasks says why
+        outs = [exc] * len(requests)
+    seconds = round((time.monotonic() - start) / max(1, len(requests)), 3)
+    return [_outcome(out, n_samples, len(task.future_index), seconds) for out, (task, _) in zip(outs, items)]
+
+
+def _request(task: DrcikTask, text: str | None, n_samples: int, seed: int, time_limit: float) -> ForecastRequest:
+    return ForecastRequest(history=task.history.copy(), future_index=task.future_index, context=text,
+                           n_samples=n_samples, seed=seed, time_limit=time_limit,
+                           seasonal_period=task.seasonal_period)
+
+
+def _outcome(out: object, n_samples: int, horizon: int, seconds: float) -> tuple:
+    """(samples or None, failure or None, fallback, seconds, info) of a forecast or the exception that failed it."""
+    if isinstance(out, ForecastError):
+        info = getattr(out, "info", None)
+        return None, f"ForecastError: {out}", None, seconds, info if isinstance(info, dict) else {}
+    if isinstance(out, Exception):
+        return None, f"{type(out).__name__}: {out}", None, seconds, {}
     info = out.info if isinstance(getattr(out, "info", None), dict) else {}
-    paths, problem = check_samples(getattr(out, "samples", None), n_samples, len(task.future_index))
+    paths, problem = check_samples(getattr(out, "samples", None), n_samples, horizon)
     if problem is not None:
-        return None, f"InvalidSamples: {problem}", None, round(time.monotonic() - start, 3), info
-    return paths, None, getattr(out, "fallback", None), round(time.monotonic() - start, 3), info
+        return None, f"InvalidSamples: {problem}", None, seconds, info
+    return paths, None, getattr(out, "fallback", None), seconds, info
 
 
 USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "total_tokens",
@@ -241,5 +269,5 @@ def _samples_problem(samples: object, horizon: int) -> str | None:
     return None
 
 
-__all__ = ["ExperimentResult", "Validation", "forecast_task", "info_columns", "run_experiment", "validate_submission",
-           "write_submission", "FAILED"]
+__all__ = ["ExperimentResult", "Validation", "forecast_task", "forecast_tasks", "info_columns", "run_experiment",
+           "validate_submission", "write_submission", "FAILED"]

@@ -47,6 +47,9 @@ Chronos ``model`` folder); the spec's own options win.
 A forecaster that ignores text (``uses_context = False``) forecasts a task once
 per process and the forecast is reused for every condition (``context_used`` is
 False in those rows).
+
+A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of that size
+(:mod:`tsagent_plugins.tasks.drcik.chunks`); rows, samples and failures stay per task.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from tsagent_plugins.tasks.drcik import research_outputs as research_out
 from tsagent_plugins.tasks.drcik.exports import export, research_export, research_problems
 from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
+from tsagent_plugins.tasks.drcik.chunks import ChunkedForecasts
 from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
 from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
@@ -97,6 +101,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         self._forecasters: dict[str, Any] = {}
         self._reuse: dict[str, tuple] = {}
         self._evidence: dict[str, dict] = {}
+        self._chunks = ChunkedForecasts()
 
     # -- planning -----------------------------------------------------------------------------------
     def rewrite_paths(self, params: DrcikParams, spec_file: Path) -> DrcikParams:
@@ -309,7 +314,12 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if not forecaster.uses_context and reuse_key in self._reuse:
             result = self._reuse[reuse_key]
         else:
-            result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
+            if forecaster.batch_size > 1 and not getattr(forecaster, "needs_model", False):
+                tasks = {t: self.tasks(params)[t] for t in self.task_ids(params)}
+                result = self._chunks.result(params, entry, forecaster, cond, task_id, tasks,
+                                             lambda t: self.evidence_for(params, t)[0])
+            else:
+                result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
             if not forecaster.uses_context:
                 self._reuse[reuse_key] = result
         paths, failure, fallback, seconds, info = result

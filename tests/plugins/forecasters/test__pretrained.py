@@ -62,8 +62,11 @@ def test_options_device_and_model_resolution(monkeypatch, tmp_path):
         Missing(device="tpu")
     with pytest.raises(ValueError, match="weights must be"):
         Missing(weights="half")
-    with pytest.raises(ValueError, match=r"unknown option\(s\) colour \(known: model, device, weights\)"):
+    with pytest.raises(ValueError, match=r"unknown option\(s\) colour \(known: model, device, weights, batch_size\)"):
         Missing().configured(colour="red")
+    with pytest.raises(ValueError, match="batch_size must be an integer >= 1, got 0"):
+        Missing(batch_size=0)
+    assert Missing().batch_size == 16 and Missing().configured(batch_size=4).batch_size == 4
     assert Missing().model == "org/missing"
     monkeypatch.setenv("HARNESS_MISSING_FAMILY_MODEL", str(tmp_path))
     assert Missing().model == str(tmp_path) and Missing("x/y").model == "x/y"
@@ -98,3 +101,80 @@ def test_the_install_script_installs_what_each_family_imports():
         assert set(cls.modules) - {"tirex"} <= imported, (cls.name, cls.modules, imported)
         assert cls.install in (f"bash scripts/install-forecasters.sh {family}", f"pip install -e '.[{family}]'")
         assert re.search(rf"^{family} = \[", pyproject, re.M), f"no extra {family}"
+
+
+class Linear(PretrainedForecaster):
+    """A quantile "model" without a package: quantile k at step h is last value + (level - 0.5) * (h + 1)
+    (torch only).  It raises on a history holding the value 13.0, and counts its calls."""
+
+    name = "linear-test"
+    family = "Linear"
+    calls: list[int] = []
+
+    def locate(self) -> str:
+        return "here"
+
+    def load(self, mods, source, device):
+        return object()
+
+    def predict_quantiles(self, handle, contexts, horizon, requests):
+        Linear.calls.append(len(contexts))
+        if any((c == 13.0).any() for c in contexts):
+            raise ValueError("unlucky history")
+        steps = np.arange(1, horizon + 1)
+        q = np.stack([[c[-1] + (lv - 0.5) * steps for lv in LEVELS] for c in contexts])     # (B, K, H)
+        return LEVELS, q
+
+
+def _requests(count, n=48, horizon=6):
+    import dataclasses
+
+    return [dataclasses.replace(synthetic_request(n=n, horizon=horizon, seed=s), seed=s) for s in range(count)]
+
+
+def test_a_batch_is_one_model_call_per_chunk_and_each_request_keeps_its_own_seeds_paths():
+    pytest.importorskip("torch")
+    Linear.calls.clear()
+    forecaster = Linear(batch_size=3)
+    requests = _requests(5) + _requests(2, n=40)          # two history lengths: two batch keys
+    batched = forecaster.forecast_batch(requests)
+    assert Linear.calls == [3, 2, 2]                      # 5 of length 48 in chunks of 3 and 2; 2 of length 40
+    assert [f.info["batch"] for f in batched] == [3, 3, 3, 2, 2, 2, 2]
+    for request, forecast in zip(requests, batched):
+        alone = forecaster.forecast(request)
+        np.testing.assert_array_equal(alone.samples, forecast.samples)
+        expected = paths_from_quantiles(LEVELS, [request.history.iloc[-1] + (lv - 0.5) * np.arange(1, 7)
+                                                 for lv in LEVELS], 25, request.seed)
+        np.testing.assert_allclose(forecast.samples, expected)
+    assert not np.array_equal(batched[0].samples, batched[1].samples)
+
+
+def test_a_failing_request_fails_alone_in_its_batch():
+    pytest.importorskip("torch")
+    import dataclasses
+
+    Linear.calls.clear()
+    forecaster = Linear(batch_size=8)
+    requests = _requests(4)
+    unlucky = requests[1].history.copy()
+    unlucky.iloc[-5] = 13.0
+    requests[1] = dataclasses.replace(requests[1], history=unlucky)                   # the package raises on it
+    empty = requests[3].history.iloc[:0]
+    requests[3] = dataclasses.replace(requests[3], history=empty)                     # refused before the model
+    out = forecaster.forecast_batch(requests)
+    assert isinstance(out[1], ValueError) and str(out[1]) == "unlucky history"
+    assert isinstance(out[3], ForecastError) and "non-empty" in str(out[3])
+    assert Linear.calls == [3, 1, 1, 1]                   # the batch raised: each of its requests retried alone
+    for i in (0, 2):
+        np.testing.assert_array_equal(out[i].samples, forecaster.forecast(requests[i]).samples)
+    with pytest.raises(ValueError, match="unlucky history"):
+        forecaster.forecast(requests[1])
+
+
+def test_sample_path_models_take_one_request_at_a_time_and_an_uninstalled_family_fails_each_request():
+    class Sampler(Linear):
+        quantile_model = False
+
+    assert Sampler(batch_size=8).batch_size == 1 and Linear(batch_size=8).batch_size == 8
+    out = Missing().forecast_batch(_requests(2))
+    assert all(isinstance(o, ForecastError) and "missing-family is not installed" in str(o) for o in out)

@@ -41,17 +41,17 @@ class TestCounting(ForecasterTests):
         return Counting()
 
 
-def test_one_forecaster_and_eight_forecasts_per_class():
-    assert [f.calls for f in BUILT] == [8]
+def test_one_forecaster_and_twelve_forecasts_per_class():
+    assert [f.calls for f in BUILT] == [12]
 """
 
 
 def test_the_kit_fits_once_per_class_and_refuses_a_function_scoped_forecaster(pytester):
     pytester.makepyfile(test_counting=COUNTING)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=10)  # the 9 kit checks, then the count
+    result.assert_outcomes(passed=11)  # the 10 kit checks, then the count
     pytester.makepyfile(test_function_scoped=COUNTING.replace('@pytest.fixture(scope="class")', "@pytest.fixture")
-                        .replace("[8]", "[]"))
+                        .replace("[12]", "[]"))
     result = pytester.runpytest("-p", "no:cacheprovider", "test_function_scoped.py")
     assert result.ret != 0 and "ScopeMismatch" in result.stdout.str()
 

@@ -43,7 +43,7 @@ def test_tiny_model_loads_through_the_package_and_paths_follow_its_quantiles(tin
 def test_batched_forecasts_equal_single_ones(tiny):
     forecaster = timesfm.TimesFMForecaster(tiny)
     requests = [synthetic_request(n=96, horizon=12, seed=s) for s in range(3)]
-    batched = forecaster.forecast_many(requests)
+    batched = forecaster.forecast_batch(requests)
     assert [f.info["batch"] for f in batched] == [3, 3, 3]
     for request, forecast in zip(requests, batched):
         np.testing.assert_allclose(forecaster.forecast(request).samples, forecast.samples, rtol=1e-5, atol=1e-5)

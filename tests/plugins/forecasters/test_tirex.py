@@ -38,3 +38,16 @@ def test_tiny_model_loads_through_the_package_and_paths_follow_its_quantiles(tin
     q = np.sort(q[0], axis=-1)                                                             # (H, K)
     median_path = np.median(out.samples, axis=0)
     assert np.all(np.abs(median_path - q[:, 4]) <= (q[:, -1] - q[:, 0]) + 1e-5)
+
+
+def test_histories_of_one_length_are_one_call_at_the_longest_horizon_with_the_paths_of_each_alone(tiny):
+    import dataclasses
+
+    forecaster = tirex.TiRexForecaster(tiny, batch_size=8)
+    requests = [dataclasses.replace(synthetic_request(n=80, horizon=h, seed=k), seed=k)
+                for k, h in enumerate((5, 30, 17))] + [synthetic_request(n=70, horizon=30)]
+    batched = forecaster.forecast_batch(requests)
+    assert [f.info["batch"] for f in batched] == [3, 3, 3, 1]            # the length-70 history alone
+    for request, forecast in zip(requests, batched):
+        assert forecast.samples.shape == (25, len(request.future_index))
+        np.testing.assert_array_equal(forecaster.forecast(request).samples, forecast.samples)
