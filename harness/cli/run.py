@@ -131,16 +131,17 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                     err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
                 elif event == "retry":
                     progress.update(bar, description=tally.line())
-                    err.print(f"[yellow]retry {data['attempt']}[/] {data['key']}: {data['error']}")
+                    err.print(f"[yellow]retry {data['attempt']}[/] {escape(data['key'])}: {escape(str(data['error']))}")
                 elif event == "budget":
                     err.print(f"[yellow]run cost cap reached[/]: ${data['spent']:.2f} of ${data['cap']:.2f}; "
                               f"{data['not_started']} episode(s) not started, {data['running']} running finish "
                               "under their own budgets")
                 elif event == "message" and data.get("final"):
-                    err.print(data["text"], highlight=False, soft_wrap=True)
+                    err.print(data["text"], markup=False, highlight=False, soft_wrap=True)  # plugins' text:
+                    # literal (an install hint's ``.[extra]`` is not markup)
                 elif event == "message" and isinstance(data.get("total"), int) and data["total"] > 0:
                     # a task being prepared (e.g. a sample pool generated): the bar shows its progress
-                    progress.update(bar, description=data.get("label") or data["text"], total=data["total"],
+                    progress.update(bar, description=escape(data.get("label") or data["text"]), total=data["total"],
                                     completed=data.get("done") or 0)
                     now = time.monotonic()
                     if not err.is_terminal and (now - said[0] >= PREPARE_LINE_EVERY
@@ -148,7 +149,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                         said[0] = now  # no live bar in a log: a line every few seconds
                         err.print(data["text"], markup=False, highlight=False)
                 elif event == "message":
-                    progress.update(bar, description=data["text"])
+                    progress.update(bar, description=escape(data["text"]))
 
             try:
                 rows += execute(units, store, settings, on_event, model_backend=model_backend,
@@ -325,10 +326,10 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
     if failed:  # why each failed episode failed: error kind and a one-line reason
         table.add_column("why", justify="left", overflow="fold", min_width=20)
     for row in rows:
-        cells = [_fmt(row.get(c)) for c in shown]
+        cells = [Text(_fmt(row.get(c))) for c in shown]  # values print literally: "[x]" in a value is no markup
         if failed:
             why = ": ".join(str(x) for x in (row.get("error_kind"), row.get("error")) if x)
-            cells.append(why or "")
+            cells.append(Text(why))
         table.add_row(*cells)
     meanings = {c: meaning for t in templates for c, (_, meaning) in t.result_columns.items()}
     short = [f"{headers[c]} = {c.replace('_', ' ')}" + (f" ({meanings[c]})" if c in meanings else "") for c in shown
@@ -337,7 +338,7 @@ def summary_table(rows: list[dict], title: str, templates: list = ()) -> Table:
              for note in t.summary_notes([r for r in rows if r.get("template") in (t.name, None)])]
     lines = (["; ".join(short) + " (results.parquet columns)"] if short else []) + notes
     if lines:  # the abbreviated headers spelled out with the results column each shows and its meaning; notes
-        table.caption = "\n".join(lines)
+        table.caption = Text("\n".join(lines))
         table.caption_justify = "left"
     return table
 

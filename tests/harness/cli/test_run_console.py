@@ -50,3 +50,29 @@ def test_a_scripted_run_ends_with_the_no_money_line(tmp_path):
                                       "--set", "samples=5", "--out", str(tmp_path / "r")], catch_exceptions=False)
     assert result.exit_code == 0, result.output[-2000:]
     assert "offline model backend: no money was spent" in " ".join(result.output.split())
+
+
+def test_plugin_text_and_row_values_print_literally_not_as_markup(tmp_path, monkeypatch):
+    """An install hint's ``.[extra]`` survives: a template's messages and the failed rows' reasons are text,
+    not rich markup (which would silently eat ``[timesfm]``)."""
+    from tests.support.paths import REPO
+
+    hint = "timesfm is not installed; install: pip install -e '.[timesfm]'"
+    rows = [{"episode": "e1", "status": "failed", "template": "drcik", "error_kind": "forecast_error", "error": hint}]
+    console = Console(width=300, record=True)
+    console.print(summary_table(rows, "forecast", [registry.get("task_template", "drcik")]))
+    assert "pip install -e '.[timesfm]'" in console.export_text()
+
+    template = type(registry.get("task_template", "drcik"))
+    finish = template.finish
+
+    def finish_with_a_hint(self, *args, **kwargs):
+        summary = finish(self, *args, **kwargs)
+        return {**summary, "messages": [*summary.get("messages", []), f"failed: {hint}"]}
+
+    monkeypatch.setattr(template, "finish", finish_with_a_hint)
+    result = CliRunner().invoke(cli, ["run", "--task", str(REPO / "tasks/drcik/sample-statistical.yaml"),
+                                      "--set", "forecasters=[naive]", "--set", "contexts=[no-context]",
+                                      "--out", str(tmp_path / "r")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output[-2000:]
+    assert "pip install -e '.[timesfm]'" in " ".join(result.output.split())
