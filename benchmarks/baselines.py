@@ -246,9 +246,11 @@ def print_criteria(cmp: pd.DataFrame, label: str = "", partial: bool = False) ->
     if (cmp["simulator"] == "aggregate").any():
         print(f"{label}aggregate cells outside the paper's SD: {c['aggregate_outside']} (criterion 0; "
               "the aggregate columns above)")
-    if not partial:
-        print(f"{label}criteria {'MET' if c['met'] else 'NOT MET'}"
-              + ("" if c["complete"] else " (some cells were not run)"))
+    if not partial and not c["complete"]:
+        print(f"{label}criteria not judged: {c['cells']} of {len(per_sim)} per-simulator cells were run (the "
+              "aggregate columns above average only the simulators that were)")
+    elif not partial:
+        print(f"{label}criteria {'MET' if c['met'] else 'NOT MET'}")
     return c
 
 
@@ -409,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     if named and args.out is None:
         out = other_dir(out, named[0])
     if args.compare:
+        if not (args.compare / "results.parquet").is_file():
+            print(f"baselines: {args.compare / 'results.parquet'} does not exist: run `python benchmarks/baselines.py"
+                  f" --out {args.compare}` first", file=sys.stderr)
+            return 2
         frame = pd.read_parquet(args.compare / "results.parquet")
         if named:
             cmp = comparison(frame, named[1])
