@@ -107,6 +107,9 @@ def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distrac
         if cloze:
             try:
                 record = cz.audit(gen_dir, engine, repair=repair)
+            except cz.NothingToRepair as exc:
+                click.echo(f"cloze: {exc}")
+                return
             except ValueError as exc:
                 raise click.ClickException(str(exc)) from None
             t = record["table"]

@@ -162,10 +162,14 @@ def _rounds(root: Path) -> list[Path]:
     return sorted((root / "generation" / "qc_cloze").glob("round_*.json"), key=lambda p: int(p.stem[6:]))
 
 
+class NothingToRepair(ValueError):
+    """A repair round asked for when the last round's blanks are all correct: not an error for the command."""
+
+
 def audit(root: Path, engine: Engine, repair: bool = False) -> dict[str, Any]:
     """One round of the cloze audit of the release folder ``root`` (module docstring); returns the round's
     record ``{"round", "blanks": [...], "table": table8 row}``.  ``repair`` without a previous round, or with
-    no failed blank left, is a ValueError saying so."""
+    no failed blank left (:class:`NothingToRepair`), is a ValueError saying so."""
     root = Path(root)
     previous = _rounds(root)
     carried: list[dict] = []
@@ -178,7 +182,7 @@ def audit(root: Path, engine: Engine, repair: bool = False) -> dict[str, Any]:
         for b in last["blanks"]:
             (todo.setdefault(b["task"], []) if b["score"] < 1.0 else carried).append(b)
         if not todo:
-            raise ValueError(f"{previous[-1]}: every blank is correct; nothing to re-run")
+            raise NothingToRepair(f"{previous[-1]}: every blank is correct; nothing to re-run")
         for tid, failed in todo.items():  # re-read the blanks from the (possibly edited) task, keep the failed ones
             ids = {b["blank"] for b in failed}
             todo[tid] = [b for b in blanks_of(tasks[tid]) if b["blank"] in ids]

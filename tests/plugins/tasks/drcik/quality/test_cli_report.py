@@ -139,6 +139,9 @@ def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
                  ["report", str(out), "--no-figures"]):
         run = CliRunner().invoke(cli, args)
         assert run.exit_code == 0, f"{args[0]}: {run.output[-2000:]} {run.exception}"
+    repair = CliRunner().invoke(cli, ["dr-audit", str(out), "--cloze", "--repair", *backend])
+    assert repair.exit_code == 0 and "every blank is correct; nothing to re-run" in repair.output, repair.output
+    assert not (out / "generation" / "qc_cloze" / "round_2.json").exists()
     tables = out / "report" / "tables"
     truths = {}
     for b in json.loads((out / "generation" / "qc_cloze" / "round_1.json").read_text())["blanks"]:
