@@ -34,7 +34,7 @@ from harness.contracts import (
 )
 from harness import interrupt
 from harness.errors import EpisodeError, ErrorKind
-from harness.proxy_records import last_request_seq
+from harness.proxy_records import last_request_seq, one_parse_per_episode
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt
@@ -164,7 +164,14 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
     stand; a trajectory that cannot be built is named there too (``trajectory: ...``) and the extractors run
     without one.  Nothing here touches the proxy's usage columns (tokens, cost), which the row takes from
     the proxy.  ``floor``: (prompt, time it was handed over, how the agent ended, proxy usage): an agent that
-    uses a model always has a trajectory, at least the prompt and what the proxy saw (:func:`with_prompt`)."""
+    uses a model always has a trajectory, at least the prompt and what the proxy saw (:func:`with_prompt`).
+    The converter, the floor and the extractors share one parse of ``proxy.jsonl``."""
+    with one_parse_per_episode():
+        return _metrics_once(plan, paths, stdout, floor)
+
+
+def _metrics_once(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
+                  floor: tuple[str, float, str, Any]) -> list[tuple[Any, dict[str, Any]]]:
     proxy_log = paths.root / "proxy.jsonl"
     log = proxy_log if proxy_log.exists() else None
     metrics: list[tuple[Any, dict[str, Any]]] = []

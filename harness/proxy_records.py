@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -39,29 +41,61 @@ def load_log(path: Path | str, *, lenient: bool = False) -> ProxyRecords:
     ``ValueError`` naming the file (and line); nothing else.  ``lenient``: such lines are counted in
     ``broken_lines`` and skipped (for metrics read from whatever an episode left behind).
     Lines end at ``\\n`` only (a record's strings may hold other line separators, e.g. U+0085).
+    Inside :func:`one_parse_per_episode` a file is parsed once, whoever asks and however strictly; the records
+    returned are then shared, and read-only by contract.
     """
+    memo = _episode_parses.get()
+    key = os.path.abspath(path)
+    if memo is not None and key in memo:
+        out, reason = memo[key]
+    else:
+        out, reason = _parse(path)
+        if memo is not None:
+            memo[key] = (out, reason)
+    if reason is not None and not lenient:
+        raise ValueError(reason)
+    return out
+
+
+@contextmanager
+def one_parse_per_episode() -> Iterator[None]:
+    """Within this block (one thread's context), :func:`load_log` and :func:`read_log` parse each file once:
+    the episode runner wraps an episode's trajectory conversion, trajectory floor and metric extractors in it,
+    so its ``proxy.jsonl`` is parsed once whoever reads it.  Nothing outlives the block."""
+    token = _episode_parses.set({})
+    try:
+        yield
+    finally:
+        _episode_parses.reset(token)
+
+
+#: the parses of the current :func:`one_parse_per_episode` block: path -> (records, first problem or None)
+_episode_parses: ContextVar[dict[str, tuple[ProxyRecords, str | None]] | None] = ContextVar(
+    "proxy_log_parses", default=None)
+
+
+def _parse(path: Path | str) -> tuple[ProxyRecords, str | None]:
+    """The records a lenient read keeps, and the first reason a strict read would raise (None: none)."""
     out = ProxyRecords()
     read = untrusted.read_text(path, LOG_BOUNDS.max_bytes, str(path))
     if not read.ok:
-        if lenient:
-            return out
-        raise ValueError(read.reason)
+        return out, read.reason
+    first: str | None = None
     for lineno, line in enumerate(read.value.split("\n"), 1):
         if not line.strip():
             continue
         record, reason = _record(line, f"{path}: line {lineno}")
         if reason is not None:
-            if lenient:
-                out.broken_lines += 1
-                continue
-            raise ValueError(reason)
+            out.broken_lines += 1
+            first = first or reason
+            continue
         out.records.append(record)
         kind = _kind(record)
         if kind == "request":
             out.requests.append(record)
         elif kind == "response":
             out.responses.append(record)
-    return out
+    return out, first
 
 
 def last_request_seq(path: Path | str) -> int | None:
