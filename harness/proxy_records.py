@@ -85,7 +85,7 @@ def _parse(path: Path | str) -> tuple[ProxyRecords, str | None]:
         if not line.strip():
             continue
         record, reason = _record(line, f"{path}: line {lineno}")
-        if reason is not None:
+        if record is None:
             out.broken_lines += 1
             first = first or reason
             continue

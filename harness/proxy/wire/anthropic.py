@@ -83,7 +83,8 @@ class AnthropicMessages(WireFormat):
     def tool_results(self, body: dict) -> list[str]:
         out: list[str] = []
         for m in body.get("messages") or []:
-            for block in (m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []):
+            content = m.get("content") if isinstance(m, dict) else None
+            for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     out.append("\n".join(string_leaves(block.get("content"))))
         return out

@@ -60,8 +60,8 @@ def forced_by_tool_choice(body: dict) -> tuple[bool, str | None]:
         if kind == "any":
             return True, None
         if kind in ("function", "tool"):
-            fn = choice.get("function") if isinstance(choice.get("function"), dict) else choice
-            return True, fn.get("name")
+            fn = choice.get("function")
+            return True, (fn if isinstance(fn, dict) else choice).get("name")
     return False, None
 
 #: Content-part types that carry no text a tokenizer can price (images, documents, files).

@@ -75,8 +75,8 @@ class OpenAIChat(WireFormat):
     def response_schema(self, body: dict) -> tuple[bool, dict | None]:
         fmt = body.get("response_format")
         if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
-            spec = fmt.get("json_schema") if isinstance(fmt.get("json_schema"), dict) else {}
-            return True, spec.get("schema")
+            spec = fmt.get("json_schema")
+            return True, spec.get("schema") if isinstance(spec, dict) else None
         return False, None
 
     def usage(self, body: dict) -> Usage | None:

@@ -33,12 +33,12 @@ def messages_blocks(body: dict, memo: dict) -> Iterator[Block]:
                         yield text, True
                 elif kind == "tool_use":
                     key = block.get("id")
-                    text = memo.get(key) if isinstance(key, str) else None
-                    if text is None:
-                        text = str(block.get("name", "")) + json_text(block.get("input", {}))
+                    known = memo.get(key) if isinstance(key, str) else None
+                    if known is None:
+                        known = str(block.get("name", "")) + json_text(block.get("input", {}))
                         if isinstance(key, str):
-                            memo[key] = text
-                    yield text, False
+                            memo[key] = known
+                    yield known, False
                 elif kind == "thinking":
                     yield str(block.get("thinking", "")), False
                 elif kind in ("text", None) and isinstance(block.get("text"), str):
