@@ -43,7 +43,7 @@ def test_the_summary_table_shows_the_templates_columns():
     console.print(table)
     text = console.export_text()
     assert "0.000" in text and "0.250" in text and "agent_timeout" in text
-    assert table.caption == ("acc = accuracy (top-1 accuracy on the episode batch); cost ($) = cost usd "
+    assert str(table.caption) == ("acc = accuracy (top-1 accuracy on the episode batch); cost ($) = cost usd "
                              "(results.parquet columns)")  # abbreviations spelled out with their meaning
     assert [c.header for c in summary_table(rows, "t").columns] == ["episode", "status", "cost ($)", "why"]
 
@@ -60,7 +60,7 @@ def test_the_summary_caption_explains_short_and_gives_the_templates_chance_level
             {"episode": "e3", "template": "other", "status": "ok", "simulator": "elsewhere"}]
     table = summary_table(rows, "t", [task.template])
     assert [c.header for c in table.columns] == ["episode", "status", "acc", "short"]
-    abbreviations, chance = table.caption.split("\n")
+    abbreviations, chance = str(table.caption).split("\n")
     assert "short = shortlist (mean shortlist score on the episode batch)" in abbreviations
     # 4 or 5 parameter labels + no change; the mean is Table 1's "random-chance accuracy is 0.189"
     assert chance == ("chance accuracy (1 / classes): balldrop 0.200 (5 classes), bounceball 0.167 (6 classes), "
