@@ -45,11 +45,16 @@ def new_figure(**kwargs) -> Figure:
 
 
 def set_title(fig: Figure, text: str, fontsize: float = 11.0, reserve: float = 0.0) -> None:
-    """``fig.suptitle`` wrapped so every line fits the canvas width (about 0.6 em per character), less
-    ``reserve`` inches on each side (the title is centred: :func:`outside_legend` reserves its column)."""
-    width_pt = max(1.0, fig.get_figwidth() - 2 * reserve) * 72 * 0.92
+    """``fig.suptitle`` wrapped so every line fits the canvas width (about 0.6 em per character).  With
+    ``reserve`` inches kept free on the right (:func:`outside_legend`'s column) the title starts at the left
+    edge and fills the rest, instead of being centred between two reserved columns."""
+    width_pt = max(1.0, fig.get_figwidth() - reserve - 0.15) * 72 * 0.92
     chars = max(20, int(width_pt / (0.6 * fontsize)))
-    fig.suptitle("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
+    lines = "\n".join(textwrap.wrap(text, chars))
+    if reserve > 0:
+        fig.suptitle(lines, fontsize=fontsize, x=0.1 / fig.get_figwidth(), ha="left")
+    else:
+        fig.suptitle(lines, fontsize=fontsize)
     fig._harness_title = (text, fontsize)  # noqa: SLF001 - rewrapped by outside_legend
 
 
@@ -160,7 +165,7 @@ def outside_legend(fig: Figure, axes: Sequence[Axes], fontsize: float = 8.0) -> 
         legend = fig.legend(list(entries.values()), list(entries), loc="outside right upper", fontsize=fontsize,
                             ncols=columns, frameon=False)
         title = getattr(fig, "_harness_title", None)
-        if title is not None:  # the centred title keeps clear of the legend's column on both sides
+        if title is not None:  # the title keeps clear of the legend's column
             fig.canvas.draw()
             width = legend.get_window_extent(fig.canvas.get_renderer()).width / fig.dpi
             set_title(fig, title[0], title[1], reserve=width + 0.2)
