@@ -128,7 +128,7 @@ def register_report_sections(register):
     """Add sections to ``harness report`` for a task template's rows.
 
     :param register: ``register(template, build)``: ``template`` is a value of the results' ``template``
-        column and ``build(rows) -> harness.Section`` receives that template's rows (rows flagged ``flag_*``
+        column and ``build(rows) -> harness.reporting.Section`` receives that template's rows (rows flagged ``flag_*``
         already refused).
     :returns: nothing (the return value is ignored).
 
@@ -143,7 +143,7 @@ def register_report_folders(register):
 
     :param register: ``register(kind, recognise, build)``: ``kind`` names the folder kind,
         ``recognise(path) -> bool`` says whether a folder given to ``harness report`` is of this kind and
-        ``build(path) -> harness.Section`` tabulates it.
+        ``build(path) -> harness.reporting.Section`` tabulates it.
     :returns: nothing (the return value is ignored).
 
     Called by ``harness report`` when a folder it is given holds no ``results.parquet``, once per invocation.
@@ -155,8 +155,8 @@ def register_report_folders(register):
 def register_view_pages(register):
     """Add a task template's pages to ``harness view``.
 
-    :param register: ``register(page)`` with a :class:`harness.ViewPage` (leaderboard metric and conditions,
-        episode panels, whether its labels are public), or a :class:`harness.FolderPage` (a page for a folder
+    :param register: ``register(page)`` with a :class:`harness.pages.ViewPage` (leaderboard metric and conditions,
+        episode panels, whether its labels are public), or a :class:`harness.pages.FolderPage` (a page for a folder
         that is no run, e.g. a generated benchmark; it may declare writes, see :mod:`harness.view.folders`).
     :returns: nothing (the return value is ignored).
 

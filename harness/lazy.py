@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 
 class _LazyModule(types.ModuleType):
@@ -55,3 +55,53 @@ def lazy_module(name: str) -> types.ModuleType:
     """
     module = sys.modules.get(name)
     return module if module is not None else _LazyModule(name)
+
+
+def api_exports(path: str) -> dict[str, tuple[str, str]]:
+    """Public name -> (module, attribute) of the API module at ``path`` (the package root or a topic module
+    such as :mod:`harness.wire`): the imports of its ``if TYPE_CHECKING:`` block, the one list of its API
+    that type checkers, IDEs and import-linter read.  Read once per module (cached)."""
+    if path not in _EXPORTS:
+        import ast
+
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        block = next(node for node in tree.body if isinstance(node, ast.If)
+                     and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        _EXPORTS[path] = {alias.asname or alias.name: (node.module or "", alias.name)
+                          for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    return _EXPORTS[path]
+
+
+_EXPORTS: dict[str, dict[str, tuple[str, str]]] = {}
+
+
+def resolve(namespace: dict[str, Any], name: str) -> Any:
+    """The value of the public name ``name`` of the API module whose globals are ``namespace`` (PEP 562
+    ``__getattr__``): imported from the module its ``if TYPE_CHECKING`` block names, then stored in
+    ``namespace`` so later look-ups skip ``__getattr__``.  ``__all__`` is the list of public names.
+    Raises AttributeError for a name the module does not export."""
+    exports = api_exports(namespace["__file__"])
+    if name == "__all__":
+        return [*(["__version__"] if "__version__" in namespace else []), *exports]
+    try:
+        module, attr = exports[name]
+    except KeyError:
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}") from None
+    parent = importlib.import_module(module) if module != namespace["__name__"] else None
+    value = getattr(parent, attr) if parent is not None and hasattr(parent, attr) \
+        else importlib.import_module(f"{module}.{attr}")  # a module exported as a namespace
+    namespace[name] = value
+    return value
+
+
+def public_api(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` of a lazily loaded API module: a topic module writes
+    ``__getattr__, __dir__ = public_api(globals())`` below its ``if TYPE_CHECKING:`` block of imports."""
+    def getattr_(name: str) -> Any:
+        return resolve(namespace, name)
+
+    def dir_() -> list[str]:
+        return sorted(resolve(namespace, "__all__"))
+
+    return getattr_, dir_

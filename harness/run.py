@@ -225,7 +225,8 @@ def execute(
             raise HarnessError(f"{plan.task_file}: cannot prepare the task: {exc}") from exc
     episodes = {e["key"]: e for e in (previous or {}).get("episodes", []) if isinstance(e, dict) and "key" in e}
     for p in plans:
-        episodes[p.key] = {"key": p.key, "id": p.episode_id, "task": p.task_name, "task_file": p.task_file,
+        episodes[p.key] = {"key": p.key, "id": p.episode_id, "task": p.task_name, "template": p.template.name,
+                           "task_file": p.task_file,
                            "episode": p.episode, "profile": p.profile.name if p.profile else None,
                            "params": p.params.model_dump(mode="json")}
     backends = {p.backend.name: p.backend for p in plans if p.backend is not None}

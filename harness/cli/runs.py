@@ -16,8 +16,8 @@ from harness.store import episode_rows, run_dirs
 
 
 def run_summary(root: Path) -> dict | None:
-    """Task, agents (agent profiles, or the forecasters of an in-harness run), done/total and cost of the run
-    directory ``root`` (None: not a run directory).
+    """Task, agents (agent profiles, or the models under test of an in-harness run), done/total and cost of the
+    run directory ``root`` (None: not a run directory).
 
     Done: episodes whose ``row.json`` is not ``infra_failed``, of which ``failed``: those whose status is
     ``failed`` (the agent crashed or gave no usable output); total: the episodes ``run.json`` lists;
@@ -47,24 +47,48 @@ def run_summary(root: Path) -> dict | None:
         cost += float(value) if isinstance(value, (int, float)) and value == value else 0.0
     agents = sorted(data.get("profiles") or {}) or sorted(
         {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")}) or \
-        _forecasters(data.get("episodes", []))
+        _models_under_test(data.get("episodes", []))
     return {"dir": str(root), "task": what, "agents": agents, "done": done, "failed": crashed, "infra_failed": failed,
             "total": len(data.get("episodes", [])), "cost_usd": cost,
             "finished": data.get("finished_at") is not None and done == len(data.get("episodes", []))}
 
 
-def _forecasters(episodes: list) -> list[str]:
-    """The names in the episodes' ``forecasters`` parameter: the models under test of an in-harness run, which
-    has no agent profile (see ``harness.config.ExperimentSpec``)."""
-    names = set()
+def _models_under_test(episodes: list) -> list[str]:
+    """The names in each episode's experiment axis, the param its template declares
+    (:attr:`harness.contracts.TaskTemplate.experiment_axis`): the models under test of an in-harness run, which
+    has no agent profile (see ``harness.config.ExperimentSpec``).  The template is the one ``run.json`` records
+    for the episode (``template``; runs made before it was recorded: the one its ``task_file`` names); an
+    episode whose template is unknown here (its plugin is not installed) lists no name."""
+    names: set[str] = set()
+    axes: dict[str, str | None] = {}
     for episode in episodes:
         params = episode.get("params") if isinstance(episode, dict) else None
-        entries = params.get("forecasters") if isinstance(params, dict) else None
+        axis = _axis(episode, axes) if isinstance(params, dict) else None
+        entries = params.get(axis) if axis else None
         for entry in entries if isinstance(entries, list) else []:
             name = entry.get("name") if isinstance(entry, dict) else entry
             if isinstance(name, str) and name:
                 names.add(name)
     return sorted(names)
+
+
+def _axis(episode: dict, axes: dict[str, str | None]) -> str | None:
+    """The experiment axis of ``episode``'s template (None: no axis, or the template is unknown); ``axes``
+    caches the answer per template name and per task file."""
+    template = episode.get("template")
+    source = template if isinstance(template, str) else episode.get("task_file")
+    if not isinstance(source, str) or not source:
+        return None
+    if source not in axes:
+        from harness import plugins
+        from harness.config import ConfigError, load_task_spec
+
+        try:
+            name = template if isinstance(template, str) else load_task_spec(source).template
+            axes[source] = plugins.get("task_template", name).experiment_axis
+        except (ConfigError, OSError, plugins.UnknownPlugin):
+            axes[source] = None
+    return axes[source]
 
 
 @click.group("runs")

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from harness import hookimpl
-from harness import DUMMY_API_KEY
+from harness.wire import DUMMY_API_KEY
 from harness import CostCapReached, ModelCall, ModelClient
 from tsagent_plugins.forecasters._common import Deadline, check_request
 

@@ -27,7 +27,7 @@ import re
 from typing import Any, Sequence
 
 from harness import VERDICT_ERROR as ERROR, VERDICT_MALFORMED as MALFORMED, Judge, Verdict
-from harness import DUMMY_API_KEY
+from harness.wire import DUMMY_API_KEY
 from harness import CostCapReached
 
 PROMPT_VERSION = "judge-prompt-v1"

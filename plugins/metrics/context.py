@@ -36,8 +36,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness import ProxyRecords, is_completion, wire_format
-from harness import WireBlock as Block
+from harness.wire import ProxyRecords, is_completion, wire_format
+from harness.wire import WireBlock as Block
 
 
 def request_body(record: dict) -> Any:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import EpisodeArtifacts, MetricExtractor, untrusted
-from harness import content_text, exchanges, parse_timestamp, steps, wire_of_record
+from harness.atif import content_text, exchanges, parse_timestamp, steps
+from harness.wire import wire_of_record
 from tsagent_plugins.metrics.context import agent_calls, context_blocks
 from tsagent_plugins.metrics.numbers import count_numbers
 from tsagent_plugins.metrics.shell import normalize_path

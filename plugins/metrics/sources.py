@@ -26,7 +26,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from harness import exchanges
+from harness.atif import exchanges
 from tsagent_plugins.metrics.shell import Display, FileUnknown, FileWrite, Patch, PythonRun, analyze, normalize_path
 from tsagent_plugins.metrics.tools import classify
 

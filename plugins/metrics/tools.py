@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness import Exchange
+from harness.atif import Exchange
 from tsagent_plugins.metrics.shell import argv_command, normalize_path
 
 SHELL = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute_command", "run_command",

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness import ModelBackend, UpstreamConfigError, hookimpl
+from harness import ModelBackend, hookimpl
+from harness.wire import UpstreamConfigError
 
 if TYPE_CHECKING:
-    from harness import HttpUpstream
+    from harness.wire import HttpUpstream
 
 
 class ProviderBackend(ModelBackend):
@@ -39,7 +40,7 @@ class ProviderBackend(ModelBackend):
         self.key_envs = key_envs
 
     def upstream(self, options: dict[str, Any]) -> HttpUpstream:
-        from harness import HttpUpstream, key_from_env  # aiohttp loads when a run needs a provider
+        from harness.wire import HttpUpstream, key_from_env  # aiohttp loads when a run needs a provider
 
         opts = dict(options or {})
         base_url = opts.get("base_url") or self.base_url

@@ -12,9 +12,9 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, read_log
-from harness import decode_body
-from harness import error_body
+from harness.wire import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, read_log
+from harness.wire import decode_body
+from harness.wire import error_body
 
 
 class ReplayUpstream(Upstream):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from harness import ConfigError, Strict, format_validation_error, load_yaml
-from harness import KEY_ENV_VARS, UpstreamRequest
+from harness.wire import KEY_ENV_VARS, UpstreamRequest
 from tsagent_plugins.models.wire.base import ReplyFormat, string_leaves
 
 WireName = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]

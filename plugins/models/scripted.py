@@ -88,8 +88,8 @@ from typing import Any
 
 from harness import ModelBackend
 from harness import hookimpl
-from harness import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
-from harness import error_body
+from harness.wire import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
+from harness.wire import error_body
 from tsagent_plugins.models.replay import ReplayUpstream
 from tsagent_plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
                                        response_schema, substitute_ids, tool_results)

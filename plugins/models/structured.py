@@ -29,7 +29,7 @@ import math
 import re
 from typing import Any
 
-from harness import WireFormat, string_leaves, wire_format
+from harness.wire import WireFormat, string_leaves, wire_format
 
 PLACEHOLDER = re.compile(r"\{\{id:(-?\d+)\}\}")
 _WORD = re.compile(r"\w+")

@@ -1,7 +1,7 @@
 """Registers the Docker sandbox backend (:mod:`harness.sandbox.docker`)."""
 
 from harness import hookimpl
-from harness import DockerBackend
+from harness.sandboxing import DockerBackend
 
 
 @hookimpl

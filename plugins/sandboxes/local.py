@@ -1,9 +1,9 @@
 """Built-in local sandbox backends: bubblewrap (20), unshare (10), none (-1, explicit only)."""
 
 from harness import hookimpl
-from harness import BubblewrapBackend
-from harness import NoneBackend
-from harness import UnshareBackend
+from harness.sandboxing import BubblewrapBackend
+from harness.sandboxing import NoneBackend
+from harness.sandboxing import UnshareBackend
 
 
 @hookimpl

@@ -111,14 +111,27 @@ def plugin_columns() -> set[str]:
     return {n for n in names if "_" in n} - set(CORE) - set(USAGE) - set(IN_HARNESS) - CORE_FIELDS
 
 
+def template_parameters() -> set[str]:
+    """The params every registered template declares to the core by name (``experiment_axis``,
+    ``evidence_param``), single words included: the core reads them through the template, never by name."""
+    from harness.plugins import plugins
+
+    names = {getattr(reg.obj, attr) for reg in plugins().registry("task_template").values()
+             for attr in ("experiment_axis", "evidence_param")}
+    return names - {None}
+
+
 def test_core_names_no_plugin_column_and_cites_no_paper():
-    """A column a plugin owns, written as a string in the core (``"n_samples"``), or a paper's section cited
+    """A column a plugin owns or a param a template declares (its experiment axis, its evidence param),
+    written as a string in the core (``"n_samples"``, ``"forecasters"``), or a paper's section cited
     by number (``Section 4.2``, ``Appendix G``, ``equation (1)``) is a benchmark's knowledge in harness/."""
-    columns = plugin_columns()
+    columns = plugin_columns() | template_parameters()
     assert {"n_samples", "evidence_agent", "python_calls", "heldout_accuracy", "console_token_share"} <= columns
+    assert {"forecasters", "evidence"} <= columns  # a template's axis and evidence param, single words too
     literal = re.compile("([\"'])(?:" + "|".join(re.escape(c) for c in sorted(columns, key=len, reverse=True))
                          + ")\\1")
-    caught = ['IDENTITY = ("forecaster_options", "n_samples")', "row.get('python_calls')"]
+    caught = ['IDENTITY = ("forecaster_options", "n_samples")', "row.get('python_calls')",
+              'params.get("forecasters")']
     assert all(literal.search(line) for line in caught), caught
     assert not literal.search('"n_samples_total", ``python_calls`` in prose, "tool_calls"')
     cited = ["(Section 4.2)", "TraceBench Appendix G", "equation (1) at the prices", "Table 22", "Figure 4", "§3"]

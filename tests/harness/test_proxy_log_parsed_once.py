@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import EpisodeArtifacts, load_log, read_log, untrusted
+from harness import EpisodeArtifacts, untrusted
+from harness.wire import load_log, read_log
 from harness.episode import _metrics
 from harness.proxy_records import one_parse_per_episode
 

@@ -182,7 +182,7 @@ def test_a_broken_episode_renders_as_broken_and_the_bundle_goes_on(tmp_path, mon
             raise RecursionError("maximum recursion depth exceeded")
         return real(folder, steps)
 
-    import harness.view.site as site_module
+    import harness.view.page_episode as site_module
 
     real = site_module.find_plots
     monkeypatch.setattr(site_module, "find_plots", fails)

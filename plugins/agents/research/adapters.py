@@ -33,7 +33,7 @@ from typing import Any
 
 from harness import Agent, AgentContext, AgentInvocation, EpisodeArtifacts, MetricExtractor, get_plugin
 from harness import hookimpl
-from harness import DUMMY_API_KEY
+from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.base import ProfileError
 from tsagent_plugins.agents.terminal.codex import Codex
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import Usage
+from harness.wire import Usage
 from harness import untrusted
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import json_lines, read_native_log

@@ -31,8 +31,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from harness import Usage
-from harness import ATIF_SCHEMA_VERSION as SCHEMA_VERSION, to_dict, validate_trajectory
+from harness.wire import Usage
+from harness.atif import ATIF_SCHEMA_VERSION as SCHEMA_VERSION, to_dict, validate_trajectory
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, total_usage
 
 _FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")

@@ -47,7 +47,7 @@ from harness import untrusted
 from harness import AgentProfile
 from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness import ErrorKind, HarnessError
-from harness import DUMMY_API_KEY
+from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
 
@@ -108,7 +108,7 @@ def host_prefix(package: str, version: str, binary: str) -> tuple[Path | None, b
     explicit = os.environ.get(PREFIX_ENV)
     if explicit:
         return Path(explicit).resolve(), True
-    from harness import cache_root
+    from harness.sandboxing import cache_root
 
     for folder in sorted((cache_root() / "npm").glob("*")):
         if (folder / ".complete").exists() and (folder / "bin" / binary).exists() \

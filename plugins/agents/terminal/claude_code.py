@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import AgentContext, untrusted
-from harness import from_anthropic
+from harness.wire import from_anthropic
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall

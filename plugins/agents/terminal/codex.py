@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import AgentContext, untrusted
-from harness import Usage
+from harness.wire import Usage
 from tsagent_plugins.agents.terminal import toml
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in

@@ -26,8 +26,8 @@ from typing import Any
 
 from harness import untrusted
 from harness import AgentContext
-from harness import Usage
-from harness import wire_format
+from harness.wire import Usage
+from harness.wire import wire_format
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall

@@ -32,7 +32,7 @@ from typing import Any
 
 from harness import untrusted
 from harness import AgentContext
-from harness import Usage
+from harness.wire import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt

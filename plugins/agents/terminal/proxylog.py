@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import parse_sse, read_log
-from harness import Usage
-from harness import wire_format, wire_of_record
+from harness.wire import parse_sse, read_log
+from harness.wire import Usage
+from harness.wire import wire_format, wire_of_record
 
 
 @dataclass

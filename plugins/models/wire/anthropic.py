@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-from harness import UpstreamRequest, encode_event
+from harness.wire import UpstreamRequest, encode_event
 from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 

@@ -8,8 +8,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import ToolSpec, UpstreamRequest, Usage
-from harness import Wire, error_body, string_leaves, wire_format
+from harness.wire import ToolSpec, UpstreamRequest, Usage
+from harness.wire import Wire, error_body, string_leaves, wire_format
 
 __all__ = ["Call", "Reply", "ReplyFormat", "ToolSpec", "pieces", "string_leaves"]
 

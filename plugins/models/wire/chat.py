@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import UpstreamRequest, encode_event
+from harness.wire import UpstreamRequest, encode_event
 from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import UpstreamRequest, encode_event
-from harness import gemini_target
+from harness.wire import UpstreamRequest, encode_event
+from harness.wire import gemini_target
 from tsagent_plugins.models.wire.base import Reply, ReplyFormat, pieces
 
 

@@ -37,7 +37,7 @@ def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: 
              script: Path | None, settings_file: Path | None, max_cost: float | None) -> None:
     """Judge every research episode of RUN_DIR and write dr_scores.jsonl (Dr-CiK Table 3)."""
     from harness import UnknownPlugin, get_plugin as get
-    from harness import render_report as render
+    from harness.reporting import render_report as render
     from tsagent_plugins.tasks.drcik import dr_report, dr_scoring
 
     try:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from harness import DASH, Table
+from harness.reporting import DASH, Table
 from tsagent_plugins.tasks.drcik.contexts import ROLE_CONDITIONS
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ DEFAULT_JUDGE = "llm-judge"
 def agent_colours(agents) -> dict[str, str]:
     """One colour per DR agent, by its position among ``agents`` sorted: pass every DR agent of the report
     (failed ones too) and an agent has the same colour in every Dr-CiK figure."""
-    from harness import series_style
+    from harness.reporting import series_style
 
     return {a: series_style(i)["color"] for i, a in enumerate(sorted({str(a) for a in agents if a}))}
 
@@ -92,7 +92,7 @@ def figure4_points(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> list[dic
 
 def figure4(forecast_rows: pd.DataFrame, dr_rows: list[dict], stats: Table) -> "Figure":
     """Figure 4: evidence recall vs sCRPS improvement over no context, one panel per forecaster."""
-    from harness import new_figure, no_data, outside_legend, pad_limits
+    from harness.reporting import new_figure, no_data, outside_legend, pad_limits
 
     points = figure4_points(forecast_rows, dr_rows)
     forecasters = list(dict.fromkeys(p["forecaster"] for p in points)) or ["(none)"]
@@ -170,7 +170,7 @@ def figure5_forecaster(rows: pd.DataFrame) -> str | None:
 def figure5(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
     """Figure 5: one forecaster's sCRPS (mean ± SE over tasks) across the context conditions it ran; the DR
     conditions once per DR agent (one colour per agent, the non-DR conditions grey)."""
-    from harness import new_figure, no_data, outside_legend
+    from harness.reporting import new_figure, no_data, outside_legend
 
     forecaster = figure5_forecaster(rows)
     ok = _ok(rows)
@@ -214,7 +214,7 @@ def figure5(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
 def figure6(dr_rows: list[dict]) -> "Figure":
     """Figure 6: per data subtype, the share of that subtype's documents (in the evaluated tasks) cited in
     their own task, one bar per DR agent (:func:`.dr_report.subtype_shares`)."""
-    from harness import new_figure, no_data, outside_legend
+    from harness.reporting import new_figure, no_data, outside_legend
     from tsagent_plugins.tasks.drcik import dr_metrics as m
     from tsagent_plugins.tasks.drcik.dr_report import SUBTYPE_ORDER, subtype_shares
 
@@ -238,7 +238,7 @@ def figure6(dr_rows: list[dict]) -> "Figure":
 def figure8(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
     """Figure 8: forecasters given the same DR evidence: sCRPS (mean ± SE) under ``dr-evidence``, one group per
     forecaster, one bar per DR agent."""
-    from harness import new_figure, no_data, outside_legend
+    from harness.reporting import new_figure, no_data, outside_legend
 
     ok = _ok(rows)
     dr = ok[(ok["context"] == "dr-evidence") & ok.get("evidence_agent", pd.Series(None, index=ok.index)).notna()]
@@ -353,7 +353,7 @@ def figure16(rows: list[dict]):
     right, in-task distractor citations by subtype per agent."""
     from matplotlib.ticker import MaxNLocator
 
-    from harness import new_figure, outside_legend
+    from harness.reporting import new_figure, outside_legend
     from tsagent_plugins.tasks.drcik import dr_metrics as m
     from tsagent_plugins.tasks.drcik.dr_report import SUBTYPE_ORDER, figure16_table
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from harness import DASH, Table, fmt_pm
+from harness.reporting import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from tsagent_plugins.tasks.drcik.dr_figures import figure16
 from tsagent_plugins.tasks.drcik.dr_scoring import failed, scored, task_scores
@@ -230,7 +230,7 @@ def figure7(rows: list[dict]):
     by :func:`harness.spread_coinciding`, one step per agent already there, so none hides another (the
     Figure 7 table holds the exact values); the legend is outside the axes.  An (agent, hops) group
     with no evidence items has no recall and draws no point."""
-    from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
+    from harness.reporting import new_figure, no_data, outside_legend, series_style, spread_coinciding
     from tsagent_plugins.tasks.drcik.dr_figures import agent_colours
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
@@ -483,7 +483,7 @@ __all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "fig
 def research_section(rows: pd.DataFrame, with_figures: bool = True):
     """DR tables and figures for the research runs of ``rows`` (``rows["run_dir"]``): every judge that
     scored them (``dr_scores.jsonl``; the lexical judge scores every research run when it finishes)."""
-    from harness import Section
+    from harness.reporting import Section
     from tsagent_plugins.tasks.drcik.dr_scoring import research_scores
 
     scores, messages = research_scores(rows)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness import ReportError
-from harness import Section
-from harness import DASH, Table, fmt_pm
+from harness.reporting import ReportError
+from harness.reporting import Section
+from harness.reporting import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import contexts as ctx
 from tsagent_plugins.tasks.drcik.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
                                          common_tasks, summary_table)

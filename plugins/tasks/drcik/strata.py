@@ -1,6 +1,6 @@
 """Dr-CiK results by stratum: Table 10 (corpus), Table 15 (difficulty), Tables 16 and 17 (evidence role).
 
-Each builder returns a :class:`harness.Table`, or None when its data is absent (then
+Each builder returns a :class:`harness.reporting.Table`, or None when its data is absent (then
 :func:`.dr_figures.not_shown` says what it needs).  Inputs: one judge's DR metric rows (:mod:`.dr_scoring`;
 failed episodes are counted apart, never scored as zeros) and forecasting rows (``forecaster``,
 ``context``, ``benchmark_id``, ``status``, ``scrps``; DR conditions also ``evidence_agent``).
@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from harness import DASH, Table, fmt_pm
+from harness.reporting import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik import dr_metrics as m
 from tsagent_plugins.tasks.drcik.contexts import ROLE_CONDITIONS
 from tsagent_plugins.tasks.drcik.dr_figures import DR_CONDITIONS

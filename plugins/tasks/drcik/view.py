@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import hookimpl, lazy_module
-from harness import EpisodeView, Markup, Panel, ViewPage, fan_svg
-from harness import html_escape as escape
+from harness.pages import EpisodeView, Markup, Panel, ViewPage, fan_svg
+from harness.pages import html_escape as escape
 
 if TYPE_CHECKING:
     import numpy as np

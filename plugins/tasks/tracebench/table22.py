@@ -25,7 +25,7 @@ import math
 
 import pandas as pd
 
-from harness import Table, within_simulator_sd
+from harness.reporting import Table, within_simulator_sd
 from tsagent_plugins.tasks.tracebench.report.answers import class_count
 
 EXAMPLES = 3

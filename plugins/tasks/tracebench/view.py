@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness import hookimpl, lazy_module
-from harness import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
-from harness import html_escape as escape, html_table as table
+from harness.pages import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
+from harness.pages import html_escape as escape, html_table as table
 
 if TYPE_CHECKING:  # numpy and pandas load when a page is rendered, not when the plugin registers
     import numpy as np

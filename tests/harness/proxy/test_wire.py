@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import plugins as registry
-from harness import register_wire_format, unregister_wire_format
+from harness.wire import register_wire_format, unregister_wire_format
 from harness.config import Budget, Prices
 from harness.contracts import EpisodeArtifacts
 from harness.proxy import ModelProxy, Upstream, UpstreamResponse, Usage, WireFormat, detect_wire, read_log

@@ -360,7 +360,7 @@ def test_dispatch_steps_never_get_metrics_even_when_the_proxy_calls_line_up():
     """A tool step (llm_call_count 0) and a model step, with exactly two conversational proxy calls: the
     tool step once took the first call's metrics, which ATIF-v1.6 forbids.  Now only the model step is
     matched (to the first call), and an embeddings step keeps its counts in ``extra.usage``."""
-    from harness import Usage
+    from harness.wire import Usage
     from harness.testing.agent import atif_problems
     from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
     from tsagent_plugins.agents.terminal.proxylog import ProxyCall

@@ -8,7 +8,7 @@ import pytest
 
 from harness.contracts import EpisodeArtifacts
 from tsagent_plugins.metrics import ConsoleShareMetrics
-from harness import wire_of_record as detect_wire
+from harness.wire import wire_of_record as detect_wire
 from tsagent_plugins.metrics.context import context_blocks
 from tsagent_plugins.metrics.tokenizer import FALLBACK, get_tokenizer
 

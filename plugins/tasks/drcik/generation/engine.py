@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from harness import DUMMY_API_KEY
+from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.tasks.drcik.generation import prompts
 from tsagent_plugins.tasks.drcik.generation.schemas import JudgeVerdict
 

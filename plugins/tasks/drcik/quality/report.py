@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import Section, Table
+from harness.reporting import Section, Table
 from tsagent_plugins.tasks.drcik.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.quality import calibration as cal, cloze as cz, distractor_audit as da
 

@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness import FolderPage, Markup, Panel
-from harness import html_escape as escape
+from harness.pages import FolderPage, Markup, Panel
+from harness.pages import html_escape as escape
 
 from tsagent_plugins.tasks.drcik.quality import calibration as cal
 from tsagent_plugins.tasks.drcik.quality.report import is_generation

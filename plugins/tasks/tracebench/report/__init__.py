@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness import Section, report_options
+from harness.reporting import Section, report_options
 from tsagent_plugins.tasks.tracebench.report import figures as figs
 from tsagent_plugins.tasks.tracebench.report import tables as tabs
 from tsagent_plugins.tasks.tracebench.report.table23 import table23

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness import episode_dir, read_json
+from harness.reporting import episode_dir, read_json
 
 
 def class_count(row) -> int | None:

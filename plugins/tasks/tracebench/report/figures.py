@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness import (episode_dir, fit_ticks, format_axis, new_figure, no_data, outside_legend, pad_limits, read_json,
-                     series_style, set_title, spread_coinciding)
+from harness.reporting import (episode_dir, fit_ticks, format_axis, new_figure, no_data, outside_legend, pad_limits,
+                               read_json, series_style, set_title, spread_coinciding)
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
 from tsagent_plugins.tasks.tracebench.report.tables import NOISES, SUBMISSIONS, time_column
 

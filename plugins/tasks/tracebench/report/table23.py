@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from harness import Table, sign_flip_ci, win_tie_loss
+from harness.reporting import Table, sign_flip_ci, win_tie_loss
 from tsagent_plugins.tasks.tracebench.report.tables import MAIN_EXAMPLES, NOISES, SPLITS, _episode_means
 
 Values = dict[tuple, float]

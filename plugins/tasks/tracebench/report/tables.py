@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness import (DASH, ReportError, Table, fmt_change, fmt_count, fmt_pm, fmt_share, within_simulator_sd)
+from harness.reporting import DASH, ReportError, Table, fmt_change, fmt_count, fmt_pm, fmt_share, within_simulator_sd
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
 
 MAIN_EXAMPLES = 3

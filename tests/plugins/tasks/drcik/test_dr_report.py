@@ -266,7 +266,7 @@ def test_shipped_dr_forecast_spec_needs_the_research_run(tmp_path):
 
 def test_figure7_coinciding_points_stay_visible(run):
     """Agents at the same (hops, recall) are shifted apart with distinct markers; the others stay put."""
-    from harness import figure_problems
+    from harness.reporting import figure_problems
 
     rows = score_run(run, LexicalJudge())
     beta = [r for r in rows if r["agent"] == "beta"]
@@ -311,7 +311,7 @@ def test_tables_13_14_and_11_and_every_dr_figure_readable(run):
     """Two origins (task_42 expert-curated, the rest synthetic), two judges: Table 14 per origin with values,
     Table 13 named by its number, Table 11 with each judge's agreement, and figure_problems() empty for every
     Dr-CiK figure."""
-    from harness import figure_problems
+    from harness.reporting import figure_problems
     from tsagent_plugins.tasks.drcik import dr_figures
 
     rows = score_run(run, LexicalJudge())

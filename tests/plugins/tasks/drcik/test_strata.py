@@ -182,7 +182,7 @@ def test_report_shows_table17_beside_table2_for_forecast_only_runs():
 
 
 def test_figure5_leaves_the_role_conditions_to_table17():
-    from harness import figure_problems
+    from harness.reporting import figure_problems
     from tsagent_plugins.tasks.drcik.dr_figures import figure5
 
     fig = figure5(forecasts())

@@ -73,7 +73,7 @@ def test_no_table_without_baselines_and_section_wiring(monkeypatch):
     frame = pd.DataFrame(rows("random", "random", {("balldrop", "low"): [0.1, 0.3]}))
     import tsagent_plugins.tasks.tracebench as plugin
     import tsagent_plugins.tasks.tracebench.report as tables
-    from harness import Section
+    from harness.reporting import Section
 
     monkeypatch.setattr(tables, "build_section", lambda rows: Section())  # the other tables need real runs
     assert [t.key for t in plugin._report_section(frame).tables] == ["table22"]  # one section carries Table 22
