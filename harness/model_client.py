@@ -132,16 +132,16 @@ class ModelClient:
         ``{"script": FILE}``) with the rate limiter of the provider from ``limits`` (a
         :class:`harness.limits.RunLimits` shared by a command's clients) or else from
         ``settings.rate_limits`` (``settings``: a :class:`harness.config.RunSettings`, e.g. from
-        ``--settings``; its ``max_run_cost_usd`` is the cap when neither ``max_cost_usd`` nor ``cap`` is given)."""
-        from harness.limits import RunLimits
-        from harness.model_session import start_proxy
+        ``--settings``; its ``max_run_cost_usd`` is the cap when neither ``max_cost_usd`` nor ``cap`` is given),
+        under the caps every proxy of a run gets (:class:`harness.model_session.ProxyPool`: the request bodies
+        held at once and the bodies its log stores in full, of ``settings`` or the defaults)."""
+        from harness.config import RunSettings
+        from harness.model_session import ProxyPool
 
-        if limits is None and settings is not None:
-            limits = RunLimits(settings.rate_limits)
-        limiter = limits.for_provider(backend or profile.provider) if limits is not None else None
         if max_cost_usd is None and cap is None and settings is not None:
             max_cost_usd = settings.max_run_cost_usd
-        session = start_proxy(profile, backend, options or {}, limiter)
+        # the caps a run's proxies get (ProxyPool): in-flight bodies and the log budget of ``settings``
+        session = ProxyPool(settings or RunSettings(), limits).get(profile, backend, options or {})
         return cls(session, log_dir, budget, max_cost_usd, owns_session=True, cap=cap)
 
     # -- spending ---------------------------------------------------------------------------------

@@ -332,14 +332,11 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
     thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
     """
-    from harness.limits import InflightBytes, RunLimits
+    from harness.model_session import ProxyPool
 
-    limits_ = limits_ or RunLimits(settings.rate_limits)
     executor = executor or LocalExecutor()
     slots = threading.Semaphore(settings.sandbox_starts)
     bounded: dict[int, _BoundedBackend] = {}
-    proxies: dict[str, Any] = {}
-    proxy_lock = threading.Lock()
     events: queue.Queue = queue.Queue()
     rows: dict[str, dict[str, Any]] = {}
     todo = []
@@ -355,48 +352,12 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
             todo.append(plan)
     spent = sum(_cost(r) for r in rows.values())
 
-    inflight = InflightBytes(settings.proxy_inflight_mb * 1024 * 1024)  # shared by the run's proxies
-
-    def proxy_for(plan):
-        if plan.in_harness:
-            return harness_proxy_for(plan)
-        if plan.agent is None or not plan.agent.needs_model:
-            return None
-        with proxy_lock:
-            if plan.profile.name not in proxies:
-                from harness.model_session import start_proxy
-
-                limiter = limits_.for_provider(model_backend or plan.profile.provider)
-                options = {**model_options, **(profile_options or {}).get(plan.profile.name, {})}
-                proxies[plan.profile.name] = start_proxy(plan.profile, model_backend, options, limiter, inflight,
-                                                         settings.proxy_log_mb * 1024 * 1024)
-            return proxies[plan.profile.name]
-
-    def harness_proxy_for(plan):
-        """The run's proxy for the model an in-harness episode calls (its template's ``model_profile``), with
-        the template's own model settings under the run's ``--model-backend``/``--script``; None: no model."""
-        try:
-            profile = plan.template.model_profile(plan.params, plan.episode, plan.profile)
-        except ValueError:  # preflight refused such runs; the template fails the episode, saying why
-            return None
-        if profile is None:
-            return None
-        own = plan.template.model_settings(plan.params) or {}
-        backend = model_backend or own.get("backend")
-        options = {**(own.get("options") or {}), **model_options, **(profile_options or {}).get(profile.name, {})}
-        key = canonical([profile.name, backend, options])
-        with proxy_lock:
-            if key not in proxies:
-                from harness.model_session import start_proxy
-
-                limiter = limits_.for_provider(backend or profile.provider)
-                proxies[key] = start_proxy(profile, backend, options, limiter)
-            return proxies[key]
+    proxies = ProxyPool(settings, limits_, model_backend, model_options, profile_options)  # the run's caps
 
     def one(plan):
         emit = lambda event, data: events.put((event, data))  # noqa: E731 - events go to the main thread
         return _with_retries(plan, store.episode(plan.key), runner_factory(settings, plan.backend), settings,
-                             proxy_for(plan), emit)
+                             proxies.for_plan(plan), emit)
 
     capped = False
     interrupt.reset()
@@ -430,8 +391,7 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
         raise
     finally:
         executor.close(list(running))
-        for proxy in proxies.values():
-            proxy.stop()
+        proxies.stop()
     return rows
 
 

@@ -2,7 +2,8 @@
 
 Upstreams (a provider's HTTP API, or a backend that answers in process), the wire formats the proxy speaks
 (request and response shapes per provider, :func:`wire_format` by name), server-sent events, token usage, the
-proxy log an episode's ``proxy.jsonl`` holds and its reader, and the proxy a tool starts for one profile.
+proxy log an episode's ``proxy.jsonl`` holds and its reader, and a client request to the proxy.  (A plugin
+that calls a model opens a :class:`harness.ModelClient`, whose proxy gets the run's caps.)
 Loaded lazily like the package root (:func:`harness.lazy.public_api`).
 """
 
@@ -43,6 +44,5 @@ if TYPE_CHECKING:
     from harness.proxy_records import load_log as load_log
     from harness.proxy_records import read_log as read_log
     from harness.proxy.client import request as proxy_request
-    from harness.model_session import start_proxy as start_proxy
 
 __getattr__, __dir__ = public_api(globals())
