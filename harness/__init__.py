@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from harness.hookspecs import hookimpl as hookimpl
     from harness.plugins import UnknownPlugin as UnknownPlugin
     from harness.plugins import get as get_plugin
+    from harness.plugins import collect as collect_hook
     from harness.lazy import lazy_module as lazy_module
     # -- contracts of the plugin kinds and their data classes -----------------------
     from harness.contracts.simulator import NO_CHANGE as NO_CHANGE

@@ -4,7 +4,9 @@ Each hook receives a ``register`` callable; a plugin calls it once per object it
 provides. The host validates the object against the kind's contract (see
 :mod:`harness.contracts`) and rejects duplicate names, naming both distributions.
 Plugins are found through the entry-point group ``harness``; the built-ins in
-``plugins/`` use the same path as third parties.
+``plugins/`` use the same path as third parties.  A command is not a hook: a plugin declares it as an entry
+point of the group ``harness.commands`` (``name = "module:command"``), which ``harness --help`` lists without
+loading any plugin.  A plugin may add hooks of its own (``harness_hookspecs``, see :mod:`harness.plugins`).
 
 Every hook is called through :meth:`harness.plugins.Plugins.collect`, in pluggy's call order (the plugin
 registered last first), with one duplicate rule: the first registration of a name is kept and each later one
@@ -104,22 +106,6 @@ def register_model_backends(register):
 
     Called once per process, when the plugin registry is first used.
     Duplicate ``backend.name``: the first registration is kept, a later one is a plugin problem naming both.
-    """
-
-
-@hookspec
-def register_commands(cli):
-    """Add commands built at run time to the ``harness`` command line (a command known in advance is better
-    declared as an entry point of the group ``harness.commands``, which ``harness --help`` lists without
-    loading plugins; the built-in plugins do that).
-
-    :param cli: a click group: ``cli.add_command(cmd)`` or ``@cli.command()``.
-    :returns: nothing (the return value is ignored).
-
-    Called when a command name is not a built-in or entry-point command (the plugins are loaded then), and by
-    ``harness plugins list``.
-    Duplicate command name (also of a built-in or entry-point command): the first is kept, a later one is a
-    plugin problem naming both.
     """
 
 

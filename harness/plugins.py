@@ -4,9 +4,16 @@ Every plugin, built-in or third-party, is a module named by an entry point in
 the group ``harness``.  A plugin that fails to import, raises inside a hook, or
 registers an invalid or duplicate object is recorded as a :class:`PluginProblem`
 (shown by ``harness plugins list`` and as a warning) and the rest keep working.
+``HARNESS_LOAD_PLUGINS`` limits which distributions load (:mod:`harness.plugin_allowlist`).
 
-**One dispatch path, one order.**  Every register hook (the plugin kinds, report sections, view pages,
-commands) is called through :meth:`Plugins.collect`, which calls the implementations through
+**Plugin-owned hooks.**  The core's hooks are :mod:`harness.hookspecs`; a plugin adds hooks of its own (for
+other plugins to implement) by naming a module or class of ``pluggy.HookspecMarker("harness")``-marked
+functions in its attribute ``harness_hookspecs`` (pluggy's ``PluginManager.add_hookspecs``).  Every loaded
+plugin's specs are added before any plugin is registered, so load order does not matter; the owner calls its
+hook with :func:`collect` (the same duplicate rule and isolation as the core's hooks).
+
+**One dispatch path, one order.**  Every register hook (the plugin kinds, report sections, view pages, hooks
+plugins own) is called through :meth:`Plugins.collect`, which calls the implementations through
 :meth:`Plugins.call_each` in pluggy's call order: the plugin registered last is called first (entry points
 are registered in the order ``importlib.metadata`` lists them).  **Duplicate rule** (the same for every
 kind): the first registration of a name in that order is kept; each later one is left out, recorded as a
@@ -88,26 +95,66 @@ class Plugins:
         self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (distribution, version)
         self._registries: dict[str, dict[str, Registered]] | None = None
         self._current: str | None = None  # the plugin whose hook is running (see call_each)
+        self._spec_sources: set[int] = set()  # harness_hookspecs objects already added
+        #: distributions left out by HARNESS_LOAD_PLUGINS: name -> version
+        self.skipped: dict[str, str] = {}
         if load_entrypoints:
             self._load_entrypoints()
 
     # -- loading ---------------------------------------------------------
     def _load_entrypoints(self) -> None:
+        from harness.plugin_allowlist import loads
+
+        modules = []
         for ep in md.entry_points(group=GROUP):
             dist, version = distribution_of(ep)
+            if not loads(dist):
+                self.skipped.setdefault(dist, version)
+                continue
             try:
                 module = ep.load()
             except Exception as exc:  # noqa: BLE001 - isolation is the point
                 self._problem(dist, ep.name, None, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
                 continue
-            self.add(module, ep.name, dist, version)
+            modules.append((module, ep.name, dist, version))
+        for module, name, dist, _ in modules:  # every plugin's own hooks first: load order does not matter
+            self._add_hookspecs(module, name, dist)
+        for module, name, dist, version in modules:
+            self.add(module, name, dist, version)
+
+    def _add_hookspecs(self, plugin: Any, name: str, distribution: str) -> bool:
+        """Add the hooks ``plugin`` declares in ``harness_hookspecs`` (False: they were refused, a problem)."""
+        specs = getattr(plugin, "harness_hookspecs", None)
+        if specs is None or id(specs) in self._spec_sources:
+            return True
+        try:
+            clash = sorted(n for n in vars(specs) if n in self.hook_names())
+            if clash:
+                raise ValueError(f"hook {clash[0]!r} already exists")
+            before = set(self.hook_names())
+            self.pm.add_hookspecs(specs)
+            if set(self.hook_names()) == before:
+                raise ValueError("no function in it is marked with pluggy.HookspecMarker('harness')")
+        except Exception as exc:  # noqa: BLE001 - isolation is the point
+            self._problem(distribution, name, None, f"harness_hookspecs refused: {exc}")
+            return False
+        self._spec_sources.add(id(specs))
+        return True
+
+    def hook_names(self) -> list[str]:
+        """Every hook a plugin may implement: the core's (:data:`HOOKS`) and those plugins added."""
+        return sorted(n for n, caller in vars(self.pm.hook).items() if not n.startswith("_")
+                      and isinstance(caller, pluggy.HookCaller) and caller.has_spec())
 
     def add(self, plugin: Any, name: str, distribution: str = "(local)", version: str = "") -> None:
-        """Register a plugin object (a module or instance with hookimpls).
+        """Register a plugin object (a module or instance with hookimpls), after the hooks it declares in
+        ``harness_hookspecs`` (if any).
 
         A hook implementation with no matching hook (a misspelled name) is an error: pluggy's
         ``check_pending()`` finds it, and the plugin is left out with a problem naming it and the hook.
         """
+        if not self._add_hookspecs(plugin, name, distribution):
+            return
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:  # noqa: BLE001
@@ -120,8 +167,9 @@ class Plugins:
                              if not caller.has_spec())
             self.pm.unregister(plugin)
             for hook in unknown:
-                close = difflib.get_close_matches(hook, HOOKS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; known hooks: {', '.join(HOOKS)}"
+                known = self.hook_names()
+                close = difflib.get_close_matches(hook, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known hooks: {', '.join(known)}"
                 self._problem(distribution, name, hook, f"implements unknown hook {hook!r}{hint}")
             return
         self._origin[name] = (distribution, version)
@@ -149,18 +197,13 @@ class Plugins:
         self.problems.append(problem)
         warnings.warn(str(problem), PluginWarning, stacklevel=3)
 
-    def collect(self, hook_name: str, what: str, make: Callable[..., tuple[str, Any]],
-                taken: dict[str, str] | None = None,
-                argument: Callable[[Callable[..., None]], Any] | None = None) -> dict[str, tuple[str, Any]]:
+    def collect(self, hook_name: str, what: str, make: Callable[..., tuple[str, Any]]) -> dict[str, tuple[str, Any]]:
         """The one dispatch path of the register hooks: call every implementation of ``hook_name``
         (:meth:`call_each`) with a ``register(*args)`` callable and return ``name -> (plugin, object)``.
 
         ``make(*args)`` turns one registration into ``(name, object)``, raising ValueError or TypeError with
         the rule it breaks (recorded as a problem naming the plugin and the hook).  Duplicate rule: the first
-        registration of a name is kept, a later one is a problem naming both plugins; ``taken``: names
-        already owned (name -> owner, e.g. built-in commands), which every registration duplicates.
-        ``what`` names the kind in messages (``forecaster``, ``view page``, ...).  ``argument(register)``:
-        what the hook receives instead of ``register`` (e.g. a click group whose ``add_command`` registers).
+        registration of a name is kept, a later one is a problem naming both plugins.  ``what`` names the kind in messages (``forecaster``, ``view page``, ...).
         """
         found: dict[str, tuple[str, Any]] = {}
 
@@ -172,15 +215,14 @@ class Plugins:
             except (TypeError, ValueError) as exc:
                 self._problem(dist, plugin, hook_name, str(exc))
                 return
-            if name in found or name in (taken or {}):
-                other = (f"plugin {found[name][0]!r} from distribution {self.origin(found[name][0])[0]!r}"
-                         if name in found else str((taken or {})[name]))
+            if name in found:
+                other = f"plugin {found[name][0]!r} from distribution {self.origin(found[name][0])[0]!r}"
                 self._problem(dist, plugin, hook_name, f"duplicate {what} name {name!r}: already registered by "
                                                        f"{other}")
                 return
             found[name] = (plugin, obj)
 
-        self.call_each(hook_name, argument(register) if argument is not None else register)
+        self.call_each(hook_name, register)
         return found
 
     # -- registries --------------------------------------------------------
@@ -217,28 +259,6 @@ class Plugins:
             failed = "; ".join(f"{p.plugin!r} ({p.distribution})" for p in self.problems)
             hint = f"; plugins that failed to load: {failed} — see `harness plugins list`" if failed else ""
             raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known}){hint}") from None
-
-    def commands(self, taken: dict[str, str] | None = None) -> dict[str, tuple[str, Any]]:
-        """Commands plugins add through the ``register_commands`` hook: name -> (plugin, click command), by
-        :meth:`collect`'s rule; ``taken``: the names the CLI already has (built-in and entry-point commands:
-        name -> owner).  The hook receives a stand-in click group whose ``add_command`` (also behind
-        ``@cli.command()``) registers."""
-        import click
-
-        class Group(click.Group):
-            def __init__(self, register: Callable[..., None]) -> None:
-                super().__init__("harness")
-                self._register = register
-
-            def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-                self._register(cmd, name)
-
-        def make(cmd: Any, name: str | None = None) -> tuple[str, Any]:
-            if not isinstance(cmd, click.Command):
-                raise TypeError(f"cli.add_command needs a click command, got {cmd!r}")
-            return name or cmd.name or "", cmd
-
-        return self.collect("register_commands", "command", make, taken, argument=Group)
 
     def report_folders(self) -> dict[str, tuple[Any, Any]]:
         """Folder kinds of ``harness report`` (``register_report_folders``): kind -> (recognise, build), by
@@ -313,3 +333,10 @@ def reset(new: Plugins | None = None) -> Plugins | None:
 def get(kind: str, name: str) -> Any:
     """Shortcut for ``plugins().get(kind, name)``."""
     return plugins().get(kind, name)
+
+
+def collect(hook_name: str, what: str, make: Callable[..., tuple[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """Call the hook ``hook_name`` (a plugin's own, see ``harness_hookspecs``) of the process-wide plugin set:
+    ``name -> (plugin, object)`` by :meth:`Plugins.collect`'s rules (``make(*args) -> (name, object)`` per
+    ``register(*args)``; ValueError or TypeError: a problem naming the plugin; the first of a name is kept)."""
+    return plugins().collect(hook_name, what, make)

@@ -35,18 +35,23 @@ def _no_inherited_columns(monkeypatch):
 def make_distribution(tmp_path, monkeypatch):
     """Create an installed-looking distribution with ``harness`` entry points.
 
-    ``make_distribution("dist-name", {"ep-name": "module_name"}, {"module_name": "source"})``
+    ``make_distribution("dist-name", {"ep-name": "module_name"}, {"module_name": "source"})``, with
+    ``commands={"cmd-name": "module_name:command"}`` for entry points of the group ``harness.commands``.
     """
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
 
-    def make(dist: str, entry_points: dict[str, str], modules: dict[str, str], version: str = "1.0"):
+    def make(dist: str, entry_points: dict[str, str], modules: dict[str, str], version: str = "1.0",
+             commands: dict[str, str] | None = None):
         info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
         lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
-        (info / "entry_points.txt").write_text(f"[harness]\n{lines}\n")
+        groups = f"[harness]\n{lines}\n"
+        if commands:  # ``harness.commands`` entry points: name -> "module:command"
+            groups += "[harness.commands]\n" + "".join(f"{k} = {v}\n" for k, v in commands.items())
+        (info / "entry_points.txt").write_text(groups)
         for name, source in modules.items():
             (site / f"{name}.py").write_text(textwrap.dedent(source))
             sys.modules.pop(name, None)

@@ -4,8 +4,9 @@ Start-up is kept cheap: this module imports only click.  A built-in command's
 module is imported when that command runs; a plugin's command is named by an
 entry point in the group ``harness.commands`` (``name = "module:command"``),
 so ``harness --help`` lists it from installed metadata without importing the
-plugin (its one-line help is read from the module's source file).  Commands added through the ``register_commands`` hook are found by
-loading the plugins, only when a name is not known otherwise.
+plugin (its one-line help is read from the module's source file).  That is the one way a plugin adds a
+command (there is no command hook); ``HARNESS_LOAD_PLUGINS`` leaves out the commands of distributions it
+does not name (:mod:`harness.plugin_allowlist`).
 """
 
 from __future__ import annotations
@@ -36,12 +37,16 @@ BUILTIN: dict[str, tuple[str, str, str]] = {
 
 
 def command_entry_points() -> dict:
-    """Plugin commands declared in installed metadata: name -> ``importlib.metadata.EntryPoint``."""
+    """Plugin commands declared in installed metadata: name -> ``importlib.metadata.EntryPoint``, of the
+    distributions ``HARNESS_LOAD_PLUGINS`` lets load; the first of a name is kept."""
     from importlib.metadata import entry_points
+
+    from harness.plugin_allowlist import loads
 
     found = {}
     for ep in entry_points(group=COMMAND_GROUP):
-        found.setdefault(ep.name, ep)
+        if loads(ep.dist.name if ep.dist else None):
+            found.setdefault(ep.name, ep)
     return found
 
 
@@ -66,8 +71,7 @@ class LazyGroup(click.Group):
                 raise click.ClickException(
                     f"command {name!r} from distribution {dist!r} failed to load ({ep.value}): "
                     f"{type(exc).__name__}: {exc}") from exc
-        hook_commands(self)  # commands added by the register_commands hook need the plugins loaded
-        return self.commands.get(name)
+        return None
 
     def _add(self, name: str, command: click.Command) -> click.Command:
         self.add_command(command, name)
@@ -87,26 +91,6 @@ class LazyGroup(click.Group):
                 rows.append((name, short_help(ep.value) or pointer))
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
-
-
-def taken_commands() -> dict[str, str]:
-    """The command names the CLI has without loading plugins: built-in and ``harness.commands`` entry points
-    (name -> owner, for the duplicate rule of :meth:`harness.plugins.Plugins.collect`)."""
-    from harness.plugins import distribution_of
-
-    taken = {name: "the harness (built-in command)" for name in BUILTIN}
-    for name, ep in command_entry_points().items():
-        taken.setdefault(name, f"entry point {ep.value!r} from distribution {distribution_of(ep)[0]!r}")
-    return taken
-
-
-def hook_commands(group: click.Group) -> None:
-    """Add the commands plugins register through the ``register_commands`` hook (loads every plugin); a name
-    the CLI already has is left out as a plugin problem (:meth:`harness.plugins.Plugins.commands`)."""
-    from harness.plugins import plugins
-
-    for name, (_, command) in plugins().commands(taken_commands()).items():
-        group.add_command(command, name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

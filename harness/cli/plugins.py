@@ -27,11 +27,12 @@ def list_plugins(as_json: bool) -> None:
          "version": reg.version}
         for kind in KINDS for reg in loaded.registry(kind).values()
     ]
-    rows += _commands(loaded) + _report_sections(loaded)
+    rows += _commands() + _report_sections(loaded)
     problems = [{"distribution": p.distribution, "plugin": p.plugin, "hook": p.hook, "reason": p.reason}
                 for p in loaded.problems]
+    skipped = [{"distribution": d, "version": v} for d, v in sorted(loaded.skipped.items())]
     if as_json:
-        click.echo(json.dumps({"plugins": rows, "problems": problems}, indent=2))
+        click.echo(json.dumps({"plugins": rows, "problems": problems, "not_loaded": skipped}, indent=2))
         return
     table = Table(title="Plugins")
     for col in ("kind", "name", "plugin", "distribution", "version"):
@@ -42,20 +43,20 @@ def list_plugins(as_json: bool) -> None:
     out.print(table)
     for p in loaded.problems:
         out.print(f"[yellow]problem:[/] {p}", highlight=False)
+    for s in skipped:
+        out.print(f"not loaded (HARNESS_LOAD_PLUGINS): {s['distribution']} {s['version']}", highlight=False,
+                  markup=False)
 
 
 def _row(kind: str, name: str, plugin: str, distribution: str, version: str) -> dict[str, str]:
     return {"kind": kind, "name": name, "plugin": plugin, "distribution": distribution, "version": version}
 
 
-def _commands(loaded: Plugins) -> list[dict[str, str]]:
-    """Commands plugins add: declared entry points (not imported here) and ``register_commands`` ones."""
-    from harness.cli import command_entry_points, taken_commands
+def _commands() -> list[dict[str, str]]:
+    """Commands plugins add: the entry points of the group ``harness.commands`` (not imported here)."""
+    from harness.cli import command_entry_points
 
-    rows = [_row("command", name, ep.value, *distribution_of(ep)) for name, ep in command_entry_points().items()]
-    for name, (plugin, _) in loaded.commands(taken_commands()).items():
-        rows.append(_row("command", name, plugin, *loaded.origin(plugin)))
-    return rows
+    return [_row("command", name, ep.value, *distribution_of(ep)) for name, ep in command_entry_points().items()]
 
 
 def _report_sections(loaded: Plugins) -> list[dict[str, str]]:

@@ -112,7 +112,7 @@ def derived_script(folder: Path, name: str, base: str, shell: str, text: str) ->
 
 
 def harness(*args: str) -> str:
-    registry.plugins().commands(cli)
+    registry.plugins()
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output[-3000:]
     return result.output

@@ -104,15 +104,12 @@ def register_forcasters(register):
 
 EXTRAS = """
 import click
-from harness import Section, hookimpl
+from harness import hookimpl
+from harness.reporting import Section
 
 @click.command("acme-hello")
 def hello():
     click.echo("hello")
-
-@hookimpl
-def register_commands(cli):
-    cli.add_command(hello)
 
 @hookimpl
 def register_report_sections(register):
@@ -132,23 +129,24 @@ def test_misspelled_hook_is_an_error_naming_plugin_and_hook(make_distribution, f
 
 
 def test_plugins_list_shows_commands_and_report_sections(make_distribution, fresh_plugins):
-    make_distribution("acme-extras", {"acme-x": "acme_extras"}, {"acme_extras": EXTRAS}, version="0.7")
+    make_distribution("acme-extras", {"acme-x": "acme_extras"}, {"acme_extras": EXTRAS}, version="0.7",
+                      commands={"acme-hello": "acme_extras:hello"})
     fresh_plugins()
     result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
     assert result.exit_code == 0, result.output
     rows = {(r["kind"], r["name"]): r for r in json.loads(result.output)["plugins"]}
     assert rows[("command", "acme-hello")]["distribution"] == "acme-extras"
-    assert rows[("command", "acme-hello")]["plugin"] == "acme-x"
+    assert rows[("command", "acme-hello")]["plugin"] == "acme_extras:hello"
     assert rows[("report_section", "acme-template")]["version"] == "0.7"
     assert rows[("command", "generate")]["distribution"] == "tsagent-harness"  # declared in metadata
-    hello = CliRunner().invoke(cli, ["acme-hello"])  # a hook command resolves on use
+    hello = CliRunner().invoke(cli, ["acme-hello"])  # an entry-point command resolves on use
     assert hello.exit_code == 0 and hello.output == "hello\n"
 
 
 def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
     """Every hook's docstring says, like pytest's, its arguments, its return value, when it is called and what
-    a duplicate does; every hook but ``register_commands`` has a built-in implementation (the built-in
-    commands are declared once, as ``harness.commands`` entry points, which need no plugin loading)."""
+    a duplicate does; every hook has a built-in implementation (commands are no hook: they are declared once,
+    as ``harness.commands`` entry points, which need no plugin loading)."""
     from harness import hookspecs
     from harness.plugins import HOOKS
 
@@ -160,11 +158,13 @@ def test_every_hook_is_documented_and_implemented_by_a_builtin(fresh_plugins):
             assert part in doc, f"hook {hook}'s docstring does not say {part!r}"
         builtins = [impl.plugin_name for impl in getattr(loaded.pm.hook, hook).get_hookimpls()
                     if loaded.origin(impl.plugin_name)[0] == "tsagent-harness"]
-        assert bool(builtins) == (hook != "register_commands"), (hook, builtins)
+        assert builtins, hook
+    assert "register_commands" not in HOOKS
 
 
 PAGE = """
-from harness import ViewPage, hookimpl
+from harness import hookimpl
+from harness.pages import ViewPage
 
 @hookimpl
 def register_view_pages(register):
@@ -199,11 +199,7 @@ def test_two_plugins_registering_one_view_page_name_behave_like_one_agent_name(m
 
 
 def test_built_in_commands_are_registered_once(fresh_plugins):
-    from harness.cli import taken_commands
-
-    loaded = fresh_plugins()
-    assert loaded.commands(taken_commands()) == {}
-    assert not [p for p in loaded.problems if p.hook == "register_commands"]
+    fresh_plugins()
     result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
     names = [r["name"] for r in json.loads(result.output)["plugins"] if r["kind"] == "command"]
     assert sorted(names) == sorted(set(names)) and {"generate", "plot-sample", "dr-score"} <= set(names)

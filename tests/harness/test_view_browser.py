@@ -75,7 +75,7 @@ def claude_prefix() -> Path | None:
 
 
 def harness(*args: str) -> None:
-    registry.plugins().commands(cli)
+    registry.plugins()
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output[-3000:]
 

@@ -129,7 +129,7 @@ SAMPLE_BLANKS = {"caf_pump_flow": ["Kestrel Ridge Pumping Station", "2026-06-10 
 def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
     """The README's offline chain with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
     (audit script, illustrative review records), harness report GEN_DIR; its tables equal the hand counts."""
-    registry.plugins().commands(cli)
+    registry.plugins()
     out = tmp_path / "gen"
     spec = REPO / "tasks" / "drcik" / "generate-sample.yaml"
     backend = ["--model-backend", "scripted", "--script", str(SHIPPED / "audit.yaml")]
