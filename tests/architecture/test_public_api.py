@@ -59,3 +59,28 @@ def test_import_linter_sees_the_public_api():
     seen = graph.find_modules_directly_imported_by("harness")
     assert {"harness.contracts.simulator", "harness.contracts.task", "harness.untrusted"} <= seen
     assert {module for module, _ in harness.exports().values()} - {"harness"} <= seen | {"harness.sandbox"}
+
+
+TOPICS = ("harness.wire", "harness.atif", "harness.sandboxing", "harness.reporting", "harness.pages")
+
+
+def test_the_root_keeps_at_most_60_names_and_the_topic_modules_hold_the_rest():
+    """The root is what a plugin author needs (contracts, kits, the results reader, the model client); the
+    proxy, trajectory, sandbox, report and view helpers are in topic modules, each loaded lazily."""
+    import importlib
+
+    assert len(harness.__all__) <= 60, len(harness.__all__)
+    assert not {"parse_sse", "gemini_target", "start_proxy", "Table", "ViewPage"} & set(harness.__all__)
+    topics = {name: importlib.import_module(name) for name in TOPICS}
+    seen: dict[str, str] = {}
+    for name, module in topics.items():
+        exported = module.__all__
+        assert exported and not set(exported) & set(harness.__all__), name  # each name in one place
+        assert not set(exported) & set(seen), (name, set(exported) & set(seen))
+        seen.update(dict.fromkeys(exported, name))
+    assert topics["harness.wire"].parse_sse.__module__ == "harness.proxy.sse"
+    assert topics["harness.reporting"].Table.__module__ == "harness.report.tables"
+    assert topics["harness.pages"].ViewPage.__module__ == "harness.view.pages"
+    code = "import sys, harness.wire; print(sorted(m for m in sys.modules if m.startswith('harness')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['harness', 'harness.lazy', 'harness.wire']"  # nothing until a name is read

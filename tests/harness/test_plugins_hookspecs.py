@@ -10,7 +10,7 @@ import pytest
 from harness import collect_hook
 from harness.plugins import PluginWarning
 
-OWNER = """
+SPECS = """
 import pluggy
 from harness import hookimpl
 
@@ -20,9 +20,11 @@ hookspec = pluggy.HookspecMarker("harness")
 class harness_hookspecs:
     @staticmethod
     @hookspec
-    def register_gauges(register):
-        '''Register gauges: ``register(name, unit)``.'''
+    def {hook}(register):
+        '''The plugin's own hook: ``register(name, unit)``.'''
+"""
 
+OWNER = SPECS.format(hook="register_gauges") + """
 
 @hookimpl
 def register_gauges(register):
@@ -46,18 +48,7 @@ def register_gauge(register):
     register("typo", "?")
 """
 
-CLASH = """
-import pluggy
-
-hookspec = pluggy.HookspecMarker("harness")
-
-
-class harness_hookspecs:
-    @staticmethod
-    @hookspec
-    def register_agents(register):
-        '''Redefines a core hook.'''
-"""
+CLASH = SPECS.format(hook="register_agents")  # redefines a core hook
 
 
 def gauges() -> dict[str, tuple[str, str]]:
