@@ -54,8 +54,8 @@ def mill() -> dict:
 
 def write_caf(folder: Path, tasks: list[dict]) -> Path:
     (folder / "caf").mkdir(parents=True, exist_ok=True)
-    for t in tasks:
-        (folder / "caf" / f"{t['task_id']}.json").write_text(json.dumps(t, indent=1))
+    for k, t in enumerate(tasks, 1):   # file names by position: a task id may be no file name
+        (folder / "caf" / f"task{k}.json").write_text(json.dumps(t, indent=1))
     spec = folder / "own.yaml"
     spec.write_text(SPEC)
     return spec
