@@ -67,6 +67,9 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
         over = caf.size_problems(task, sum(r["cost_usd"] for r in estimate(spec, [task], profiles)))
         if over:
             raise ConfigError(task.source or spec_file, over)
+    for task in tasks:
+        for warning in caf.injection_warnings(task):
+            click.echo(f"warning: {task.source or spec_file}: {warning}", err=True)
     if dry_run:
         print_estimate(spec, tasks, profiles)
         return

@@ -165,3 +165,24 @@ def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
     assert read_csv(tables / "drcik-difficulty.csv")[1:4] == [["certainty", "certain", "0"],
                                                               ["certainty", "likely", "4"],
                                                               ["certainty", "uncertain", "0"]]
+
+
+def test_a_more_permissive_judge_is_a_warning_line_and_fails_only_with_strict(tmp_path):
+    """D.2 wants each judge at least as strict as the human majority: the evidence judge accepts the unit the
+    majority rejects (2 of 3), so dr-calibrate warns and exits 0, and --strict exits 1; Figure 11 is drawn."""
+    out, path = gen_dir(tmp_path), script(tmp_path)
+    backend = ["--model-backend", "scripted", "--script", str(path)]
+    run = CliRunner().invoke(cli, ["dr-calibrate", str(out), *backend])
+    assert run.exit_code == 0, run.output
+    assert "warning: evidence: the judge accepts 1 unit(s) the human majority rejects" in run.output
+    strict = CliRunner().invoke(cli, ["dr-calibrate", str(out), "--strict", *backend])
+    assert strict.exit_code == 1 and "warning: evidence:" in strict.output
+    assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
+    from harness import figure_problems
+    from tsagent_plugins.tasks.drcik.quality.report import figure11
+
+    assert (out / "report" / "figures" / "drcik-figure11.png").stat().st_size > 5000
+    fig = figure11([{"stage": "evidence", "agree": 0, "judge_stricter": 0, "judge_more_permissive": 1},
+                    {"stage": "chain", "agree": 1, "judge_stricter": 1, "judge_more_permissive": 0}])
+    bars = [p.get_width() for p in fig.axes[0].patches]
+    assert bars == [1, 0, 1, 0, 0, 1] and figure_problems(fig) == []  # per segment: chain, evidence (bottom up)
