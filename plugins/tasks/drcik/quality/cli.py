@@ -145,7 +145,7 @@ def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], 
                  script: Path | None, settings_file: Path | None, max_cost: float | None, jobs: int) -> None:
     """Compare each stage's judge with the human majority on the reviewed units of GEN_DIR (Dr-CiK D.2, Figure 11).
 
-    A judge more permissive than the majority (D.2 selects judges at least as strict) is a ``warning:`` line;
+    A judge more permissive than the majority (D.2 selects judges at least as strict) is a "warning:" line;
     the exit status stays 0 unless --strict (then 1)."""
     from tsagent_plugins.tasks.drcik.quality import calibration as cal
 
