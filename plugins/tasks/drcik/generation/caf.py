@@ -18,7 +18,19 @@ input), with the context split as they split it::
 Timestamps are ``YYYY-MM-DD HH:MM:SS``, strictly increasing, the future after the history, at the task's
 frequency; values are finite numbers.  ``context.background`` is required; ``scenario`` and
 ``constraints`` may be empty (CiK tasks without them).  Dates named in the context (``YYYY-MM-DD``, with a
-time or not) are the events the window shift moves (:mod:`.window`).
+time or not) are the events the window shift moves (:mod:`.window`); each must be a calendar date
+(``2023-02-30`` is refused) that the shift keeps within the calendar (``9999-12-01`` is refused).
+
+Bounds (checked before any model call, so a bad input costs nothing):
+
+* ``task_id`` at most :data:`MAX_TASK_ID` characters (it names the task file, the units' folders and
+  the proxy episodes; a file name has at most 255 bytes);
+* the context (background + scenario + constraints + objective) at most :data:`MAX_CONTEXT_CHARS`
+  characters.  Every generator and judge prompt of a task embeds its context (about 30 calls a task),
+  so the cost grows with it: CiK contexts are a few hundred characters, the longest GIFT-CTX ones a
+  few thousand; 20,000 characters (about 5,000 tokens) leaves room for any of them and refuses a dump
+  of a document (the held-back 10 MB case, whose dry run estimated $79 for one task).  The refusal
+  names the file, the field and the dry-run estimate of the task.
 
 :func:`read_folder` reads every ``*.json`` of a folder in name order and raises
 :class:`harness.ConfigError` naming the file and the field of every problem.
@@ -28,16 +40,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from harness import ConfigError, Strict, format_validation_error
 from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+MAX_TASK_ID = 100
+MAX_CONTEXT_CHARS = 20_000
 
 
 class CafSeries(Strict):
@@ -93,6 +108,16 @@ class CafContext(Strict):
     scenario: str = ""
     constraints: str = ""
 
+    @field_validator("background", "scenario", "constraints")
+    @classmethod
+    def _dates(cls, text: str) -> str:
+        from tsagent_plugins.tasks.drcik.generation.window import bad_dates
+
+        bad = bad_dates(text)
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a calendar date (YYYY-MM-DD [HH:MM[:SS]])")
+        return text
+
     def text(self) -> str:
         """Background, scenario and constraints, one paragraph each (empty parts left out)."""
         return "\n\n".join(p.strip() for p in (self.background, self.scenario, self.constraints) if p.strip())
@@ -101,7 +126,7 @@ class CafContext(Strict):
 class CafTask(Strict):
     """One CAF task (module docstring)."""
 
-    task_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
+    task_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=MAX_TASK_ID)
     origin: Literal["real", "synthetic"]
     frequency: str
     prediction_length: int = Field(ge=1)
@@ -109,6 +134,12 @@ class CafTask(Strict):
     target_description: str = Field(min_length=1)
     series: CafSeries
     context: CafContext
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file the task was read from (None when built in memory)."""
+        return self._source
 
     @field_validator("frequency")
     @classmethod
@@ -157,12 +188,48 @@ def read_task(path: Path | str) -> CafTask:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ConfigError(path, [f"<root>: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"]) from None
-    return parse_task(data, path)
+    task = parse_task(data, path)
+    task._source = path
+    return task
 
 
-def read_folder(folder: Path | str) -> list[CafTask]:
+#: text addressed to a model rather than describing the series (prompt injection); flagged, never rewritten
+#: (the decision and its evidence: docs/drcik-own-data.md, "Prompt-injection text in a context")
+INJECTION = re.compile(
+    r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|preceding)\s+"
+    r"(instructions?|prompts?|messages?|rules?)|\b(you are now|act as|new instructions?:|system prompt|"
+    r"as an ai\b|assistant:|<\|im_start\|>)", re.IGNORECASE)
+
+
+def injection_warnings(task: CafTask) -> list[str]:
+    """``field: ...`` for every context part (and the objective) holding text addressed to a model."""
+    parts = {f"context.{k}": getattr(task.context, k) for k in ("background", "scenario", "constraints")}
+    parts["target_description"] = task.target_description
+    return [f"{name}: {m.group(0)!r} reads as an instruction to a model; kept verbatim and flagged "
+            "(docs/drcik-own-data.md)" for name, text in parts.items() for m in [INJECTION.search(text)] if m]
+
+
+def size_problems(task: CafTask, estimate_usd: float | None = None) -> list[str]:
+    """The context bound of the module docstring: ``field: ...`` problems (empty when within it), with the
+    dry-run estimate of the task's first-pass cost when given."""
+    sizes = {f"context.{k}": len(getattr(task.context, k)) for k in ("background", "scenario", "constraints")}
+    sizes["target_description"] = len(task.target_description)
+    total = sum(sizes.values())
+    if total <= MAX_CONTEXT_CHARS:
+        return []
+    largest = max(sizes, key=sizes.get)
+    return [f"{largest}: the task's context has {total:,} characters, more than the bound of "
+            f"{MAX_CONTEXT_CHARS:,}"
+            + (f" (estimated ${estimate_usd:,.2f} for this task alone at first pass)" if estimate_usd is not None
+               else "") + "; shorten it to what a forecaster is given"]
+
+
+def read_folder(folder: Path | str, shift_weeks: int = 0) -> list[CafTask]:
     """Every ``*.json`` CAF task of ``folder`` in file-name order; ConfigError for a missing or empty folder,
-    a bad file, or a task id used twice (naming both files)."""
+    a bad file, a date the window shift of ``shift_weeks`` weeks would move off the
+    calendar, or a task id used twice (naming both files)."""
+    from tsagent_plugins.tasks.drcik.generation.window import shift_problems
+
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(folder, ["<folder>: no such folder of CAF tasks"])
@@ -172,6 +239,9 @@ def read_folder(folder: Path | str) -> list[CafTask]:
     tasks, seen = [], {}
     for path in files:
         task = read_task(path)
+        problems = shift_problems(task, shift_weeks)
+        if problems:
+            raise ConfigError(path, problems)
         if task.task_id in seen:
             raise ConfigError(path, [f"task_id: {task.task_id!r} is also the id of {seen[task.task_id].name}"])
         seen[task.task_id] = path

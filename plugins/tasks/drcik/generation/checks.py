@@ -109,3 +109,50 @@ def off_window_problems(texts: list[str], start: datetime, end: datetime) -> lis
             problems.append(f"off-window distractor {i} names {inside[0]:%Y-%m-%d}, inside the task window "
                             f"{start:%Y-%m-%d} to {end:%Y-%m-%d}")
     return problems
+
+
+def evidence_role(time_start: str | None, first_future: datetime) -> str:
+    """Appendix K.2: ``prospective`` when the event starts at or after the first future timestamp, else
+    ``retrospective`` (an undated event is background: retrospective)."""
+    if time_start and datetime.strptime(time_start, "%Y-%m-%d %H:%M:%S") >= first_future:
+        return "prospective"
+    return "retrospective"
+
+
+def role_problems(label: str, text: str, role: str, first_future: datetime) -> list[str]:
+    """A role the dates of ``text`` contradict: ``retrospective`` while every date it names is in the forecast
+    window (at or after ``first_future``), or ``prospective`` while every date is before it."""
+    dates = dates_in(text)
+    if not dates:
+        return []
+    if role == "retrospective" and min(dates) >= first_future:
+        return [f"{label} is retrospective but its text dates it {min(dates):%Y-%m-%d %H:%M}, inside the forecast "
+                f"window (from {first_future:%Y-%m-%d %H:%M})"]
+    if role == "prospective" and max(dates) < first_future:
+        return [f"{label} is prospective but its text dates it {max(dates):%Y-%m-%d %H:%M}, before the forecast "
+                f"window (from {first_future:%Y-%m-%d %H:%M})"]
+    return []
+
+
+def event_problems(events: list[dict], first_future: datetime) -> list[str]:
+    """Step 4's dated events (Appendix K.2 roles): ``time_end`` not before ``time_start``; every date an event's
+    text names lies within its ``[time_start, time_end]`` (by day; an event naming a date needs a
+    ``time_start``); and the role the start gives agrees with the text (:func:`role_problems`)."""
+    fmt = "%Y-%m-%d %H:%M:%S"
+    problems = []
+    for e in events:
+        label = e["event_id"]
+        start = datetime.strptime(e["time_start"], fmt) if e.get("time_start") else None
+        end = datetime.strptime(e["time_end"], fmt) if e.get("time_end") else start
+        dates = dates_in(e["event"])
+        if start and end and end < start:
+            problems.append(f"{label}: time_end {e['time_end']} is before time_start {e['time_start']}")
+        if dates and start is None:
+            problems.append(f"{label} names {dates[0]:%Y-%m-%d %H:%M} but has no time_start")
+        elif start and end:
+            outside = [d for d in dates if not start.date() <= d.date() <= end.date()]
+            if outside:
+                problems.append(f"{label} names {outside[0]:%Y-%m-%d %H:%M}, outside its time_start..time_end "
+                                f"({e['time_start']}..{e.get('time_end') or e['time_start']})")
+        problems += role_problems(label, e["event"], evidence_role(e.get("time_start"), first_future), first_future)
+    return problems

@@ -3,18 +3,24 @@
 ::
 
     harness dr-generate SPEC --out DIR [--model-backend scripted [--script FILE]] [--settings FILE]
-                         [--max-cost USD] [--jobs N] [--resume] [--dry-run]
+                         [--max-cost USD] [--jobs N] [--resume] [--dry-run] [--include-flagged]
 
 Every model call goes through :class:`harness.ModelClient` (one per profile of the spec's ``models``),
 with the rate limits of ``--settings`` shared by the clients of a provider and ``--max-cost`` shared by
 all of them; proxy logs go under ``DIR/generation/proxy/``.  ``--resume`` continues a killed generation
 in ``DIR`` (the same spec) without asking any accepted unit again.  ``--dry-run`` prints the expected
 calls and cost per stage and calls nothing.
+
+Bad input (the spec, a CAF file: :mod:`.caf`) is one ``error:`` line naming the file and field, exit 2,
+before the first model call and without an output folder.  A task with a unit flagged for human repair
+(Appendix D.2) is held back in ``DIR/generation/repair_queue.json`` and not exported, unless
+``--include-flagged`` (then exported and marked).  A generation that writes no task fails (exit 2).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import click
@@ -34,28 +40,37 @@ ROLES = ("generator", "judge_entity", "judge_evidence", "judge_chain", "judge_su
 @click.option("--jobs", type=click.IntRange(1, 256), default=4, show_default=True, help="Units in flight per stage.")
 @click.option("--resume", is_flag=True, help="Continue the generation in --out.")
 @click.option("--dry-run", is_flag=True, help="Print the expected calls and cost per stage; call nothing.")
+@click.option("--include-flagged", is_flag=True,
+              help="Export tasks with units flagged for human repair too (marked generation.flagged_for_repair).")
 def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: Path | None,
-                settings_file: Path | None, max_cost: float | None, jobs: int, resume: bool, dry_run: bool) -> None:
+                settings_file: Path | None, max_cost: float | None, jobs: int, resume: bool, dry_run: bool,
+                include_flagged: bool) -> None:
     """Generate Dr-CiK deep-research environments from the CAF tasks of SPEC_FILE (Dr-CiK Section 4.1)."""
     from harness import ConfigError, HarnessError, resolve_profile
     from tsagent_plugins.tasks.drcik.generation import caf
+    from tsagent_plugins.tasks.drcik.generation.engine import CHAT_PROVIDERS
     from tsagent_plugins.tasks.drcik.generation.spec import load_spec
 
-    try:
-        spec = load_spec(spec_file)
-        tasks = caf.read_folder(spec.path(spec_file, spec.input))
-        profiles = {role: resolve_profile(getattr(spec.models, role)) for role in ROLES}
-    except (ConfigError, HarnessError) as exc:
-        raise click.ClickException(str(exc)) from None
-    from tsagent_plugins.tasks.drcik.generation.engine import CHAT_PROVIDERS
-
+    # everything below up to generate() is checked before the first model call: a refused run costs nothing
+    # and leaves no output folder (ConfigError / HarnessError: one "error:" line, exit 2)
+    spec = load_spec(spec_file)
+    tasks = caf.read_folder(spec.path(spec_file, spec.input), spec.window_shift_weeks)
+    profiles = {role: resolve_profile(getattr(spec.models, role)) for role in ROLES}
     for role, profile in profiles.items():
         if model_backend is None and profile.provider not in CHAT_PROVIDERS:
-            raise click.ClickException(f"models.{role}: profile {profile.name!r} has provider {profile.provider!r}; "
-                                       "dr-generate speaks Chat Completions (openai, openrouter, custom)")
-    if dry_run:
-        from tsagent_plugins.tasks.drcik.generation.estimate import print_estimate
+            raise ConfigError(spec_file, [f"models.{role}: profile {profile.name!r} has provider "
+                                          f"{profile.provider!r}; dr-generate speaks Chat Completions (openai, "
+                                          "openrouter, custom)"])
+    from tsagent_plugins.tasks.drcik.generation.estimate import estimate, print_estimate
 
+    for task in tasks:
+        over = caf.size_problems(task, sum(r["cost_usd"] for r in estimate(spec, [task], profiles)))
+        if over:
+            raise ConfigError(task.source or spec_file, over)
+    for task in tasks:
+        for warning in caf.injection_warnings(task):
+            click.echo(f"warning: {task.source or spec_file}: {warning}", err=True)
+    if dry_run:
         print_estimate(spec, tasks, profiles)
         return
     identity = spec.model_dump(mode="json")
@@ -76,12 +91,23 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
         options["script"] = str(Path(chosen).resolve())
     elif script is not None:
         options["script"] = str(script.resolve())
+    created = not out.exists()
     try:
-        summary = generate(spec, tasks, profiles, out, model_backend, options, settings_file, max_cost, jobs)
-    except (ConfigError, HarnessError) as exc:
-        raise click.ClickException(str(exc)) from None
+        summary = generate(spec, tasks, profiles, out, model_backend, options, settings_file, max_cost, jobs,
+                           include_flagged=include_flagged)
+    except (ConfigError, HarnessError, OSError):
+        if created and not any((out / "generation").glob("step*/*/attempts.jsonl")):
+            shutil.rmtree(out, ignore_errors=True)  # refused before its first model call: nothing to keep
+        raise  # otherwise what was paid for stays, and --resume continues it
     written, incomplete = summary["output"]["written"], summary["output"]["incomplete"]
-    flagged = summary["totals"]["flagged"]
-    click.echo(f"wrote {len(written)} task(s) to {out}; {flagged} unit(s) flagged for human repair; "
+    held = summary["output"]["held_back"]
+    click.echo(f"wrote {len(written)} task(s) to {out}; {len(held)} task(s) held back in the repair queue "
+               f"({summary['totals']['flagged']} unit(s) flagged for human repair"
+               + (", included and marked by --include-flagged" if include_flagged else "") + "); "
                f"{len(incomplete)} task(s) incomplete; ${summary['totals']['cost_usd']:.4f} "
                f"({out / 'generation' / 'summary.json'})")
+    if not written:
+        raise HarnessError(
+            f"{out}: no task written: {len(held)} held back for repair, {len(incomplete)} incomplete (see "
+            f"{out / 'generation' / 'repair_queue.json'}); with --model-backend scripted, a script made for other "
+            "tasks answers none of these (make one for them: docs/drcik-own-data.md)")

@@ -138,7 +138,8 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 def parse_json(text: str | None, schema: type[BaseModel] | None) -> Any:
     """The JSON value of ``text`` (a bare object or one fenced block), validated by ``schema``
-    (its ``model_dump``); :class:`Malformed` saying why not.  A JSON ``null`` is returned as None."""
+    (its ``model_dump``); :class:`Malformed` saying why not.  A JSON ``null`` is returned as None without a
+    schema and is Malformed with one (a model answering ``null`` is a failed attempt, never a crash)."""
     if text is None or not text.strip():
         raise Malformed("empty answer")
     raw = text.strip()
@@ -158,8 +159,10 @@ def parse_json(text: str | None, schema: type[BaseModel] | None) -> Any:
             value = None
         if value is None:
             raise Malformed("not JSON")
-    if schema is None or value is None:
+    if schema is None:
         return value
+    if value is None:
+        raise Malformed(f"{schema.__name__}: the answer is JSON null")
     try:
         return schema.model_validate(value).model_dump(mode="json")
     except ValidationError as exc:

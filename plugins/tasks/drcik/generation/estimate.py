@@ -23,7 +23,7 @@ def expected_calls(spec: Any, n: int) -> list[tuple[str, str, str, int]]:
         ("step1_entity_extraction", "generator", "entity_extraction", 1),
         ("step1_entity_extraction", "judge_entity", "judge_entity", n),
         ("step2_profile_generation", "generator", "profile_generation", n),
-        ("step3_profile_assignment", "generator", "profile_assignment", n),
+        ("step3_profile_assignment", "generator", "profile_assignment", 2 * n),   # the context, the objective
         ("step4_evidence_decomposition", "generator", "evidence_decomposition", n),
         ("step4_evidence_decomposition", "judge_evidence", "judge_evidence", n),
         ("step5_chain_expansion", "generator", "chain_expansion", n),

@@ -10,9 +10,11 @@ Release layout (as the public sample has it; the ``drcik`` template runs it with
     documents/doc_<n>.md
 
 ``generation`` in a task file holds what agents never see (research episodes are given the documents,
-not the task file): the original context, the window shift, the rewritten context of step 3, and the
-task's units flagged for human repair.  Document ids are ``doc_<n>`` numbered over the tasks in id order,
-so a re-run gives the same ids.  A task that lacks an output of some stage (every attempt of a unit it
+not the task file): the window shift, the rewritten context of step 3, and the task's units flagged for
+human repair (only with ``--include-flagged``: otherwise such a task is held back in
+``generation/repair_queue.json``, :func:`write_release`).  The original context, which names the real
+entity, stays under ``generation/anonymisation/`` (:mod:`.anonymity`).  Document ids are ``doc_<n>``
+numbered over the exported tasks in id order, so a re-run gives the same ids.  A task that lacks an output of some stage (every attempt of a unit it
 needs was malformed) is not written; the summary names it and the stage.
 
 ``generation/summary.json``: per stage the units, attempts, accepted units, first-pass rate (accepted at
@@ -28,10 +30,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tsagent_plugins.tasks.drcik.generation import anonymity
 from tsagent_plugins.tasks.drcik.generation.caf import TIMESTAMP_FORMAT
+from tsagent_plugins.tasks.drcik.generation.checks import evidence_role
 from tsagent_plugins.tasks.drcik.generation.pipeline import SUBTYPES, TaskState
 
 SCHEMA_VERSION = "public_benchmark_v1"
+REPAIR_QUEUE = Path("generation") / "repair_queue.json"
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -39,14 +44,6 @@ def write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-
-
-def evidence_role(event: dict, first_future: datetime) -> str:
-    """Appendix K.2: ``prospective`` when the event starts at or after the first future timestamp."""
-    start = event.get("time_start")
-    if start and datetime.strptime(start, TIMESTAMP_FORMAT) >= first_future:
-        return "prospective"
-    return "retrospective"
 
 
 def task_record(st: TaskState, hops: int, split: str, documents: list[dict]) -> dict:
@@ -62,58 +59,96 @@ def task_record(st: TaskState, hops: int, split: str, documents: list[dict]) -> 
                                  "details": st.profile["details"]},
                      "time_series_variable": {"name": st.variable}},
         "task_metadata": {"frequency": caf.frequency, "prediction_length": caf.prediction_length,
-                          "seasonal_period": caf.seasonal_period, "target_description": caf.target_description},
+                          "seasonal_period": caf.seasonal_period,
+                          "target_description": st.rewrite["target_description"]},
         "series": shifted.series.model_dump(mode="json"),
         "documents": documents,
         "annotations": {"gt_evidence": [{"id": e["event_id"], "evidence": e["event"],
-                                         "role": evidence_role(e, first_future)}
+                                         "role": evidence_role(e.get("time_start"), first_future)}
                                         for e in st.evidence["extracted_events"]]},
         "source_generation_hops": hops,
         "labels_public": True,
-        "generation": {"original_context": caf.context.model_dump(mode="json"),
-                       "shift_weeks": (shifted.series.datetimes()[0] - caf.series.datetimes()[0]).days // 7,
-                       "shifted_context": shifted.context.text(),
+        "generation": {"shift_weeks": (shifted.series.datetimes()[0] - caf.series.datetimes()[0]).days // 7,
                        "rewritten_context": st.rewrite["rewritten_context"],
                        "background_rewritten_context": st.rewrite["background_rewritten_context"],
-                       "flagged": st.flags},
+                       "flagged": st.flags, "flagged_for_repair": bool(st.flags)},
     }
 
 
+def _documents(st: TaskState, first: int) -> list[dict]:
+    """The task's documents (supporting, then each subtype), numbered ``doc_<first>``, ``doc_<first + 1>``..."""
+    documents = []
+    for group in ("supporting", *SUBTYPES):
+        for content in st.documents.get(group, []):
+            doc_id = f"doc_{first + len(documents)}"
+            documents.append({"document_id": doc_id, "content": content,
+                              "role": "supporting" if group == "supporting" else "distractor",
+                              "subtype": None if group == "supporting" else group,
+                              "path": f"documents/{doc_id}.md"})
+    return documents
+
+
+def _unit_output(out: Path, flag: dict) -> Any:
+    path = out / "generation" / flag["stage"] / flag["unit"] / "result.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("output") if path.is_file() else None
+
+
 def write_release(out: Path, states: dict[str, TaskState], hops: int, split: str, per_subtype: int,
-                  name: str) -> dict[str, Any]:
-    """Write ``tasks/``, ``documents/`` and ``benchmark_manifest.json``; returns ``{"written": [...],
-    "incomplete": {task_id: stage}}``."""
+                  name: str, include_flagged: bool = False) -> dict[str, Any]:
+    """Write ``tasks/``, ``documents/``, ``benchmark_manifest.json`` and ``generation/repair_queue.json``;
+    returns ``{"written": [...], "incomplete": {task_id: stage}, "held_back": {task_id: [failing checks]}}``.
+
+    A task with a unit flagged for human repair (Appendix D.2), or naming a real name of Phase 1
+    (:mod:`.anonymity`), is *held back*: not exported, but queued in ``generation/repair_queue.json`` with each
+    flagged unit's failing checks and last output (and the task record it would have had), until it is
+    repaired and re-checked (``--resume`` regenerates a unit whose folder was removed).  ``include_flagged``
+    exports flagged tasks anyway, marked ``generation.flagged_for_repair`` (and in the manifest); a real-name
+    leak is never exported."""
     out = Path(out)
     counter = 0
-    entries, incomplete = [], {}
+    entries, incomplete, held, queue = [], {}, {}, []
     for tid in sorted(states):
         st = states[tid]
         if st.missing is not None or "supporting" not in st.documents:
             incomplete[tid] = st.missing or "step8_meta2doc"
             continue
-        documents = []
-        for group in ("supporting", *SUBTYPES):
-            for content in st.documents.get(group, []):
-                counter += 1
-                doc_id = f"doc_{counter}"
-                path = f"documents/{doc_id}.md"
-                (out / "documents").mkdir(parents=True, exist_ok=True)
-                (out / path).write_text(content.rstrip() + "\n", encoding="utf-8")
-                documents.append({"document_id": doc_id, "content": content,
-                                  "role": "supporting" if group == "supporting" else "distractor",
-                                  "subtype": None if group == "supporting" else group, "path": path})
+        documents = _documents(st, counter + 1)
         record = task_record(st, hops, split, documents)
+        anonymity.write_names(out, tid, {"task": tid, "real_names": st.real_names,
+                                         "original_context": st.caf.context.model_dump(mode="json"),
+                                         "original_target_description": st.caf.target_description,
+                                         "shifted_context": st.shifted.context.text()})
+        leaks = anonymity.record_leaks(record, st.real_names, [f"{tid}.json"])
+        problems = [f"{f['stage']} {f['unit']}: {f['reason']}" for f in st.flags] + \
+            [f"anonymisation: real name in {leak}" for leak in leaks]
+        if leaks or (st.flags and not include_flagged):
+            held[tid] = problems
+            queue.append({"task": tid, "problems": problems,
+                          "units": [{**f, "last_output": _unit_output(out, f)} for f in st.flags],
+                          "record": record})
+            continue
+        counter += len(documents)
+        (out / "documents").mkdir(parents=True, exist_ok=True)
+        for d in documents:
+            (out / d["path"]).write_text(d["content"].rstrip() + "\n", encoding="utf-8")
         write_json(out / "tasks" / f"{tid}.json", record)
         entries.append({"benchmark_id": tid, "path": f"tasks/{tid}.json",
                         "prediction_length": st.caf.prediction_length, "frequency": st.caf.frequency,
                         "document_count": len(documents), "origin": st.caf.origin, "reasoning_hops": hops,
-                        "labels_public": True})
+                        "labels_public": True, **({"flagged_for_repair": True} if st.flags else {})})
     write_json(out / "benchmark_manifest.json", {
         "dataset_name": "Dr-CiK", "dataset_version": name, "schema_version": SCHEMA_VERSION,
         "note": "Generated by harness dr-generate (Dr-CiK Section 4.1).", "split": split,
         "reasoning_hops": hops, "distractor_count": per_subtype, "task_count": len(entries),
-        "document_count": counter, "tasks": entries})
-    return {"written": [e["benchmark_id"] for e in entries], "incomplete": incomplete}
+        "document_count": counter, "held_back_for_repair": len(held), "tasks": entries})
+    write_json(out / REPAIR_QUEUE, {"held_back": len(queue), "include_flagged": include_flagged, "tasks": queue})
+    return {"written": [e["benchmark_id"] for e in entries], "incomplete": incomplete, "held_back": held}
+
+
+def repair_queue(out: Path) -> dict[str, Any]:
+    """``generation/repair_queue.json`` of a generation (``{"held_back": 0, "tasks": []}`` when absent)."""
+    path = Path(out) / REPAIR_QUEUE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"held_back": 0, "tasks": []}
 
 
 def summarise(generation: Path) -> dict[str, Any]:

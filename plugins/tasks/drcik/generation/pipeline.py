@@ -24,7 +24,10 @@ Choices the paper leaves open (each written down once, here):
   plus one for the rewritten background (the E1 item).
 * the counterfactual-history subtype makes one specification and one item per distractor.
 * the evidence role of Appendix K.2: an extracted event that starts at or after the first future
-  timestamp describes the forecast window (``prospective``); every other one is ``retrospective``.
+  timestamp describes the forecast window (``prospective``); every other one is ``retrospective``.  Step 4's
+  code check holds each event's ``time_start``/``time_end`` to the dates its text names, so the role follows
+  the text (:func:`.checks.event_problems`).
+* step 3 rewrites the forecasting objective too, with the same prompt and profile (:mod:`.anonymity`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from tsagent_plugins.tasks.drcik.generation import checks, schemas as sc
+from tsagent_plugins.tasks.drcik.generation import anonymity, checks, schemas as sc
 from tsagent_plugins.tasks.drcik.generation.caf import CafTask
 from tsagent_plugins.tasks.drcik.generation.engine import Engine, JudgeCall, Stage, Unit, UnitResult, unit_id
 from tsagent_plugins.tasks.drcik.generation.window import shift_task
@@ -84,7 +87,8 @@ class TaskState:
     profile: dict | None = None
     other_profile: dict | None = None
     ancestor_profiles: list[dict] = field(default_factory=list)
-    rewrite: dict | None = None
+    rewrite: dict | None = None   # step 3's output, with the rewritten objective as ``target_description``
+    real_names: list[str] = field(default_factory=list)
     evidence: dict | None = None
     chain: dict | None = None
     supporting: list[dict] = field(default_factory=list)   # source metadata, background first
@@ -218,12 +222,18 @@ class Pipeline:
     def step3(self) -> None:
         live = self._live()
 
-        def generate(unit, attempt):
-            st = self.state[unit.id]
+        def ask(st, attempt, original):
             return attempt.ask("profile_assignment", {
-                "original_context": st.shifted.context.text(), "source_task_id": st.caf.task_id,
+                "original_context": original, "source_task_id": st.caf.task_id,
                 "primary_entity_name": st.entity, "primary_entity_profile": dumps(st.profile),
                 "ancestor_chain_profiles": dumps(st.ancestor_profiles)}, sc.ProfileAssignment)
+
+        def generate(unit, attempt):
+            # the context, then the forecasting objective with the same profile (.anonymity)
+            st = self.state[unit.id]
+            out = ask(st, attempt, st.shifted.context.text())
+            out["target_description"] = ask(st, attempt, st.caf.target_description)["rewritten_context"]
+            return out
 
         def check(unit, out):
             from tsagent_plugins.tasks.drcik.generation.window import dates_in
@@ -236,11 +246,26 @@ class Pipeline:
                 problems.append(f"the rewritten context does not name the profile {st.profile['name']!r}")
             if sorted(dates_in(out["rewritten_context"])) != sorted(dates_in(st.shifted.context.text())):
                 problems.append("the rewritten context changed the (shifted) dates of the original")
+            names = self.real_names(st, out)
+            for field_name in ("target_description", "background_rewritten_context"):
+                left = anonymity.named(out[field_name], names)
+                if left:
+                    problems.append(f"the rewritten {field_name} still names {', '.join(left)} (removed from the "
+                                    "context as real)")
             return problems
 
         results = self._run(3, Stage(STAGES[3], 3, generate, check), [Unit(s.caf.task_id) for s in live])
         for st in live:
             st.rewrite = self._take(st, results[st.caf.task_id], STAGES[3])
+            if st.rewrite is not None:
+                st.real_names = self.real_names(st, st.rewrite)
+
+    @staticmethod
+    def real_names(st: TaskState, rewrite: dict) -> list[str]:
+        """The task's real names (:func:`.anonymity.real_names`): the capitalised words each rewrite (context,
+        objective) dropped."""
+        return anonymity.real_names([(st.shifted.context.text(), rewrite["rewritten_context"]),
+                                     (st.caf.target_description, rewrite["target_description"])])
 
     # -- Phase 2 -----------------------------------------------------------------------------------
     def step4(self) -> None:
@@ -261,6 +286,9 @@ class Pipeline:
                                     "unknown event")
             if len(out["causal_context"]) != len(out["causal_graph"]):
                 problems.append(f"{len(out['causal_context'])} causal contexts for {len(out['causal_graph'])} edges")
+            first_future = self.state[unit.id].shifted.series.datetimes()[len(self.state[unit.id].shifted.series
+                                                                              .history_timestamps)]
+            problems += checks.event_problems(out["extracted_events"], first_future)
             return problems
 
         def judge(unit, out):

@@ -36,7 +36,7 @@ def open_clients(profiles: dict[str, Any], log_dir: Path, backend: str | None, o
 
 def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backend: str | None, options: dict,
              settings_file: Path | None, max_cost: float | None, jobs: int,
-             progress: Any = None) -> dict[str, Any]:
+             progress: Any = None, include_flagged: bool = False) -> dict[str, Any]:
     """Run the generation of ``spec`` on ``tasks`` into ``out``; returns the summary written to
     ``out/generation/summary.json``."""
     out = Path(out)
@@ -52,12 +52,14 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
     finally:
         for client in {id(c): c for c in clients.values()}.values():
             client.stop()
-    written = write_release(out, states, spec.hops, spec.split, spec.distractors_per_subtype, spec.name)
+    written = write_release(out, states, spec.hops, spec.split, spec.distractors_per_subtype, spec.name,
+                            include_flagged)
     from tsagent_plugins.tasks.drcik.quality.raw_corpus import export as export_corpus_a
 
     export_corpus_a(out, tasks)  # corpus A of Appendix D.1 (Table 10), beside the generated corpus
     summary = summarise(out / "generation")
     summary["output"] = written
+    summary["totals"]["held_back"] = len(written["held_back"])
     summary["spec"] = spec.name
     write_json(out / "generation" / "summary.json", summary)
     return summary

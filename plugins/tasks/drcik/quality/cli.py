@@ -10,7 +10,9 @@
 The models are the generation's (``GEN_DIR/generation/spec.json``): the generator labels difficulty and answers
 the cloze and distractor checks, each stage's judge is re-asked for calibration.  Every call goes through
 :class:`harness.ModelClient` (proxy logs under ``GEN_DIR/generation/proxy/``), ``--max-cost`` shared by all;
-each pass is an engine stage under ``generation/`` and resumes where a killed run stopped.  Results land in
+each pass is an engine stage under ``generation/`` and resumes where a killed run stopped.  Every ``dr-audit``
+first runs the release checks (no model call, :mod:`.release_checks`: the repair queue, real-name leaks,
+evidence roles against their dates) into ``generation/qc/release.json``.  Results land in
 ``generation/qc/`` (audits) and ``generation/calibration/agreement.json``; ``harness report GEN_DIR`` tabulates them.
 """
 
@@ -89,8 +91,18 @@ def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distrac
         raise click.UsageError("--repair goes with --cloze")
     if not (difficulty or cloze or distractors):
         difficulty = cloze = distractors = True
-    engine, things = _engine(gen_dir, ("generator",), model_backend, script, settings_file, max_cost, jobs)
+    from tsagent_plugins.tasks.drcik.quality import release_checks
+
     qc = gen_dir / "generation" / "qc"
+    if (gen_dir / "generation" / "spec.json").is_file():
+        found = release_checks.audit(gen_dir)
+        write_json(qc / "release.json", found)
+        click.echo(release_checks.summary_line(found))
+        for item in found["leaks"][:10]:
+            click.echo(f"  real name {item['name']!r} in {item['where']}")
+        for item in found["roles"][:10]:
+            click.echo(f"  {item['task']}: {item['problem']}")
+    engine, things = _engine(gen_dir, ("generator",), model_backend, script, settings_file, max_cost, jobs)
     try:
         if difficulty:
             summary = difficulty_labels.label(gen_dir, engine)
@@ -103,7 +115,7 @@ def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distrac
             total = da.table9(records)[-1] if records else {}
             click.echo(f"distractors: {total.get('explicitly_rejectable', 0)}/{total.get('distractors', 0)} "
                        f"explicitly rejectable, {total.get('ambiguous', 0)} ambiguous, {total.get('failing', 0)} "
-                       "failing")
+                       f"failing, {total.get('defective', 0)} defective")
         if cloze:
             try:
                 record = cz.audit(gen_dir, engine, repair=repair)
@@ -127,10 +139,14 @@ def dr_audit(gen_dir: Path, difficulty: bool, cloze: bool, repair: bool, distrac
 @click.option("--check-generation", "others", multiple=True,
               type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="A benchmark generation to check for reused calibration tasks (repeatable).")
+@click.option("--strict", is_flag=True, help="Exit 1 when a judge is more permissive than the human majority.")
 @model_options
-def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], model_backend: str | None,
+def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], strict: bool, model_backend: str | None,
                  script: Path | None, settings_file: Path | None, max_cost: float | None, jobs: int) -> None:
-    """Compare each stage's judge with the human majority on the reviewed units of GEN_DIR (Dr-CiK D.2, Figure 11)."""
+    """Compare each stage's judge with the human majority on the reviewed units of GEN_DIR (Dr-CiK D.2, Figure 11).
+
+    A judge more permissive than the majority (D.2 selects judges at least as strict) is a "warning:" line;
+    the exit status stays 0 unless --strict (then 1)."""
     from tsagent_plugins.tasks.drcik.quality import calibration as cal
 
     path = reviews or gen_dir / cal.REVIEWS
@@ -151,6 +167,11 @@ def dr_calibrate(gen_dir: Path, reviews: Path | None, others: tuple[Path, ...], 
                    f"{row['judge_stricter']} judge stricter, {row['judge_more_permissive']} judge more permissive: "
                    + ("at least as strict" if row["at_least_as_strict"] else "MORE PERMISSIVE than the majority"))
     failed = False
+    for row in result["rows"]:
+        if not row["at_least_as_strict"]:
+            click.echo(f"warning: {row['stage']}: the judge accepts {row['judge_more_permissive']} unit(s) the human "
+                       "majority rejects (Dr-CiK D.2 wants it at least as strict: refine its prompt)", err=True)
+            failed = failed or strict
     for other in others:
         reused = cal.reused_units(other, path)
         if reused:

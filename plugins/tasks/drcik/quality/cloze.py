@@ -3,7 +3,10 @@
 Blanks.  In each ground-truth evidence item (``annotations.gt_evidence``) of a task, every occurrence of the task's
 entity name (``showcase.entity.name``), every ISO date (``YYYY-MM-DD``, optionally with a time) and every other
 standalone number (not part of a word such as ``m3``; thousands separators kept) is masked as ``[BLANK_n]``
-(numbered over the task, in evidence order then text order).  A model, seeing only the task's supporting documents
+(numbered over the task, in evidence order then text order).  A blank is a *fact*, not a fragment: a date-time
+(``2025-01-02 12:00``), a clock time (``09:00``, ``9:30 pm``) and a range of either (``09:00 to 15:00``,
+``2025-01-02 to 2025-01-04``, ``09:00-15:00``, ``between 09:00 and 15:00``) are one blank each, never split into
+their numbers (issue 37: "09:00 to 15:00" as four number blanks made a one-hour misread a partial answer).  A model, seeing only the task's supporting documents
 and the masked evidence (prompt ``audit_cloze``), fills each blank.
 
 Score of a blank in [0, 1] (the paper says correct / partial / wrong, not how partial is graded; this rule is
@@ -12,7 +15,9 @@ ours):
 * a number: 1 when the answer's first number equals the truth (thousands separators ignored, relative tolerance
   1e-9); else ``1 - |answer - truth| / |truth|`` when that is > 0 (a near miss); else 0 (no number, or off by
   100 % or more; a truth of 0 answered otherwise scores 0);
-* a date: 1 when the answer contains the same date (and time, when the truth has one), else 0;
+* a date, a date-time or a clock time: 1 when the answer's first one of that kind is the same (times compared on
+  the 24-hour clock, seconds ``:00`` when not written), else 0: a clock reading is right or wrong;
+* a range: 1 when the answer's first two dates/times are both ends, 0.5 when one end is, else 0;
 * a name: 1 when equal after case folding and whitespace collapsing; else the token F1 of answer and truth
   (shared words), 0 when no word is shared.
 
@@ -43,7 +48,18 @@ from tsagent_plugins.tasks.drcik.generation.output import write_json
 from tsagent_plugins.tasks.drcik.quality.common import task_files
 
 NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
-DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
+_DAY = r"\d{4}-\d{2}-\d{2}"
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\b\.?)?"
+DATETIME = re.compile(rf"\b{_DAY}[ T]{_CLOCK}")
+DATE = re.compile(rf"\b{_DAY}\b(?![ T]\d{{1,2}}:)")
+TIME = re.compile(rf"(?<![\d:-]){_CLOCK}(?![\d:])", re.IGNORECASE)
+_POINT = rf"(?:{_DAY}(?:[ T]{_CLOCK})?|{_CLOCK})"
+POINT = re.compile(rf"(?<![\d:-]){_POINT}(?![\d:])", re.IGNORECASE)
+_END = rf"(?<![\d:-]){_POINT}(?![\d:])"
+RANGE = re.compile(rf"(?<=between\s){_END}\s+and\s+{_END}|"
+                   rf"{_END}(?:\s*[-\u2013\u2014]\s*|\s+(?:to|until|till|through)\s+){_END}", re.IGNORECASE)
+#: the fact patterns, first match wins (a range before its ends, a date-time before its date)
+FACTS = ((RANGE, "range"), (DATETIME, "datetime"), (DATE, "date"), (TIME, "time"), (NUMBER, "number"))
 WORD = re.compile(r"[a-z0-9]+")
 PAPER = {"blanks": 908, "correct": 769, "partial": 131, "wrong": 8, "mean": 0.9372}
 
@@ -74,7 +90,7 @@ def _words(text: str) -> list[str]:
 
 
 def score(kind: str, truth: str, answer: str) -> float:
-    """The score of one blank (module docstring); ``kind`` is ``number``, ``date`` or ``name``."""
+    """The score of one blank (module docstring); ``kind`` is ``number``, ``date``, ``datetime``, ``time``, ``range`` or ``name``."""
     if kind == "number":
         t, a = _number(truth), _number(answer)
         if a is None or t is None:
@@ -82,9 +98,12 @@ def score(kind: str, truth: str, answer: str) -> float:
         if abs(a - t) <= 1e-9 * max(abs(t), 1e-300):
             return 1.0
         return max(0.0, 1.0 - abs(a - t) / abs(t)) if t != 0 else 0.0
-    if kind == "date":
-        m = DATE.search(answer or "")
-        return 1.0 if m and m.group(0).replace("T", " ") == truth.replace("T", " ") else 0.0
+    if kind in ("date", "datetime", "time"):
+        found = [p for p in _points(answer) if _kind_of(p) == kind]
+        return 1.0 if found and found[0] == _points(truth)[0] else 0.0
+    if kind == "range":
+        ends, got = _points(truth)[:2], _points(answer)[:2]
+        return sum(a == b for a, b in zip(ends, got)) / 2 if len(ends) == 2 else 0.0
     if " ".join(_words(truth)) == " ".join(_words(answer)):
         return 1.0
     tw, aw = _words(truth), _words(answer)
@@ -93,6 +112,33 @@ def score(kind: str, truth: str, answer: str) -> float:
         return 0.0
     precision, recall = shared / len(aw), shared / len(tw)
     return 2 * precision * recall / (precision + recall)
+
+
+def _clock(text: str) -> str:
+    """``HH:MM:SS`` on the 24-hour clock of a clock reading such as ``9:30 pm``."""
+    m = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s?([ap])?", text.strip(), re.IGNORECASE)
+    hour = int(m[1]) % 12 + (12 if (m[4] or "").lower() == "p" else 0) if m[4] else int(m[1])
+    return f"{hour:02d}:{m[2]}:{m[3] or '00'}"
+
+
+def _points(text: str) -> list[str]:
+    """The dates, date-times and clock times of ``text`` in order, normalised (``YYYY-MM-DD``,
+    ``YYYY-MM-DD HH:MM:SS``, ``HH:MM:SS``)."""
+    out = []
+    text = re.sub(r"(\d:\d{2}(?::\d{2})?)\s*[-\u2013\u2014]\s*(?=\d)", r"\1 to ", text or "")  # 09:00-15:00
+    for m in POINT.finditer(text):
+        day = re.match(_DAY, m.group(0))
+        if day and len(m.group(0)) == 10:
+            out.append(m.group(0))
+        elif day:
+            out.append(f"{m.group(0)[:10]} {_clock(m.group(0)[11:])}")
+        else:
+            out.append(_clock(m.group(0)))
+    return out
+
+
+def _kind_of(point: str) -> str:
+    return "datetime" if len(point) > 10 else "date" if "-" in point else "time"
 
 
 def grade(value: float) -> str:
@@ -108,7 +154,7 @@ def blanks_of(raw: dict) -> list[dict[str, Any]]:
         spans = []
         if entity:
             spans += [(m.start(), m.end(), "name") for m in re.finditer(re.escape(entity), text, re.IGNORECASE)]
-        for pattern, kind in ((DATE, "date"), (NUMBER, "number")):
+        for pattern, kind in FACTS:
             for m in pattern.finditer(text):
                 if not any(a < m.end() and m.start() < b for a, b, _ in spans):
                     spans.append((m.start(), m.end(), kind))

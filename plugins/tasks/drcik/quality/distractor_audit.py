@@ -3,6 +3,15 @@
 For each distractor of a release-layout folder: can an agent that sees only the task's test-time inputs (the
 history series, the forecasting objective) and the candidate document find an explicit cue to reject it?
 
+0. **Defects** (no model call): a distractor is ``defective`` (counted apart, never rejectable) when
+
+   * its subtype needs the correct entity (:data:`NEEDS_ENTITY`: irrelevant ``noisy``, off-variable
+     ``confounder``, off-window ``temporal``: each is about *this* entity, wrong in another way) but it names
+     no entity an agent is given (the objective's profile, ``showcase.entity.name``): such a document is
+     rejectable only by leaning on a name it lacks, not by the cue its type was built on (issue 37);
+   * the generation flagged its unit for human repair (``generation.flagged`` of a task exported with
+     ``--include-flagged``): an unrepaired unit is not certified.
+
 1. **Rule passes** (deterministic, no model call), in this order; the first that finds a cue decides
    ``rejectable`` (``by: rule``, with the rule's name and the cue):
 
@@ -24,7 +33,7 @@ history series, the forecasting objective) and the candidate document find an ex
    rounds is ambiguous (nothing is silently passed).
 
 Result per subtype: distractors, rejectable by rule, rejectable by the LLM, explicitly rejectable (both),
-ambiguous, failing (:func:`table9`).  The LLM stage is ``qc_distractor`` under ``generation/`` (resumable).
+ambiguous, failing, defective (:func:`table9`).  The LLM stage is ``qc_distractor`` under ``generation/`` (resumable).
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ from tsagent_plugins.tasks.drcik.generation.engine import Engine, Stage, Unit
 from tsagent_plugins.tasks.drcik.quality.common import task_files
 
 STAGE = "qc_distractor"
-REJECTABLE, AMBIGUOUS, FAILING = "rejectable", "ambiguous", "failing"
+REJECTABLE, AMBIGUOUS, FAILING, DEFECTIVE = "rejectable", "ambiguous", "failing", "defective"
+#: subtypes whose distractors are about the task's own entity (release names: irrelevant, off-variable, off-window)
+NEEDS_ENTITY = ("noisy", "confounder", "temporal")
 DISQUALIFIERS = re.compile(
     r"\b(hypothetical(ly)?|counterfactual|simulated|simulation exercise|fictional|retracted|superseded|"
     r"withdrawn|had\s+\w+(\s+\w+)?\s+not|unrelated to|no (bearing|impact|effect) on|does not (affect|apply))\b",
@@ -118,6 +129,20 @@ def rule_pass(raw: dict, document: dict) -> tuple[str, str] | None:
     return None
 
 
+def defect(raw: dict, document: dict) -> tuple[str, str] | None:
+    """``(rule, cue)`` when ``document`` is defective (module docstring, step 0), else None."""
+    subtype = document.get("subtype")
+    flagged = [f for f in ((raw.get("generation") or {}).get("flagged") or [])
+               if f.get("stage") in ("step7_distractor_metadata", "step8_meta2doc")
+               and f"__{subtype}" in str(f.get("unit"))]
+    if flagged:
+        return "flagged_for_repair", f"unit {flagged[0]['unit']} flagged: {flagged[0].get('reason')}"
+    entity = (((raw.get("showcase") or {}).get("entity") or {}).get("name") or "").strip()
+    if subtype in NEEDS_ENTITY and entity and entity.lower() not in document["content"].lower():
+        return "entity_missing", f"a {subtype} distractor names no entity ({entity!r} absent)"
+    return None
+
+
 def objective(raw: dict) -> str:
     return (raw.get("task_metadata") or {}).get("target_description") or ""
 
@@ -149,8 +174,10 @@ def audit(root: Path, engine: Engine) -> list[dict[str, Any]]:
                 continue
             rec = {"task": raw["benchmark_id"], "document_id": document["document_id"],
                    "subtype": document.get("subtype"), "status": None, "by": None, "rule": None, "cue": None}
-            hit = rule_pass(raw, document)
-            if hit:
+            bad, hit = defect(raw, document), rule_pass(raw, document)
+            if bad:
+                rec.update(status=DEFECTIVE, by="rule", rule=bad[0], cue=bad[1])
+            elif hit:
                 rec.update(status=REJECTABLE, by="rule", rule=hit[0], cue=hit[1])
             else:
                 pending.append((rec, Unit(f"{raw['benchmark_id']}__{document['document_id']}", (raw, document))))
@@ -166,7 +193,7 @@ def audit(root: Path, engine: Engine) -> list[dict[str, Any]]:
 
 
 COLUMNS = ("subtype", "distractors", "rejectable_by_rule", "rejectable_by_llm", "explicitly_rejectable",
-           "ambiguous", "failing")
+           "ambiguous", "failing", "defective")
 
 
 def table9(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -176,9 +203,10 @@ def table9(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for name in subtypes + ["total"]:
         rs = [r for r in records if name == "total" or str(r["subtype"]) == name]
         rows.append({"subtype": name, "distractors": len(rs),
-                     "rejectable_by_rule": sum(r["by"] == "rule" for r in rs),
+                     "rejectable_by_rule": sum(r["by"] == "rule" and r["status"] == REJECTABLE for r in rs),
                      "rejectable_by_llm": sum(r["by"] == "llm" for r in rs),
                      "explicitly_rejectable": sum(r["status"] == REJECTABLE for r in rs),
                      "ambiguous": sum(r["status"] == AMBIGUOUS for r in rs),
-                     "failing": sum(r["status"] == FAILING for r in rs)})
+                     "failing": sum(r["status"] == FAILING for r in rs),
+                     "defective": sum(r["status"] == DEFECTIVE for r in rs)})
     return rows

@@ -51,9 +51,10 @@ def _table9(root: Path, section: Section) -> None:
         return
     rows = json.loads(path.read_text(encoding="utf-8"))["table"]
     t = Table("drcik-table9", "Dr-CiK Table 9. Distractor distinguishability audit",
-              ["Subtype", "Distractors", "By rule", "By LLM", "Explicitly rejectable", "Ambiguous", "Failing"])
+              ["Subtype", "Distractors", "By rule", "By LLM", "Explicitly rejectable", "Ambiguous", "Failing",
+               "Defective"])
     for row in rows:
-        t.add(row["subtype"], [str(row[c]) for c in da.COLUMNS[1:]])
+        t.add(row["subtype"], [str(row.get(c, 0)) for c in da.COLUMNS[1:]])
         t.data.append(row)
     section.tables.append(t)
 
@@ -73,6 +74,38 @@ def _figure11(root: Path, section: Section) -> None:
     t.notes.append(f"{data['records']} review records ({data['stage_level']} stage-level, {data['per_entry']} "
                    f"per-entry) over {len(data['tasks'])} task(s); a tie among reviewers is not comparable.")
     section.tables.append(t)
+    section.figures["drcik-figure11"] = figure11(data["rows"])
+
+
+#: Figure 11's segments: (column, label, colour)
+FIGURE11_PARTS = (("agree", "agrees with the majority", "#2ca02c"),
+                  ("judge_stricter", "judge stricter", "#1f77b4"),
+                  ("judge_more_permissive", "judge more permissive", "#d62728"))
+
+
+def figure11(rows: list[dict]):
+    """Dr-CiK Figure 11 drawn as the paper does: per calibrated stage, one horizontal bar of its comparable
+    units split into agree / judge stricter / judge more permissive than the human majority."""
+    from harness import new_figure, no_data, outside_legend
+
+    fig = new_figure(figsize=(7.5, 1.2 + 0.55 * max(len(rows), 1)))
+    ax = fig.add_subplot()
+    if not rows:
+        no_data(ax, "no reviewed unit")
+        return fig
+    stages = [r["stage"] for r in rows][::-1]
+    left = [0] * len(stages)
+    for key, label, colour in FIGURE11_PARTS:
+        values = [r[key] for r in rows][::-1]
+        bars = ax.barh(stages, values, left=left, color=colour, label=label)
+        ax.bar_label(bars, labels=[str(v) if v else "" for v in values], label_type="center", color="white",
+                     fontsize=8)
+        left = [a + b for a, b in zip(left, values)]
+    ax.set_xlabel("comparable calibration units")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    fig.suptitle("Dr-CiK Figure 11. Judges vs the human majority", fontsize=11)
+    outside_legend(fig, [ax])
+    return fig
 
 
 def _difficulty(root: Path, section: Section) -> None:

@@ -64,8 +64,22 @@ def _unit_html(u: dict[str, Any], given: list[cal.ReviewRecord]) -> str:
     return "".join(parts)
 
 
+def _repair_panel(gen_dir: Path) -> Panel:
+    """The tasks held back for human repair (``generation/repair_queue.json``) with their failing checks."""
+    from tsagent_plugins.tasks.drcik.generation.output import repair_queue
+
+    queue = repair_queue(gen_dir)["tasks"]
+    items = "".join(f"<li>{escape(t['task'])}: {escape('; '.join(t['problems']))}</li>" for t in queue)
+    return Panel(f"Repair queue: {len(queue)} task(s) held back", Markup(
+        f"<ul class='records'>{items}</ul>" if queue else "<p class='hint'>no task held back for repair</p>"))
+
+
 def render(gen_dir: Path) -> list[Panel]:
-    """One panel per calibrated stage that has judged units."""
+    """The repair queue, then one panel per calibrated stage that has judged units."""
+    return [_repair_panel(gen_dir), *_stage_panels(gen_dir)]
+
+
+def _stage_panels(gen_dir: Path) -> list[Panel]:
     records = cal.read_reviews(Path(gen_dir) / cal.REVIEWS)
     by_stage: dict[str, list[str]] = {}
     for u in units(gen_dir):

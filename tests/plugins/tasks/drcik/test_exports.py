@@ -69,3 +69,13 @@ def test_dr_submission_metadata_names_the_method_and_base_model_of_the_profile(t
     assert _research_problems(folder, exported, tasks) == []
     assert _research_problems(folder, exported[:2], tasks) == [
         f"{folder / 'deep_research.jsonl'}: no row for 1 task(s): {exported[2]['benchmark_id']}"]
+
+
+def test_the_shipped_research_spec_leaves_base_model_to_the_agent_profile():
+    """Issue 37: its metadata said base_model "see the agent profile", which overrode the profile's model."""
+    import yaml
+
+    from tests.support.paths import REPO
+
+    metadata = yaml.safe_load((REPO / "tasks" / "drcik" / "research-sample.yaml").read_text())["params"]["metadata"]
+    assert "base_model" not in metadata and metadata["method"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from tsagent_plugins.tasks.drcik.generation import checks
 from tsagent_plugins.tasks.drcik.generation.checks import chain_problems, off_window_problems, overlapping_assignment
 
 NODES = ["R1", "R2", "R3", "R4"]
@@ -74,3 +75,30 @@ def test_each_task_has_exactly_one_primary_entity_and_relations_are_sound():
     assert "pump has two parents (utility, city): only the nearest one is wanted" in problems
     cycle["contain_relations"].pop()
     assert [p for p in entity_problems(cycle, ["a"]) if p.startswith("containment cycle through")]
+
+
+def test_an_event_dated_inside_the_forecast_window_but_labelled_retrospective_is_caught():
+    """Issue 37: roles (Appendix K.2) follow ``time_start``; an event whose text names a date in the forecast
+    window while its start says otherwise was exported as retrospective.  Step 4's check and dr-audit catch it."""
+    from datetime import datetime
+
+    first_future = datetime(2026, 6, 15)
+    wrong = {"event_id": "E2", "event": "On 2026-06-15 04:00 two pumps go out of service.",
+             "time_start": "2026-06-10 00:00:00", "time_end": "2026-06-16 00:00:00"}
+    assert checks.evidence_role(wrong["time_start"], first_future) == "retrospective"
+    assert checks.event_problems([wrong], first_future) == [
+        "E2 is retrospective but its text dates it 2026-06-15 04:00, inside the forecast window (from "
+        "2026-06-15 00:00)"]
+    undated = {**wrong, "time_start": None, "time_end": None}
+    assert checks.event_problems([undated], first_future)[0] == "E2 names 2026-06-15 04:00 but has no time_start"
+    off = {**wrong, "time_start": "2026-06-01 00:00:00", "time_end": "2026-06-02 00:00:00"}
+    assert "outside its time_start..time_end" in checks.event_problems([off], first_future)[0]
+    reversed_ = {**wrong, "time_start": "2026-06-15 04:00:00", "time_end": "2026-06-14 00:00:00"}
+    assert "is before time_start" in checks.event_problems([reversed_], first_future)[0]
+    right = {**wrong, "time_start": "2026-06-15 04:00:00", "time_end": "2026-06-15 12:00:00"}
+    assert checks.event_problems([right], first_future) == []
+    assert checks.evidence_role(right["time_start"], first_future) == "prospective"
+    # the exported label against its text (what dr-audit checks): both directions
+    assert checks.role_problems("E2", wrong["event"], "retrospective", first_future)
+    assert checks.role_problems("E3", "Flow was low on 2026-06-01.", "prospective", first_future)
+    assert checks.role_problems("E1", "A pumping station.", "retrospective", first_future) == []

@@ -118,3 +118,21 @@ def test_resume_keeps_accepted_units_and_redoes_unfinished_ones(tmp_path, run):
     # the kept unit made no request: its proxy logs are those of the first run only
     logs = sorted(p.parent.name for p in (tmp_path / "proxy").glob("*/proxy.jsonl"))
     assert sum(name.startswith("evidence__t1__") for name in logs) == 2  # generator + judge, first run only
+
+
+def test_a_json_null_from_the_generator_or_the_judge_is_a_failed_attempt_not_a_crash(tmp_path, run):
+    """Issue 37: ``null`` from the generator crashed the stage's code checks, ``null`` from the judge crashed on
+    ``verdict["judge"]``; each is a malformed answer: the unit is regenerated, then flagged."""
+    null_generator = {"match": [{"when": {"contains": "Extract the independent event(s)"}, "reply": {"text": "null"}}]}
+    result = run(null_generator, [eng.Unit("g", "ctx")], rounds=2)["g"]
+    assert result.flagged and result.output is None and result.attempts == 2
+    assert [a["status"] for a in attempts(tmp_path, "g")] == ["malformed", "malformed"]
+    assert attempts(tmp_path, "g")[0]["reason"] == "EvidenceDecomposition: the answer is JSON null"
+    null_judge = {"match": [GENERATOR, {"when": {"contains": "Ground Truth Evidences (events)"},
+                                        "reply": {"text": "null"}}]}
+    result = run(null_judge, [eng.Unit("j", "ctx")], rounds=2)["j"]
+    assert result.flagged and not result.accepted and result.output is not None
+    got = attempts(tmp_path, "j")
+    assert [a["status"] for a in got] == ["rejected", "rejected"] and got[0]["judge"][0]["verdict"] == "malformed"
+    assert "malformed verdict (JudgeVerdict: the answer is JSON null)" in got[0]["reason"]
+    assert eng.parse_json("null", None) is None  # without a schema a null is a value

@@ -38,11 +38,27 @@ def test_blanks_are_the_entity_and_the_numbers():
     assert got == [("BLANK_1", "E1", "name", "Harbor Pumping Station"), ("BLANK_2", "E1", "number", "1,200"),
                    ("BLANK_3", "E1", "number", "3"), ("BLANK_4", "E2", "number", "30")]
     dated = task("t2", {"E1": "On 2025-01-02 12:00:00 flow hit -4.5 (see m3)."}, [])
-    assert [(b["kind"], b["truth"]) for b in cloze.blanks_of(dated)] == [("date", "2025-01-02 12:00:00"),
+    assert [(b["kind"], b["truth"]) for b in cloze.blanks_of(dated)] == [("datetime", "2025-01-02 12:00:00"),
                                                                            ("number", "-4.5")]
-    assert cloze.score("date", "2025-01-02 12:00:00", "at 2025-01-02 12:00:00") == 1.0
+    assert cloze.score("datetime", "2025-01-02 12:00:00", "at 2025-01-02 12:00") == 1.0
     assert cloze.score("date", "2025-01-02", "2025-01-03") == 0.0
     assert "E1: [BLANK_1] flow peaked at [BLANK_2] m3 on day [BLANK_3]." in cloze.masked(raw, cloze.blanks_of(raw))
+
+
+def test_a_clock_time_a_date_time_and_a_range_are_one_blank_each():
+    raw = task("t3", {"E1": "Pumps 2 and 3 were off from 09:00 to 15:00 on 2025-01-02.",
+                      "E2": "Restart at 2025-01-02 16:30, inspection at 9:30 pm, between 2025-01-03 and 2025-01-04."},
+               [])
+    got = [(b["kind"], b["truth"]) for b in cloze.blanks_of(raw)]
+    assert got == [("number", "2"), ("number", "3"), ("range", "09:00 to 15:00"), ("date", "2025-01-02"),
+                   ("datetime", "2025-01-02 16:30"), ("time", "9:30 pm"), ("range", "2025-01-03 and 2025-01-04")]
+    assert "E1: Pumps [BLANK_1] and [BLANK_2] were off from [BLANK_3] on [BLANK_4]." in cloze.masked(raw, cloze.blanks_of(raw))
+    # a one-hour misread of a clock time is wrong, not a partial number; one wrong end of a range is half
+    assert cloze.score("range", "09:00 to 15:00", "9:00-15:00") == 1.0
+    assert cloze.score("range", "09:00 to 15:00", "10:00 to 15:00") == 0.5
+    assert cloze.score("range", "09:00 to 15:00", "the afternoon") == 0.0
+    assert cloze.score("time", "9:30 pm", "21:30") == 1.0 and cloze.score("time", "9:30 pm", "10:30 pm") == 0.0
+    assert cloze.score("datetime", "2025-01-02 16:30", "2025-01-02 17:30:00") == 0.0
 
 
 def test_a_partial_blank_is_scored_partial_its_document_listed_and_repair_reasks_only_failed_blanks(tmp_path,

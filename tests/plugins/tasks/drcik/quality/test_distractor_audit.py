@@ -47,7 +47,7 @@ def test_rules_reject_without_a_model_call_and_the_rest_reaches_the_llm(tmp_path
     assert not (root / "generation" / da.STAGE / "t1__d_window").exists()
     rows = {r["subtype"]: r for r in da.table9(list(records.values()))}
     assert rows["total"] == {"subtype": "total", "distractors": 6, "rejectable_by_rule": 4, "rejectable_by_llm": 1,
-                             "explicitly_rejectable": 5, "ambiguous": 1, "failing": 0}
+                             "explicitly_rejectable": 5, "ambiguous": 1, "failing": 0, "defective": 0}
     assert rows["confounder"]["ambiguous"] == 1 and rows["confounder"]["rejectable_by_rule"] == 1
 
 
@@ -66,3 +66,25 @@ def test_dates_and_the_window():
     raw = task("t", {}, [])
     inside = doc("x", "Harbor Pumping Station water flow, December 2024 to January 2025.", "distractor", "temporal")
     assert da.rule_pass(raw, inside) is None  # one date overlaps the window: no out-of-window cue
+
+
+def test_an_entity_less_distractor_of_an_entity_dependent_type_is_defective_not_rejectable(tmp_path, engine):
+    """Irrelevant, off-variable and off-window distractors are about the task's entity: one naming none is
+    defective (issue 37), whatever date it gives; an off-entity one naming another entity is not."""
+    docs = [doc("w", "Water flow fell during the drought of 2023-06-10.", "distractor", "temporal"),
+            doc("n", "The cafeteria reopens on Monday.", "distractor", "noisy"),
+            doc("c", "Energy use rose in January 2025.", "distractor", "confounder"),
+            doc("p", "Aurora Station water flow will double in January 2025.", "distractor", "profile")]
+    flagged = task("t2", {"E1": "x"}, [doc("w2", "Harbor Pumping Station flow fell on 2023-06-10.", "distractor",
+                                           "temporal")])
+    flagged["generation"] = {"flagged": [{"stage": "step8_meta2doc", "unit": "t2__temporal", "reason": "judge"}]}
+    root = write_release(tmp_path / "rel", [task("t1", {"E1": "x"}, docs), flagged])
+    eng, client = engine({"match": []}, root)
+    records = {r["document_id"]: r for r in da.audit(root, eng)}
+    assert {k: (r["status"], r["rule"]) for k, r in records.items()} == {
+        "w": ("defective", "entity_missing"), "n": ("defective", "entity_missing"),
+        "c": ("defective", "entity_missing"), "p": ("rejectable", "entity_mismatch"),
+        "w2": ("defective", "flagged_for_repair")}
+    total = da.table9(list(records.values()))[-1]
+    assert (total["explicitly_rejectable"], total["defective"], total["rejectable_by_rule"]) == (1, 4, 1)
+    assert client.totals["requests"] == 0
