@@ -163,6 +163,7 @@ if TYPE_CHECKING:
     from harness.report.stats import sign_flip_ci as sign_flip_ci
     from harness.report.stats import win_tie_loss as win_tie_loss
     from harness.report.stats import within_simulator_sd as within_simulator_sd
+    from harness.view import EpisodeText as EpisodeText
     from harness.view import EpisodeView as EpisodeView
     from harness.view import FolderPage as FolderPage
     from harness.view import Panel as Panel
