@@ -134,6 +134,7 @@ if TYPE_CHECKING:
     from harness.sandbox.bubblewrap import BubblewrapBackend as BubblewrapBackend
     from harness.sandbox.docker import DockerBackend as DockerBackend
     from harness.image.cache import cache_root as cache_root
+    from harness.image.build import agent_image_tag as agent_image_tag
     # -- bounded readers of agent-controlled output; who owns a leftover (pid + start time) -----
     from harness import untrusted as untrusted
     from harness.sandbox import owner as process_owner
