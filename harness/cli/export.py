@@ -57,5 +57,5 @@ def export(source: Path, format_: str, dest: Path) -> None:
 
         written = exporter(load_task(source), dest)
     for path in written:
-        out.print(str(path), highlight=False)
-    out.print(f"{len(written)} {format_} export(s) in {dest}", highlight=False)
+        click.echo(str(path))  # one path a line, never folded
+    out.print(f"{len(written)} {format_} export(s) in {dest}", highlight=False, soft_wrap=True)

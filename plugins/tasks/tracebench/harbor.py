@@ -10,9 +10,9 @@ One Harbor task directory per episode of the spec (Harbor 0.25's layout, ``harbo
         docker-compose.yaml  the ``main`` service and its build without any network (``network_mode: none``)
         workspace/           what the agent sees: test_samples/, train_samples/, train_labels.json
       tests/                 Harbor copies it to /tests after the agent finished
-        test.sh              puts scoring.zip on the image Python's path, runs verify.py
+        test.sh              puts scoring/ on the image Python's path, runs verify.py
         verify.py            scores /workspace with the harness's scorer, writes /logs/verifier/reward.json
-        scoring.zip          the harness modules that scorer imports (found by importing it, copied as is)
+        scoring/             the harness modules that scorer imports (found by importing it, copied as is)
         rule_limits.json     rule.py's per-call timeout, total budget and memory (the harness's defaults)
         key/                 the answer key: key.json, test_samples/ and, programmatic, heldout_samples/
       solution/
@@ -39,7 +39,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ from harness import HarnessError, agent_image_tag
 
 #: Verifier and agent time limits written into task.toml (seconds).
 VERIFIER_TIMEOUT, AGENT_TIMEOUT = 1200.0, 3600.0
-#: The modules ``verify.py`` imports: ``scoring.zip`` holds these and every harness module they load.
+#: The modules ``verify.py`` imports: ``scoring/`` holds these and every harness module they load.
 SCORING_IMPORTS = ("tsagent_plugins.tasks.tracebench.scoring", "harness.submission", "harness.sandbox.none",
                    "harness.sandbox.rule_worker")
 _PROBE = """
@@ -75,28 +74,28 @@ services:
 """
 _TEST_SH = """\
 #!/bin/sh
-# Harbor's verifier: score /workspace with the harness's own scorer (verify.py; modules in scoring.zip).
+# Harbor's verifier: score /workspace with the harness's own scorer (verify.py; modules in scoring/).
 set -eu
 PY=/opt/venv/bin/python3
 [ -x "$PY" ] || PY=python3
 site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo /tests/scoring.zip > "$site/tsagent-harness-scoring.pth"
+echo /tests/scoring > "$site/tsagent-harness-scoring.pth"
 mkdir -p /logs/verifier
 exec "$PY" /tests/verify.py
 """
 
 
 def scoring_bundle(dest: Path) -> dict[str, Any]:
-    """Write ``dest`` (a zip of the harness modules :data:`SCORING_IMPORTS` load, found by importing them in a
-    fresh interpreter) and return the rule limits of the harness's default run settings."""
+    """Copy the harness modules :data:`SCORING_IMPORTS` load (found by importing them in a fresh interpreter)
+    into the folder ``dest`` as a package tree; return the rule limits of the harness's default run settings."""
     probe = subprocess.run([sys.executable, "-c", _PROBE, *SCORING_IMPORTS], capture_output=True, text=True,
                            timeout=120)
     if probe.returncode != 0:
         raise HarnessError(f"could not collect the scoring modules: {probe.stderr.strip().splitlines()[-1:]}")
     found = json.loads(probe.stdout)
-    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for arcname, source in sorted(found["files"].items()):
-            bundle.write(source, arcname)
+    for relative, source in sorted(found["files"].items()):
+        (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest / relative)
     return found["rule"]
 
 
@@ -158,7 +157,7 @@ def export_episode(task: Any, episode: str, out: Path, image: str, bundle: Path,
     (folder / "instruction.md").write_bytes(materialized.prompt.encode("utf-8"))
     (env / "Dockerfile").write_text(f"FROM {image}\nCOPY workspace/ /workspace/\nWORKDIR /workspace\n")
     (env / "docker-compose.yaml").write_text(_COMPOSE)
-    shutil.copyfile(bundle, tests / "scoring.zip")
+    shutil.copytree(bundle, tests / "scoring")
     (tests / "rule_limits.json").write_text(json.dumps(rule))
     (tests / "verify.py").write_text((Path(__file__).parent / "harbor_verify.py.txt").read_text())
     (tests / "test.sh").write_text(_TEST_SH)
@@ -182,7 +181,7 @@ def export_harbor(task: Any, out: Path | str) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harbor-export-") as tmp:
-        bundle = Path(tmp) / "scoring.zip"
+        bundle = Path(tmp) / "scoring"
         rule = scoring_bundle(bundle)
         image = agent_image_tag()
         return [export_episode(task, episode, out, image, bundle, rule) for episode in task.template.episodes(task.params)]
