@@ -97,10 +97,10 @@ def _error(message: str):
     return EvalError(message=message, traceback=message, traceback_ansi=message)
 
 
-def _row_error(row: dict) -> str | None:
+def _row_error(row: dict, text: EpisodeText) -> str | None:
     if row.get("status") not in FAILED:
         return None
-    parts = [str(row.get("status")), str(row.get("error_kind") or ""), str(row.get("error") or "")]
+    parts = [str(row.get("status")), str(row.get("error_kind") or ""), str(row.get("error") or text.failure or "")]
     return ": ".join(p for p in parts if p)
 
 
@@ -129,7 +129,7 @@ def sample_for_row(run: Run, index: int, page: ViewPage | None, model: str):
     scores = {column: Score(value=value) for column in (page.scored_columns() if page else [])
               if (value := _number(row.get(column))) is not None}
     usage = _usage(row)
-    error = _row_error(row)
+    error = _row_error(row, text)
     return EvalSample(
         id=str(row.get("episode") or f"row{index}"), epoch=1, input=prompt, target=text.target,
         messages=messages, output=ModelOutput.from_content(model, text.output or transcript.last_answer()),

@@ -91,11 +91,13 @@ def _always(row: dict) -> bool:
 class EpisodeText:
     """An episode as text, for exports to other tools (``harness export --format inspect``): ``input`` (what
     the model under test was given; None: the episode's ``prompt.txt``), ``target`` (the answer key, read
-    after the episode) and ``output`` (what it answered, e.g. ``results.json`` or a rule's predictions)."""
+    after the episode), ``output`` (what it answered, e.g. ``results.json`` or a rule's predictions) and
+    ``failure`` (why a failed episode failed, where the row's ``error`` does not say)."""
 
     target: str = ""
     output: str = ""
     input: str | None = None
+    failure: str | None = None
 
 
 @dataclass(frozen=True)

@@ -361,7 +361,7 @@ def text(episode: EpisodeView) -> EpisodeText:
     """The episode for an export (``harness export --format inspect``).  Research (§4.2): ``target`` = the
     task's ground-truth evidence and supporting documents (``key/research_key.json``), ``output`` =
     ``report.md`` then ``evidence.json``.  Forecast (§5): ``input`` names the task and context condition,
-    ``target`` = the realised future, ``output`` = the per-step median of the sample paths and their count.
+    ``target`` = the realised future, ``output`` = the per-step median of the sample paths and their count; ``failure`` = the row's ``reason``.
     A hidden-label task's target is never written (:func:`labels_public`)."""
     import json
 
@@ -376,7 +376,7 @@ def text(episode: EpisodeView) -> EpisodeText:
                             indent=1)
         output = (f"{episode.read_text(f'workspace/{REPORT_FILE}') or '(no report.md)'}\n\n{EVIDENCE_FILE}:\n"
                   f"{episode.read_text(f'workspace/{EVIDENCE_FILE}') or '(none)'}")
-        return EpisodeText(target=target if public else hidden, output=output)
+        return EpisodeText(target=target if public else hidden, output=output, failure=row.get("output_reason") or None)
     benchmark_id = str(row.get("benchmark_id"))
     task = _task(episode, benchmark_id)
     samples = _samples(episode.run_root, row.get("episode"))
@@ -384,7 +384,8 @@ def text(episode: EpisodeView) -> EpisodeText:
     output = json.dumps({"median": np.median(samples, axis=0).round(6).tolist(), "sample_paths": len(samples)}) \
         if samples is not None and len(samples) else ""
     return EpisodeText(input=f"forecast {benchmark_id} with context condition {row.get('context')}",
-                       target=(json.dumps(future) if future is not None else "") if public else hidden, output=output)
+                       target=(json.dumps(future) if future is not None else "") if public else hidden, output=output,
+                       failure=row.get("reason") or None)
 
 
 PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
