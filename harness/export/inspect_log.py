@@ -11,8 +11,8 @@ page's ``agent_column`` (``profile`` by default; a forecaster for Dr-CiK forecas
   template's :class:`harness.EpisodeText` input), target and output from the template's ``text``
   (answer key read after the episode), scores = the template page's scored columns
   (:meth:`harness.ViewPage.scored_columns`, those with a number in the row: results.parquet plus the
-  page's ``run_columns``), model usage and cost from the proxy's columns (Inspect's ``input_tokens``
-  exclude cached tokens, ours include them), ``total_time`` = ``episode_seconds`` and ``working_time``
+  page's ``run_columns``; each carries the answer, which ``inspect view`` shows there), model usage
+  and cost from the proxy's columns (Inspect's ``input_tokens`` exclude cached tokens, ours include them), ``total_time`` = ``episode_seconds`` and ``working_time``
   = ``agent_seconds``, the transcript from ``trajectory.json`` (:mod:`.transcript`) and the whole
   results row as metadata;
 * a row whose status is ``failed`` or ``infra_failed`` is an errored sample (its error kind and
@@ -38,6 +38,9 @@ from harness.view.pages import EpisodeText, EpisodeView, ViewPage, registered_pa
 #: Row statuses that make a sample errored (the harness's own: a template's other statuses are results).
 FAILED = ("failed", "infra_failed")
 NOT_RUN = "not run: the run has no result for this planned episode"
+#: The answer is repeated (at most this many characters) on each score: ``inspect view`` shows a sample's answer
+#: in its scoring tab only from there; the whole answer is the sample's output.
+ANSWER_CHARS = 4000
 
 
 def _number(value: Any) -> float | None:
@@ -126,13 +129,15 @@ def sample_for_row(run: Run, index: int, page: ViewPage | None, model: str):
     prompt = text.input if text.input is not None else (view.read_text("prompt.txt") or "")
     transcript = to_transcript(read_trajectory(folder), model)
     messages = transcript.messages or [ChatMessageUser(content=prompt)]
-    scores = {column: Score(value=value) for column in (page.scored_columns() if page else [])
+    answer = text.output or transcript.last_answer()
+    shown = answer if len(answer) <= ANSWER_CHARS else answer[:ANSWER_CHARS] + " …"
+    scores = {column: Score(value=value, answer=shown) for column in (page.scored_columns() if page else [])
               if (value := _number(row.get(column))) is not None}
     usage = _usage(row)
     error = _row_error(row, text)
     return EvalSample(
         id=str(row.get("episode") or f"row{index}"), epoch=1, input=prompt, target=text.target,
-        messages=messages, output=ModelOutput.from_content(model, text.output or transcript.last_answer()),
+        messages=messages, output=ModelOutput.from_content(model, answer),
         scores=scores or None, metadata=_jsonable({k: v for k, v in row.items() if v is not None}),
         events=transcript.events, model_usage={model: usage} if usage else {},
         started_at=transcript.started.isoformat() if transcript.started else None,

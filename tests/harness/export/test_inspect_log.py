@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from tests.support.paths import REPO
+from tests.support.terminal_e2e import e2e_marks
 
 from inspect_ai.analysis import samples_df
 from inspect_ai.event import ModelEvent, ToolEvent
@@ -171,3 +172,56 @@ def test_an_unknown_format_and_a_file_are_refused_in_one_line(tmp_path):
     assert done.returncode == 2 and "exports a run directory" in done.stderr
     done = harness("export", str(tmp_path / "run"), "--format", "inspect", "--out", str(tmp_path / "out"))
     assert done.returncode == 2 and "Traceback" not in done.stderr and "error:" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def tracebench(tmp_path_factory):
+    """Scripted Claude Code runs in the Docker sandbox: direct, programmatic, and one whose script is another
+    CLI's (its first request fails the script's assertions: a failed episode)."""
+    root = tmp_path_factory.mktemp("tracebench-inspect")
+    runs = {}
+    for name, spec_name, script in (("direct", "balldrop-low-direct", "claude-balldrop.yaml"),
+                                    ("programmatic", "balldrop-low-programmatic", "claude-balldrop-rule.yaml"),
+                                    ("failed", "balldrop-low-direct", "codex-balldrop.yaml")):
+        spec = yaml.safe_load((REPO / "tasks" / "tracebench" / f"{spec_name}.yaml").read_text())
+        spec["params"].update({"n_test": 5, "heldout_per_class": 2, "pool_per_class": 25})
+        spec_file = root / f"{name}.yaml"
+        spec_file.write_text(yaml.safe_dump(spec))
+        done = harness("run", "--task", str(spec_file), "--agent", "claude-opus-4.6", "--sandbox", "docker",
+                       "--model-backend", "scripted", "--script", str(SCRIPTS / script), "--timeout", "240",
+                       "--out", str(root / name))
+        assert (root / name / "results.parquet").exists(), done.stderr[-3000:]
+        runs[name] = root / name
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["direct", "programmatic", "failed"])
+@e2e_marks[1]
+@e2e_marks[0]
+def test_tracebench_logs_carry_scores_transcript_and_answers(tracebench, tmp_path, name):
+    run = tracebench[name]
+    [log_file] = export(run, tmp_path / "inspect")
+    columns = {"accuracy": "accuracy", "shortlist": "shortlist", "heldout_accuracy": "heldout_accuracy",
+               "heldout_shortlist": "heldout_shortlist"}
+    samples = check_logs(run, [log_file], columns)
+    [row] = pd.read_parquet(run / "results.parquet").to_dict("records")
+    sample = samples[row["episode"]]
+    folder = run / "episodes" / row["episode"]
+    key = json.loads((folder / "key" / "key.json").read_text())
+    target = json.loads(sample.target)
+    assert {k: v for k, v in target.items() if k.startswith("test/")} == \
+        {f"test/{name}": truth["label"] for name, truth in key["test"].items()}
+    if name == "failed":
+        assert row["status"] == "failed" and sample.error is not None and "assertion failed" in sample.error.message
+        return
+    assert row["status"] == "ok" and sample.error is None
+    details = json.loads((folder / "score.json").read_text())["details"]
+    answered = sample.output.completion
+    if name == "programmatic":
+        assert answered.startswith("rule.py:\n" + (folder / "workspace" / "rule.py").read_text())
+        assert {k for k in target if k.startswith("heldout/")} == {f"heldout/{n}" for n in key["heldout"]}
+        answered = answered.split("predictions:\n", 1)[1]
+    assert json.loads(answered) == {f"{d['split']}/{d['file']}": d["predicted"] if d["reason"] is None
+                                    else f"invalid: {d['reason']}" for d in details}
+    assert any(isinstance(e, ToolEvent) and e.function == "Bash" for e in sample.events)
