@@ -35,8 +35,8 @@ def formats() -> dict[str, tuple[str, object]]:
 @click.command("export")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "format_", required=True, metavar="NAME",
-              help="inspect: a run directory as Inspect AI eval logs; formats plugins add (e.g. harbor: a "
-                   "TraceBench task spec as Harbor task directories); `harness plugins list` shows them.")
+              help="inspect: a run directory as Inspect AI eval logs; plugins add formats (e.g. task specs as "
+                   "Harbor task directories): `harness plugins list` shows them (export_format).")
 @click.option("--out", "dest", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write into (created; files of the same name are replaced).")
 def export(source: Path, format_: str, dest: Path) -> None:

@@ -2,7 +2,7 @@
 
 One ``.eval`` log per (task, agent) group of the run's rows, written by ``inspect_ai.log.write_eval_log``
 (the ``inspect`` extra: ``pip install 'tsagent-harness[inspect]'``).  The agent of a row is its template
-page's ``agent_column`` (``profile`` by default; a forecaster for Dr-CiK forecasts).
+page's ``agent_column`` (``profile`` by default; e.g. the forecaster of an in-harness forecast).
 
 * eval spec: the task name, ``task_id`` = the first 12 hex digits of the SHA-256 of the task spec file
   (of the episode parameters when the file is gone), the model (``none/<agent>`` for an agent without
