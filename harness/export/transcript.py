@@ -24,11 +24,11 @@ trajectory is read leniently (:func:`harness.trajectory.steps`): a step that is 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from harness.trajectory import _arguments as json_arguments
 from harness.trajectory import content_images, content_text, parse_timestamp, steps as trajectory_steps
 
 
@@ -87,14 +87,11 @@ def usage(metrics: Any):
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return {"input": raw}
-        return value if isinstance(value, dict) else {"input": value}
+    """A tool call's arguments as an object (:func:`harness.trajectory.exchanges`' reading); a value that is
+    none is kept under ``"input"``."""
+    value = json_arguments(raw)
+    if value is not None:
+        return value
     return {} if raw is None else {"input": raw}
 
 
