@@ -153,6 +153,24 @@ def register_view_pages(register):
 
 
 @hookspec
+def register_exporters(register):
+    """Add formats to ``harness export SOURCE --format NAME --out DIR`` (docs/exports.md).
+
+    :param register: ``register(name, source, export)``: ``name`` is the ``--format`` value; ``source`` what
+        SOURCE names: ``"run"`` (a run directory: ``export(run_dir, out)``) or ``"task"`` (a TaskSpec YAML,
+        loaded and validated by the harness: ``export(task, out)`` with ``task.spec`` the
+        :class:`harness.config.TaskSpec`, ``task.template`` its template, ``task.params`` its validated
+        params); ``export`` writes into the folder ``out`` and returns the paths it wrote (a list), raising
+        :class:`harness.HarnessError` or ValueError with a one-line message for input it cannot export.
+    :returns: nothing (the return value is ignored).
+
+    Called by ``harness export`` (and ``harness plugins list``).
+    Duplicate ``name`` (also of a built-in format such as ``inspect``): the first is kept, a later one is a
+    plugin problem naming both.
+    """
+
+
+@hookspec
 def register_judges(register):
     """Register evidence judges.
 

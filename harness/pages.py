@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.lazy import public_api
 
 if TYPE_CHECKING:
+    from harness.view import EpisodeText as EpisodeText
     from harness.view import EpisodeView as EpisodeView
     from harness.view import FolderPage as FolderPage
     from harness.view import Panel as Panel

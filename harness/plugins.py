@@ -272,6 +272,17 @@ class Plugins:
         return {kind: obj for kind, (_, obj) in
                 self.collect("register_report_folders", "report folder kind", make).items()}
 
+    def exporters(self, taken: dict[str, str] | None = None) -> dict[str, tuple[str, Any]]:
+        """Formats of ``harness export`` (``register_exporters``): name -> (plugin, (source, export)), by
+        :meth:`collect`'s rule; ``taken``: the built-in formats (name -> owner).  ``source``: ``"run"`` or ``"task"``."""
+        def make(name: Any, source: Any, export: Any) -> tuple[str, Any]:
+            if not isinstance(name, str) or not name or source not in ("run", "task") or not callable(export):
+                raise TypeError(f"register(name, source, export) needs a format name, 'run' or 'task' and a "
+                                f"callable, got {name!r}, {source!r}, {export!r}")
+            return name, (source, export)
+
+        return self.collect("register_exporters", "export format", make, taken)
+
     def report_sections(self) -> dict[str, tuple[str, Any]]:
         """Report-section builders by template value: template -> (plugin, ``build(rows) -> Section``), by
         :meth:`collect`'s rule."""

@@ -24,5 +24,6 @@ if TYPE_CHECKING:
     from harness.sandbox.bubblewrap import BubblewrapBackend as BubblewrapBackend
     from harness.sandbox.docker import DockerBackend as DockerBackend
     from harness.image.cache import cache_root as cache_root
+    from harness.image.build import agent_image_tag as agent_image_tag
 
 __getattr__, __dir__ = public_api(globals())

@@ -27,7 +27,7 @@ def list_plugins(as_json: bool) -> None:
          "version": reg.version}
         for kind in KINDS for reg in loaded.registry(kind).values()
     ]
-    rows += _commands() + _report_sections(loaded)
+    rows += _commands() + _report_sections(loaded) + _export_formats(loaded)
     problems = [{"distribution": p.distribution, "plugin": p.plugin, "hook": p.hook, "reason": p.reason}
                 for p in loaded.problems]
     skipped = [{"distribution": d, "version": v} for d, v in sorted(loaded.skipped.items())]
@@ -62,3 +62,10 @@ def _commands() -> list[dict[str, str]]:
 def _report_sections(loaded: Plugins) -> list[dict[str, str]]:
     return [_row("report_section", template, plugin, *loaded.origin(plugin))
             for template, (plugin, _) in loaded.report_sections().items()]
+
+
+def _export_formats(loaded: Plugins) -> list[dict[str, str]]:
+    from harness.cli.export import BUILTIN_FORMATS
+
+    return [_row("export_format", name, plugin, *loaded.origin(plugin))
+            for name, (plugin, _) in loaded.exporters({n: "the harness" for n in BUILTIN_FORMATS}).items()]

@@ -265,3 +265,21 @@ def _docker_build(client, context: Path, tag: str, log: Callable[[str], None], n
         raise
     except Exception as exc:  # noqa: BLE001 - engine/API errors
         raise ImageBuildError(f"docker build failed: {exc}\n" + "\n".join(lines[-25:])) from None
+
+
+def agent_image_tag() -> str:
+    """The tag of the agent runtime image for the current recipe: the built one when the Docker engine has it
+    (default or bootstrapped base), else the tag ``harness image build`` would give it on the default base.
+    Needs no running engine (then it cannot tell which base was built and names the default one)."""
+    recipe, _ = runtime_recipe()
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception:  # noqa: BLE001 - no engine: the expected tag
+        return dockerfile.tag_for(recipe.with_base(DEFAULT_BASE))
+    try:
+        return find_agent_image(client, recipe)[1]
+    finally:
+        client.close()

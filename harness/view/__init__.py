@@ -10,6 +10,6 @@ serves it on the loopback interface (foreign ``Host``/``Origin`` refused);
 :class:`.pages.FolderPage`, which may declare the viewer's only writes (:mod:`.folders`).
 """
 
-from harness.view.pages import EpisodeView, FolderPage, Panel, ViewPage
+from harness.view.pages import EpisodeText, EpisodeView, FolderPage, Panel, ViewPage
 
-__all__ = ["EpisodeView", "FolderPage", "Panel", "ViewPage"]
+__all__ = ["EpisodeText", "EpisodeView", "FolderPage", "Panel", "ViewPage"]

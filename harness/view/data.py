@@ -140,6 +140,32 @@ def load_run(root: Path | str, run_id: str | None = None) -> Run:
     return Run(run_id or root.name, root, meta if isinstance(meta, dict) else {}, rows.reset_index(drop=True), slugs)
 
 
+def with_run_columns(run: Run, pages: dict) -> Run:
+    """``run`` with each template's ``run_columns`` added to its rows; ``pages``: template -> its
+    :class:`harness.view.ViewPage` (a failing plugin adds none)."""
+    if "template" not in run.rows.columns:
+        return run
+    rows = run.rows.copy()
+    for template in pd.unique(rows["template"].dropna()):
+        page = pages.get(template)
+        if page is None or page.run_columns is None:
+            continue
+        mask = rows["template"] == template
+        try:
+            added = page.run_columns(run.root, rows[mask])
+        except Exception:  # noqa: BLE001 - a plugin's reader never breaks the viewer
+            continue
+        for column in added.columns:
+            if column not in rows.columns:
+                rows[column] = None
+                rows[column] = rows[column].astype(object)
+            elif not (rows.loc[mask, column].astype(object).equals(added[column].astype(object))):
+                rows[column] = rows[column].astype(object)
+            rows.loc[mask, column] = added[column].to_numpy(dtype=object)
+    run.rows = rows
+    return run
+
+
 def load_runs(roots: list[Path | str]) -> list[Run]:
     """Several runs; run ids made unique by a numeric suffix."""
     runs: list[Run] = []

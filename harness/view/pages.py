@@ -87,6 +87,19 @@ def _always(row: dict) -> bool:
     return True
 
 
+@dataclass
+class EpisodeText:
+    """An episode as text, for exports to other tools (``harness export --format inspect``): ``input`` (what
+    the model under test was given; None: the episode's ``prompt.txt``), ``target`` (the answer key, read
+    after the episode), ``output`` (what it answered, e.g. ``results.json`` or a rule's predictions) and
+    ``failure`` (why a failed episode failed, where the row's ``error`` does not say)."""
+
+    target: str = ""
+    output: str = ""
+    input: str | None = None
+    failure: str | None = None
+
+
 @dataclass(frozen=True)
 class ViewPage:
     """A template's view contribution.
@@ -109,6 +122,10 @@ class ViewPage:
     ``facet_columns``: columns the episode list can be filtered on besides status, agent and the
     conditions (e.g. a derived right/wrong outcome).
 
+    ``score_columns``: further results columns (after ``metric`` and the ``board_columns``) that score an
+    episode: an export to another tool shows these as its scores; ``text(episode)``: the episode as an
+    :class:`EpisodeText` (input, target, output) for such an export (called with ``reveal`` true), or None.
+
     ``compare_key(row)``: rows of every run with the same key saw the same input (e.g. one
     test batch of a condition), or None; the viewer gives each key a comparison page with the rows
     side by side (differing fields marked) and ``compare(episodes)``'s panels (e.g. each agent's
@@ -130,6 +147,14 @@ class ViewPage:
     compare_key: Callable[[dict], str | None] | None = None
     facet_columns: tuple[str, ...] = ()
     compare: Callable[[list[EpisodeView]], list[Panel]] | None = None
+    score_columns: tuple[str, ...] = ()
+    text: Callable[[EpisodeView], EpisodeText] | None = None
+
+    def scored_columns(self) -> list[str]:
+        """``metric``, the ``board_columns`` and ``score_columns``, each once, in that order."""
+        names = [self.metric] if self.metric else []
+        names += [column for column, _, _ in self.board_columns] + list(self.score_columns)
+        return list(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)

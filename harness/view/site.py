@@ -76,28 +76,8 @@ class Site(IndexPage, RunPage, ComparePage, EpisodePage):
         self._lock = threading.Lock()
 
     def _with_run_columns(self, run: Run) -> Run:
-        """``run`` with each template's ``run_columns`` added to its rows (a failing plugin adds none)."""
-        if "template" not in run.rows.columns:
-            return run
-        rows = run.rows.copy()
-        for template in pd.unique(rows["template"].dropna()):
-            page = self.pages.get(template)
-            if page is None or page.run_columns is None:
-                continue
-            mask = rows["template"] == template
-            try:
-                added = page.run_columns(run.root, rows[mask])
-            except Exception:  # noqa: BLE001 - a plugin's reader never breaks the viewer
-                continue
-            for column in added.columns:
-                if column not in rows.columns:
-                    rows[column] = None
-                    rows[column] = rows[column].astype(object)
-                elif not (rows.loc[mask, column].astype(object).equals(added[column].astype(object))):
-                    rows[column] = rows[column].astype(object)
-                rows.loc[mask, column] = added[column].to_numpy(dtype=object)
-        run.rows = rows
-        return run
+        """``run`` with each template's ``run_columns`` added to its rows (:func:`with_run_columns`)."""
+        return with_run_columns(run, self.pages)
 
     def refresh(self) -> None:
         """Live viewer: re-read every run whose folder changed (:func:`run_stamp`), at most once per

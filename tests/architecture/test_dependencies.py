@@ -36,6 +36,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "tests/": ("*",),  # the suite runs with every extra installed
     "harness/testing/": ("test",),  # the plugin authors' conformance kit: pytest test classes
     "harness/dask_executor.py": ("dask",),
+    "harness/export/": ("inspect",),  # `harness export --format inspect`: Inspect AI's log types
     "plugins/agents/classical/": ("baselines",),
     "plugins/agents/research/": ("dr",),
     "plugins/agents/research/opendr.py": ("dr", "odr"),

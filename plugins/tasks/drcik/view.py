@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import hookimpl, lazy_module
-from harness.pages import EpisodeView, Markup, Panel, ViewPage, fan_svg
+from harness.pages import EpisodeText, EpisodeView, Markup, Panel, ViewPage, fan_svg
 from harness.pages import html_escape as escape
 
 if TYPE_CHECKING:
@@ -357,10 +357,42 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
     return [Panel("Deep-research agents on this task", Markup(f'<div class="samples">{"".join(columns)}</div>'))]
 
 
+def text(episode: EpisodeView) -> EpisodeText:
+    """The episode for an export (``harness export --format inspect``).  Research (§4.2): ``target`` = the
+    task's ground-truth evidence and supporting documents (``key/research_key.json``), ``output`` =
+    ``report.md`` then ``evidence.json``.  Forecast (§5): ``input`` names the task and context condition,
+    ``target`` = the realised future, ``output`` = the per-step median of the sample paths and their count; ``failure`` = the row's ``reason``.
+    A hidden-label task's target is never written (:func:`labels_public`)."""
+    import json
+
+    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE, REPORT_FILE
+
+    row = episode.row
+    public = labels_public(row)
+    hidden = "(labels hidden: an expert task's answers are never exported)"
+    if row.get("episode_kind") == "research":
+        key = episode.read_json("key/research_key.json") or {}
+        target = json.dumps({"evidence": key.get("gt_evidence"), "supporting_documents": key.get("supporting")},
+                            indent=1)
+        output = (f"{episode.read_text(f'workspace/{REPORT_FILE}') or '(no report.md)'}\n\n{EVIDENCE_FILE}:\n"
+                  f"{episode.read_text(f'workspace/{EVIDENCE_FILE}') or '(none)'}")
+        return EpisodeText(target=target if public else hidden, output=output, failure=row.get("output_reason") or None)
+    benchmark_id = str(row.get("benchmark_id"))
+    task = _task(episode, benchmark_id)
+    samples = _samples(episode.run_root, row.get("episode"))
+    future = task.future.to_numpy(float).round(6).tolist() if task is not None and task.future is not None else None
+    output = json.dumps({"median": np.median(samples, axis=0).round(6).tolist(), "sample_paths": len(samples)}) \
+        if samples is not None and len(samples) else ""
+    return EpisodeText(input=f"forecast {benchmark_id} with context condition {row.get('context')}",
+                       target=(json.dumps(future) if future is not None else "") if public else hidden, output=output,
+                       failure=row.get("reason") or None)
+
+
 PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
                 conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public,
                 board_columns=tuple((column, label, lower) for _, column, label, lower in DR_FIELDS),
-                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns, compare_key=compare_key, compare=compare)
+                hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns, compare_key=compare_key, compare=compare,
+                score_columns=("smae", "srmse"), text=text)
 
 
 @hookimpl

@@ -30,3 +30,14 @@ def _report_section(rows):
 def register_report_sections(register):
     """TraceBench's tables and figures in ``harness report`` (Table 22 when baselines ran)."""
     register("tracebench", _report_section)
+
+
+@hookimpl
+def register_exporters(register):
+    """``harness export TASKSPEC --format harbor``: each episode as a Harbor task directory (:mod:`.harbor`)."""
+    def export(task, out):
+        from tsagent_plugins.tasks.tracebench.harbor import export_harbor
+
+        return export_harbor(task, out)
+
+    register("harbor", "task", export)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness import hookimpl, lazy_module
-from harness.pages import EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
+from harness.pages import EpisodeText, EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
 from harness.pages import html_escape as escape, html_table as table
 
 if TYPE_CHECKING:  # numpy and pandas load when a page is rendered, not when the plugin registers
@@ -293,9 +293,37 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
     return panels
 
 
+def text(episode: EpisodeView) -> EpisodeText:
+    """The episode for an export (``harness export --format inspect``): ``target`` = the true label of each
+    sample, ``output`` = the agent's ranked labels (or why a sample is invalid), both as JSON objects keyed
+    ``<split>/<file>`` from ``score.json``'s details (Section 4.2 scoring, test then held-out samples); a
+    programmatic episode's output starts with the submitted ``rule.py``.  Without details (the episode failed
+    before scoring) the target is the test batch's labels from the answer key and the output is
+    ``results.json`` as written."""
+    import json
+
+    score = episode.read_json("score.json") or {}
+    details = [d for d in score.get("details") or [] if isinstance(d, dict)]
+    if details:
+        target = {f"{d.get('split')}/{d.get('file')}": d.get("true_label") for d in details}
+        output = {f"{d.get('split')}/{d.get('file')}": d.get("predicted") if d.get("reason") is None
+                  else f"invalid: {d.get('reason')}" for d in details}
+        answer = json.dumps(output, indent=1)
+    else:
+        key = episode.read_json("key/key.json") or {}
+        target = {f"test/{name}": truth.get("label") for name, truth in (key.get("test") or {}).items()
+                  if isinstance(truth, dict)}
+        answer = episode.read_text("workspace/results.json") or ""
+    rule = episode.read_text("workspace/rule.py") if episode.row.get("submission") == "programmatic" else None
+    if rule is not None:
+        answer = f"rule.py:\n{rule}\n\npredictions:\n{answer}"
+    return EpisodeText(target=json.dumps(target, indent=1), output=answer)
+
+
 PAGE = ViewPage(template="tracebench", metric="accuracy", metric_label="accuracy", conditions=CONDITIONS,
                 render=render, group_column="simulator", run_columns=run_columns, compare_key=compare_key,
-                compare=compare, facet_columns=("outcome",))
+                compare=compare, facet_columns=("outcome",),
+                score_columns=("shortlist", "heldout_accuracy", "heldout_shortlist"), text=text)
 
 
 @hookimpl

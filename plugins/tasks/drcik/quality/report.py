@@ -86,7 +86,7 @@ FIGURE11_PARTS = (("agree", "agrees with the majority", "#2ca02c"),
 def figure11(rows: list[dict]):
     """Dr-CiK Figure 11 drawn as the paper does: per calibrated stage, one horizontal bar of its comparable
     units split into agree / judge stricter / judge more permissive than the human majority."""
-    from harness import new_figure, no_data, outside_legend
+    from harness.reporting import new_figure, no_data, outside_legend
 
     fig = new_figure(figsize=(7.5, 1.2 + 0.55 * max(len(rows), 1)))
     ax = fig.add_subplot()

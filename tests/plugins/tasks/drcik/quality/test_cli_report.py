@@ -178,7 +178,7 @@ def test_a_more_permissive_judge_is_a_warning_line_and_fails_only_with_strict(tm
     strict = CliRunner().invoke(cli, ["dr-calibrate", str(out), "--strict", *backend])
     assert strict.exit_code == 1 and "warning: evidence:" in strict.output
     assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
-    from harness import figure_problems
+    from harness.reporting import figure_problems
     from tsagent_plugins.tasks.drcik.quality.report import figure11
 
     assert (out / "report" / "figures" / "drcik-figure11.png").stat().st_size > 5000
