@@ -197,13 +197,16 @@ class Plugins:
         self.problems.append(problem)
         warnings.warn(str(problem), PluginWarning, stacklevel=3)
 
-    def collect(self, hook_name: str, what: str, make: Callable[..., tuple[str, Any]]) -> dict[str, tuple[str, Any]]:
+    def collect(self, hook_name: str, what: str, make: Callable[..., tuple[str, Any]],
+                taken: dict[str, str] | None = None) -> dict[str, tuple[str, Any]]:
         """The one dispatch path of the register hooks: call every implementation of ``hook_name``
         (:meth:`call_each`) with a ``register(*args)`` callable and return ``name -> (plugin, object)``.
 
         ``make(*args)`` turns one registration into ``(name, object)``, raising ValueError or TypeError with
         the rule it breaks (recorded as a problem naming the plugin and the hook).  Duplicate rule: the first
-        registration of a name is kept, a later one is a problem naming both plugins.  ``what`` names the kind in messages (``forecaster``, ``view page``, ...).
+        registration of a name is kept, a later one is a problem naming both plugins; ``taken``: names already
+        owned (name -> owner, e.g. the harness's built-in export formats), which every registration duplicates.
+        ``what`` names the kind in messages (``forecaster``, ``view page``, ...).
         """
         found: dict[str, tuple[str, Any]] = {}
 
@@ -215,8 +218,9 @@ class Plugins:
             except (TypeError, ValueError) as exc:
                 self._problem(dist, plugin, hook_name, str(exc))
                 return
-            if name in found:
-                other = f"plugin {found[name][0]!r} from distribution {self.origin(found[name][0])[0]!r}"
+            if name in found or name in (taken or {}):
+                other = (f"plugin {found[name][0]!r} from distribution {self.origin(found[name][0])[0]!r}"
+                         if name in found else str((taken or {})[name]))
                 self._problem(dist, plugin, hook_name, f"duplicate {what} name {name!r}: already registered by "
                                                        f"{other}")
                 return

@@ -321,7 +321,7 @@ class Exchange:
         return content_images(self.result.get("content")) if self.result else []
 
 
-def _arguments(raw: Any) -> dict[str, Any] | None:
+def tool_arguments(raw: Any) -> dict[str, Any] | None:
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
@@ -373,7 +373,7 @@ def exchanges(trajectory: dict | None) -> Iterator[Exchange]:
             raw = call.get("arguments")
             name = call.get("function_name")
             yield Exchange(index, step.get("timestamp"), cid if isinstance(cid, str) else None,
-                           name if isinstance(name, str) else "", _arguments(raw), raw, result)
+                           name if isinstance(name, str) else "", tool_arguments(raw), raw, result)
         for result in _results(step):
             if id(result) in used:
                 continue

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from harness.trajectory import _arguments as json_arguments
+from harness.trajectory import tool_arguments as json_arguments
 from harness.trajectory import content_images, content_text, parse_timestamp, steps as trajectory_steps
 
 
