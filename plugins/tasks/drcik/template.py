@@ -177,6 +177,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
             if problems:
                 raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(roles)}; "
                                  f"{problems[0]}")
+        carried = [c for c in params.contexts if c in ctx.UNAVAILABLE]
+        if carried:   # only tasks carrying the original / rewritten context (dr-generate output)
+            tasks = self.tasks(params)
+            problems = [p for c in carried for p in (ctx.text_problem(tasks[t], c) for t in self.task_ids(params)) if p]
+            if problems:
+                raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(carried)}; "
+                                 f"{problems[0]}")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
         if params.agent:

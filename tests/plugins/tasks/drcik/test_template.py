@@ -172,8 +172,6 @@ def test_shipped_specs_load():
 
 
 @pytest.mark.parametrize("params,problem", [
-    ({"forecasters": ["naive"], "contexts": ["original-context"]},
-     "params.contexts: context condition 'original-context' cannot be reproduced"),
     ({"forecasters": ["naive"], "contexts": ["no-context", "no-context"]}, "a context condition is listed twice"),
     ({"forecasters": ["naive"], "samples": 0}, "params.samples: Input should be greater than or equal to 1"),
     ({"forecasters": []}, "forecasting episodes need at least one forecaster"),
