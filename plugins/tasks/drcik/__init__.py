@@ -68,9 +68,24 @@ def register_report_sections(register):
 
 
 def _generation_report(path):
+    from tsagent_plugins.tasks.drcik import statistics
     from tsagent_plugins.tasks.drcik.quality.report import build
 
-    return build(path)
+    section, stats = build(path), statistics.build(path)   # audits, then the generated set's statistics
+    return type(section)(section.tables + stats.tables, section.messages + stats.messages,
+                         {**section.figures, **stats.figures})
+
+
+def _release_report(path):
+    from tsagent_plugins.tasks.drcik import statistics
+
+    return statistics.build(path)
+
+
+def _is_release(path):
+    from tsagent_plugins.tasks.drcik import statistics
+
+    return statistics.is_release(path)
 
 
 def _is_generation(path):
@@ -81,5 +96,8 @@ def _is_generation(path):
 
 @hookimpl
 def register_report_folders(register):
-    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D)."""
+    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D) and
+    its dataset statistics; ``harness report RELEASE_DIR`` for any release folder: the statistics."""
     register("drcik-generation", _is_generation, _generation_report)
+    # any other release folder (the public sample, the released files): Tables 5, 6, 7 and Figure 3
+    register("drcik-release", _is_release, _release_report)
