@@ -12,6 +12,7 @@ import pandas as pd
 
 from harness import Section, report_options
 from tsagent_plugins.tasks.tracebench.report import figures as figs
+from tsagent_plugins.tasks.tracebench.report import paper
 from tsagent_plugins.tasks.tracebench.report import tables as tabs
 from tsagent_plugins.tasks.tracebench.report.table23 import table23
 
@@ -49,5 +50,9 @@ def build_section(rows: pd.DataFrame) -> Section:
         if resource is not None:
             out.figures["figure4-resources"] = resource
         out.figures.update(figs.cost_figures(frame, agents))
+    if options.paper:
+        out.tables, without = paper.with_paper(out.tables)
+        if without:
+            missing.append(f"--paper: the paper has no values for {', '.join(without)}")
     out.messages += missing
     return out
