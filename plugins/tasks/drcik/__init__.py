@@ -56,10 +56,19 @@ def register_judges(register):
         register(judge)
 
 
+#: Why ``--paper`` adds no Dr-CiK values: said in the report rather than left silent.
+NO_PAPER_VALUES = ("--paper: no Dr-CiK paper values (Tables 2, 3, 8, 9, 13, 14): the team's text copy of the paper "
+                   "(shared/seeds/002_e814895bd5b3896f.txt) carries the captions but not the table bodies")
+
+
 def _report_section(frame):
+    from harness import report_options
     from tsagent_plugins.tasks.drcik.report import build_section
 
-    return build_section(frame)
+    section = build_section(frame)
+    if report_options().paper:
+        section.messages.append(NO_PAPER_VALUES)
+    return section
 
 
 @hookimpl

@@ -31,3 +31,6 @@ def test_board_and_report_agree_on_the_standard_error(tmp_path):
     cells = re.findall(r'<td class="n metric" data-sort="[^"]+">([^<]+)</td>', html)
     assert cells == [expected]
     assert "mean ± standard error over scored episodes" in html
+    # --paper says why no Dr-CiK values stand beside it: the paper's text copy has no table bodies
+    paper = build_report([tmp_path / "run"], with_figures=False, paper=True)
+    assert any(m.startswith("--paper: no Dr-CiK paper values") for m in paper.messages)
