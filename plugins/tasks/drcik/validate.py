@@ -37,7 +37,7 @@ from typing import Any
 import click
 
 from tsagent_plugins.tasks.drcik import research_outputs as research_out
-from tsagent_plugins.tasks.drcik.experiment import Validation, validate_submission
+from tsagent_plugins.tasks.drcik.experiment import Validation, claim_task_id, validate_submission
 
 FORECASTS_FILE = "forecasts.jsonl"
 #: files a submission folder may hold besides the template's three
@@ -73,13 +73,8 @@ def _research(path: Path, tasks: list, hidden_only: bool, report: Validation) ->
     seen: set[str] = set()
     for n, row in _read_jsonl(path, report):
         where = f"{path}:{n}"
-        task_id = row.get("benchmark_id") if isinstance(row, dict) else None
-        if task_id not in expected:
-            report.errors.append(f"{where}: benchmark_id: unknown or unexpected task {task_id!r}")
+        if claim_task_id(row, where, expected, seen, report.errors) is None:
             continue
-        if task_id in seen:
-            report.errors.append(f"{where}: benchmark_id: {task_id} appears twice")
-        seen.add(task_id)
         report.errors += [f"{where}: {p}" for p in research_out.validate_deep_research_row(row, known)]
     missing = sorted(expected - seen)
     if missing:
