@@ -18,12 +18,14 @@ from harness.report.render import FORMATS
 @click.option("--exclude-agent", "excluded", multiple=True,
               help="Profile left out of the agent-averaged condition effects (repeatable).")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
-def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool) -> None:
+@click.option("--paper", is_flag=True, help="Put the paper's values beside each reproduced table that has them.")
+def report(run_dirs: tuple[Path, ...], fmt: str, out: Path | None, excluded: tuple[str, ...], no_figures: bool,
+           paper: bool) -> None:
     """Tables, paired statistics and figures from run directories (each task template contributes its own);
     prints the paths of the files written."""
     from harness.report import build_report  # matplotlib loads only when a report is made
 
-    built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures)
+    built = build_report(run_dirs, exclude_from_conditions=excluded, with_figures=not no_figures, paper=paper)
     out = out or Path(run_dirs[0]) / "report"
     built.write(out, fmt)
     for message in built.messages:

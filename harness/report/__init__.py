@@ -82,7 +82,7 @@ def lower_bound_notes(frame) -> list[str]:
 
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),
                  with_figures: bool = True, alpha: float = 0.05,
-                 sections: Mapping[str, Builder] | None = None) -> Report:
+                 sections: Mapping[str, Builder] | None = None, paper: bool = False) -> Report:
     """Load ``run_dirs`` and build every table and figure their rows support.
 
     Each template's rows go to the section builder registered for it
@@ -106,7 +106,7 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
         if with_figures:
             report.figures.update(section.figures)
     options = ReportOptions(with_figures=with_figures, alpha=alpha,
-                            excluded_profiles=tuple(exclude_from_conditions))
+                            excluded_profiles=tuple(exclude_from_conditions), paper=paper)
     token = _OPTIONS.set(options)
     try:
         contributed = contribute(results.frame, sections)

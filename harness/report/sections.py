@@ -42,12 +42,14 @@ class ReportOptions:
 
     ``with_figures``: build figures (``--no-figures`` turns it off).  ``alpha``:
     significance level of paired tests.  ``excluded_profiles``: agent profiles
-    left out of agent-averaged effects (``--exclude-agent``).
+    left out of agent-averaged effects (``--exclude-agent``).  ``paper``: put the paper's values beside
+    each reproduced table that has them (``--paper``).
     """
 
     with_figures: bool = True
     alpha: float = 0.05
     excluded_profiles: tuple[str, ...] = ()
+    paper: bool = False
 
 
 _OPTIONS: contextvars.ContextVar[ReportOptions] = contextvars.ContextVar("report_options", default=ReportOptions())

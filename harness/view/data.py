@@ -202,7 +202,7 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
     Each entry: ``run``, ``agent`` (``agent_column``, else ``profile`` for rows without one: a
     template's research episodes are run by an agent profile, its forecasts by a forecaster),
     ``conditions`` (one value per returned condition column, None where a row has none),
-    ``n`` (episodes), ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2;
+    ``n`` (episodes), ``metric_n`` (episodes with a metric value), ``metric_mean`` / ``metric_sd`` (sample SD, ddof = 1; None for n < 2;
     with ``group_column`` the SD of the values minus their group's mean, as the report's
     aggregate tables spread them), ``extra`` (column -> mean of each ``extra`` column present, else
     None), ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
@@ -239,6 +239,7 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
             scores = _number(group[metric]) if has_metric else pd.Series([], dtype=float)
             ok = scores.notna()
             entry["metric_mean"] = float(scores[ok].mean()) if ok.any() else None
+            entry["metric_n"] = int(ok.sum())
             if group_column and group_column in group.columns and ok.sum() > 1:
                 entry["metric_sd"] = within_group_sd(scores[ok], group.loc[ok, group_column])
             else:

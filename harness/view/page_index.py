@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from harness.view.cells import _heading, _names_cell
@@ -47,6 +49,10 @@ class IndexPage:
         direction = "lower is better" if page.lower_is_better else "higher is better"
         spread = (f"mean ± SD within {_heading(group)} (the report's spread: each {_heading(group)}'s mean "
                   f"subtracted first)" if group else "mean ± sample SD over episodes")
+        if page.spread == "se" and not group:  # the report's and the paper's ±: SD / sqrt(scored episodes)
+            entries = [{**e, "metric_sd": e["metric_sd"] / math.sqrt(e["metric_n"])
+                        if e["metric_sd"] is not None else None} for e in entries]
+            spread = "mean ± standard error over scored episodes (SD / √n, as the report and the paper give it)"
         common = ("tokens, cost and time are means per episode; failures count episodes whose status is not ok. "
                   "Click a header (or Tab to it and press Enter) to sort; the first click puts the best first.")
         note = f"{label}: {spread} ({direction}); {common}"

@@ -112,6 +112,9 @@ class ViewPage:
 
     ``group_column``: the leaderboard's ± is the SD within this column's groups (e.g. a
     ``simulator`` column, as a report's main table does) and a second table splits the board by it;
+    ``spread``: what the leaderboard's ± is without a ``group_column``: ``sd`` (the sample SD over
+    episodes) or ``se`` (the standard error of the mean over the scored episodes, SD / sqrt(n): what a
+    report giving mean ± standard error shows, so board and report agree); the board's note says which;
     ``board_columns``: (column, label, lower_is_better) of further per-episode numbers the
     leaderboard averages (e.g. deep-research recall read from the run folder); ``hidden_columns``: results
     columns that reveal answers (left out of every page unless answers are revealed; ``name*`` hides
@@ -141,6 +144,7 @@ class ViewPage:
     render: Callable[[EpisodeView], list[Panel]] | None = None
     labels_public: Callable[[dict], bool] = field(default=_always)
     group_column: str | None = None
+    spread: str = "sd"
     board_columns: tuple[tuple[str, str, bool], ...] = ()
     hidden_columns: tuple[str, ...] = ()
     run_columns: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None

@@ -47,6 +47,13 @@ AREAS: dict[str, tuple[str, ...]] = {
     "plugins/forecasters/moirai.py": ("moirai",),
     "plugins/forecasters/toto.py": ("toto",),
 }
+#: Modules that run in an environment of their own (never imported by the harness), checked against that
+#: environment's requirements file instead: module -> (requirements file, top-level name -> distribution
+#: where the two differ).
+OWN_ENVIRONMENTS: dict[str, tuple[str, dict[str, str]]] = {
+    "plugins/forecasters/aurora_worker.py": ("plugins/forecasters/aurora_requirements.txt",
+                                             {"aurora": "aurora-model"}),
+}
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
@@ -108,6 +115,11 @@ def third_party_imports(repo: Path = REPO) -> dict[str, set[str]]:
     return uses
 
 
+def harness_side_imports() -> dict[str, set[str]]:
+    """:func:`third_party_imports` of the modules that run in the harness's environment."""
+    return {m: names for m, names in third_party_imports().items() if m not in OWN_ENVIRONMENTS}
+
+
 def allowed_groups(module: str, extras: list[str], areas: dict[str, tuple[str, ...]] = AREAS) -> list[str | None]:
     """The requirement groups ``module`` may use: the core (None) and the extras of every area it is in."""
     groups: list[str | None] = [None]
@@ -142,7 +154,7 @@ def undeclared(uses: dict[str, set[str]], declared: dict[str | None, set[str]],
 
 def test_every_third_party_import_is_declared():
     providers = md.packages_distributions()
-    uses = third_party_imports()
+    uses = harness_side_imports()
     assert "jsonschema" in uses["plugins/models/scripted.py"]  # a lazy import, inside a function
     assert "aeon" in uses["plugins/agents/classical/learned.py"]  # a module name given as a string
     assert undeclared(uses, requirements(), providers) == []
@@ -150,7 +162,7 @@ def test_every_third_party_import_is_declared():
 
 def test_a_removed_dependency_is_reported():
     providers = md.packages_distributions()
-    uses = third_party_imports()
+    uses = harness_side_imports()
     declared = requirements()
     declared[None] = declared[None] - {"jsonschema"}
     problems = undeclared(uses, declared, providers)
@@ -217,3 +229,14 @@ def test_every_module_imports():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == ""
+
+
+def test_a_module_of_its_own_environment_imports_only_what_its_requirements_file_pins():
+    uses = third_party_imports()
+    for module, (requirements_file, dist_of) in OWN_ENVIRONMENTS.items():
+        pinned = {normalize(re.match(r"[A-Za-z0-9._-]+", line).group())
+                  for line in (REPO / requirements_file).read_text().splitlines()
+                  if line.strip() and not line.startswith("#")}
+        names = uses[module]
+        assert names, module
+        assert {normalize(dist_of.get(n, n)) for n in names} <= pinned, (module, names, pinned)

@@ -56,10 +56,19 @@ def register_judges(register):
         register(judge)
 
 
+#: Why ``--paper`` adds no Dr-CiK values: said in the report rather than left silent.
+NO_PAPER_VALUES = ("--paper: no Dr-CiK paper values (Tables 2, 3, 8, 9, 13, 14): the team's text copy of the paper "
+                   "(shared/seeds/002_e814895bd5b3896f.txt) carries the captions but not the table bodies")
+
+
 def _report_section(frame):
+    from harness.reporting import report_options
     from tsagent_plugins.tasks.drcik.report import build_section
 
-    return build_section(frame)
+    section = build_section(frame)
+    if report_options().paper:
+        section.messages.append(NO_PAPER_VALUES)
+    return section
 
 
 @hookimpl
@@ -68,9 +77,24 @@ def register_report_sections(register):
 
 
 def _generation_report(path):
+    from tsagent_plugins.tasks.drcik import statistics
     from tsagent_plugins.tasks.drcik.quality.report import build
 
-    return build(path)
+    section, stats = build(path), statistics.build(path)   # audits, then the generated set's statistics
+    return type(section)(section.tables + stats.tables, section.messages + stats.messages,
+                         {**section.figures, **stats.figures})
+
+
+def _release_report(path):
+    from tsagent_plugins.tasks.drcik import statistics
+
+    return statistics.build(path)
+
+
+def _is_release(path):
+    from tsagent_plugins.tasks.drcik import statistics
+
+    return statistics.is_release(path)
 
 
 def _is_generation(path):
@@ -81,5 +105,8 @@ def _is_generation(path):
 
 @hookimpl
 def register_report_folders(register):
-    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D)."""
+    """``harness report GEN_DIR`` for a dr-generate output: its audits and judge calibration (Appendix D) and
+    its dataset statistics; ``harness report RELEASE_DIR`` for any release folder: the statistics."""
     register("drcik-generation", _is_generation, _generation_report)
+    # any other release folder (the public sample, the released files): Tables 5, 6, 7 and Figure 3
+    register("drcik-release", _is_release, _release_report)

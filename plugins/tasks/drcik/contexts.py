@@ -6,10 +6,12 @@ agent's synthesized evidence) into the text a forecaster is given:
 - ``no-context``: nothing;
 - ``background``: the task's ``target_description``.  This is a stand-in: the
   public release omits the original context fields (``background``,
-  ``instruction``, ``constraints``, ``full_text``), so the paper's Background,
-  Original Context and Rewritten Context conditions cannot be reproduced; the
-  last two are listed in :data:`UNAVAILABLE` and the first is flagged
+  ``instruction``, ``constraints``, ``full_text``), so it is flagged
   ``reproduces_paper = False`` so reports can say so;
+- ``original-context`` / ``rewritten-context``: the CAF task's own context and its step-3 rewrite, given
+  only where the task carries them (``generation.original_context`` / ``generation.rewritten_context``,
+  written by ``harness dr-generate``); the public release omits both (:data:`UNAVAILABLE`), so a run asking
+  for them on such tasks is refused before it starts, naming the task and field (:func:`text_problem`);
 - ``supporting-evidence``: the ground-truth evidence items;
 - ``retrospective-only`` / ``prospective-only`` (Appendix K.2, Table 17): the ground-truth evidence items
   of that role only (``annotations.gt_evidence[i].role``); a task that does not mark every item's role
@@ -55,11 +57,13 @@ LABELS_HIDDEN = "labels_hidden"
 #: The evidence-role conditions (Appendix K.2, Table 17): only tasks marking each item's role can be given them.
 ROLE_CONDITIONS = ("retrospective-only", "prospective-only")
 
-#: Paper conditions that the public release cannot reproduce, and why.
-UNAVAILABLE: dict[str, str] = {
-    "original-context": "the release omits the original CAF context (background, instruction, "
-                        "constraints, full_text)",
-    "rewritten-context": "the release omits the rewritten context (task-generation step 3 output)",
+#: Paper conditions given only where the task carries their text (``harness dr-generate`` output writes
+#: both under ``generation``): condition -> (the task field, why the public release cannot give it).
+UNAVAILABLE: dict[str, tuple[str, str]] = {
+    "original-context": ("generation.original_context", "the release omits the original CAF context "
+                                                        "(background, instruction, constraints, full_text)"),
+    "rewritten-context": ("generation.rewritten_context", "the release omits the rewritten context "
+                                                          "(task-generation step 3 output)"),
 }
 
 
@@ -161,6 +165,36 @@ def _role_only(role: str):
     return build
 
 
+def carried_text(task: DrcikTask, condition: str) -> str | None:
+    """The text of ``original-context`` / ``rewritten-context`` the task carries (None: it carries none).
+    The original context is the CAF task's (``background``, ``scenario``, ``constraints``, one paragraph
+    each, as the generation pipeline reads it), the rewritten one the step-3 rewrite (Section 4.1)."""
+    generation = task.metadata.get("generation")
+    value = generation.get(UNAVAILABLE[condition][0].split(".", 1)[1]) if isinstance(generation, dict) else None
+    if isinstance(value, dict):
+        value = "\n\n".join(str(value[k]).strip() for k in ("background", "scenario", "constraints")
+                             if isinstance(value.get(k), str) and value[k].strip())
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def text_problem(task: DrcikTask, condition: str) -> str | None:
+    """Why ``task`` cannot be given ``condition`` (one of :data:`UNAVAILABLE`; None: it carries the text)."""
+    if carried_text(task, condition) is not None:
+        return None
+    field_name, why = UNAVAILABLE[condition]
+    return (f"task {task.benchmark_id}: {field_name} is not given: {why}; tasks written by `harness dr-generate` "
+            "carry it")
+
+
+def _carried(condition: str):
+    def build(task, _dr):
+        text = carried_text(task, condition)
+        if text is None:
+            raise ValueError(text_problem(task, condition))
+        return ContextText(text, OK, 1)
+    return build
+
+
 def _supporting_documents(task, _dr):
     docs = [d for d in task.documents if d.role == SUPPORTING]
     if not docs:
@@ -215,6 +249,10 @@ CONDITIONS: dict[str, ContextCondition] = {
                          "the observed history (Appendix K.2)", _role_only(RETROSPECTIVE)),
         ContextCondition("prospective-only", "Prospective only: the ground-truth evidence items that describe the "
                          "forecast window (Appendix K.2)", _role_only(PROSPECTIVE)),
+        ContextCondition("original-context", "Original Context: the CAF task's own context (tasks written by "
+                         "dr-generate)", _carried("original-context")),
+        ContextCondition("rewritten-context", "Rewritten Context: the step-3 rewrite of the original context "
+                         "(tasks written by dr-generate)", _carried("rewritten-context")),
         ContextCondition("supporting-documents", "Supp. docs: raw text of the supporting documents",
                          _supporting_documents),
         ContextCondition("dr-evidence", "DR-synthesized Evidence: every item of the DR agent's evidence",
@@ -229,8 +267,6 @@ CONDITIONS: dict[str, ContextCondition] = {
 
 def get(name: str) -> ContextCondition:
     """The condition named ``name``; ValueError naming the known ones (or why it is unavailable)."""
-    if name in UNAVAILABLE:
-        raise ValueError(f"context condition {name!r} cannot be reproduced: {UNAVAILABLE[name]}")
     try:
         return CONDITIONS[name]
     except KeyError:

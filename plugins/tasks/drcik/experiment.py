@@ -239,13 +239,9 @@ def validate_submission(folder: Path | str, tasks: list[DrcikTask], hidden_only:
         except (ValueError, RecursionError) as exc:
             report.errors.append(f"{where}: invalid JSON ({getattr(exc, 'msg', type(exc).__name__)})")
             continue
-        task_id = entry.get("benchmark_id") if isinstance(entry, dict) else None
-        if task_id not in expected:
-            report.errors.append(f"{where}: benchmark_id: unknown or unexpected task {task_id!r}")
+        task_id = claim_task_id(entry, where, expected, seen, report.errors)
+        if task_id is None:
             continue
-        if task_id in seen:
-            report.errors.append(f"{where}: benchmark_id: {task_id} appears twice")
-        seen.add(task_id)
         problem = _samples_problem(entry.get("samples"), expected[task_id].horizon)
         if problem:
             report.errors.append(f"{where}: samples: {problem}")
@@ -256,6 +252,19 @@ def validate_submission(folder: Path | str, tasks: list[DrcikTask], hidden_only:
     if missing:
         report.errors.append(f"{path}: no forecast for {len(missing)} task(s): {', '.join(missing[:10])}")
     return report
+
+
+def claim_task_id(entry: object, where: str, expected, seen: set[str], errors: list[str]) -> str | None:
+    """The ``benchmark_id`` of a submission line when it is one of ``expected`` (marked seen; a repeat is an
+    error), else None with the error naming ``where`` (file:line) and the field."""
+    task_id = entry.get("benchmark_id") if isinstance(entry, dict) else None
+    if task_id not in expected:
+        errors.append(f"{where}: benchmark_id: unknown or unexpected task {task_id!r}")
+        return None
+    if task_id in seen:
+        errors.append(f"{where}: benchmark_id: {task_id} appears twice")
+    seen.add(task_id)
+    return task_id
 
 
 def _samples_problem(samples: object, horizon: int) -> str | None:

@@ -38,6 +38,7 @@ TASK = "benchmark_id"
 REQUIRED = (*CELLS, TASK, "status", *METRICS)
 LABELS = {"no-context": "No Context", "background": "Background", "supporting-evidence": "Supporting Evidence",
           "retrospective-only": "Retrospective only", "prospective-only": "Prospective only",
+          "original-context": "Original Context", "rewritten-context": "Rewritten Context",
           "supporting-documents": "Supp. docs", "dr-evidence": "DR Evidence", "verified-dr": "Verified DR"}
 STAND_IN = "†"
 IGNORES_TEXT = "‡"
@@ -175,14 +176,14 @@ def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> T
                        f"(scored tasks per cell: {', '.join(map(str, n_scored)) or '0'}).")
     table.notes.append("Fail: tasks without a valid forecast (the forecaster raised, timed out or returned "
                        "unusable samples), left out of the mean.")
+    absent = "; ".join(f"{name} needs tasks carrying {field} ({why})"
+                       for name, (field, why) in ctx.UNAVAILABLE.items() if name not in contexts)
     if any(stand_ins.values()):
         table.notes.append(f"{STAND_IN} Stand-in: the task's target description. The public release omits the "
-                           "original context, so the paper's Background condition is approximated and "
-                           + "; ".join(f"{name} cannot be reproduced ({why})"
-                                       for name, why in ctx.UNAVAILABLE.items()) + ".")
-    else:
-        table.notes.append("Not reproducible from the public release: "
-                           + "; ".join(f"{name} ({why})" for name, why in ctx.UNAVAILABLE.items()) + ".")
+                           "original context, so the paper's Background condition is approximated"
+                           + (f"; {absent} (tasks written by `harness dr-generate` carry it)." if absent else "."))
+    elif absent:
+        table.notes.append(f"Not in this run: {absent} (tasks written by `harness dr-generate` carry it).")
     if any(_ignores_text(rows, f) for f in forecasters) and len(contexts) > 1:
         table.notes.append(f"{IGNORES_TEXT} Ignores the text context: one forecast per task, scored under every "
                            "condition.")
@@ -261,7 +262,10 @@ def build_section(rows: pd.DataFrame) -> Section:
     if by_agent:
         section, evidence_scores = _with_dr_agents(forecasts, messages)
     else:
-        section = Section(_table2_tables(forecasts), messages)
+        # Figure 5 from the non-DR conditions alone too (e.g. original/rewritten context on generated tasks)
+        figure5 = ({"drcik-figure5": dr_figures.figure5(forecasts)}
+                   if dr_figures.figure5_forecaster(forecasts) is not None else {})
+        section = Section(_table2_tables(forecasts), messages, figure5)
     from tsagent_plugins.tasks.drcik import strata
 
     role_table = strata.table17(forecasts)

@@ -74,6 +74,7 @@ from tsagent_plugins.tasks.drcik.metrics import score_task
 from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
 from tsagent_plugins.tasks.drcik.research_submissions import finish_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
+from tsagent_plugins.tasks.drcik.validate import empty_contact_fields
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,6 +176,13 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
             problems = [p for p in (ctx.role_problem(tasks[t]) for t in self.task_ids(params)) if p]
             if problems:
                 raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(roles)}; "
+                                 f"{problems[0]}")
+        carried = [c for c in params.contexts if c in ctx.UNAVAILABLE]
+        if carried:   # only tasks carrying the original / rewritten context (dr-generate output)
+            tasks = self.tasks(params)
+            problems = [p for c in carried for p in (ctx.text_problem(tasks[t], c) for t in self.task_ids(params)) if p]
+            if problems:
+                raise ValueError(f"params.contexts: {len(problems)} task(s) cannot be given {' / '.join(carried)}; "
                                  f"{problems[0]}")
         if params.dr_evidence and not Path(params.dr_evidence).is_dir():
             raise ValueError(f"params.dr_evidence: no such folder {params.dr_evidence}")
@@ -401,7 +409,9 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                     + ("" if condition.reproduces_paper else " (a stand-in for the paper's condition)"))
                 evidence = params.evidence if params.evidence and condition.needs_dr else None
                 if evidence is not None:
-                    notes += f"; DR evidence from agent profile {evidence.agent!r} (research run {evidence.run})"
+                    # the run folder's name: a local absolute path means nothing to the leaderboard
+                    run_name = Path(evidence.run).name
+                    notes += f"; DR evidence from agent profile {evidence.agent!r} (research run {run_name})"
                 method = f"{entry.name} ({cond_name}" + (f", evidence: {evidence.agent})" if evidence else ")")
                 meta = {"method": method, "organization": params.submission.organization,
                         "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
@@ -422,12 +432,15 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                     return check
 
                 check, replaced = export(Path(run_dir) / "submissions" / key, write, validate)
-                out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings}
+                out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings,
+                            "empty_metadata": empty_contact_fields(meta)}
                 if not replaced:
                     kept.append(key)
         messages = [f"submission {key}: " + ("valid" if check["ok"] else
                                              f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}"
                                              + ("; the earlier valid export is kept" if key in kept else ""))
+                    + (f"; metadata {' and '.join(check['empty_metadata'])} empty (params.submission)"
+                       if check["empty_metadata"] else "")
                     for key, check in out.items()]
         failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
         messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"

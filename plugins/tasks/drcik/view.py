@@ -388,7 +388,7 @@ def text(episode: EpisodeView) -> EpisodeText:
                        failure=row.get("reason") or None)
 
 
-PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True,
+PAGE = ViewPage(template="drcik", metric="scrps", metric_label="sCRPS", lower_is_better=True, spread="se",
                 conditions=CONDITIONS, agent_column="forecaster", render=render, labels_public=labels_public,
                 board_columns=tuple((column, label, lower) for _, column, label, lower in DR_FIELDS),
                 hidden_columns=HIDDEN_COLUMNS, run_columns=run_columns, compare_key=compare_key, compare=compare,

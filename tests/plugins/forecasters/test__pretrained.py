@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -178,3 +180,23 @@ def test_sample_path_models_take_one_request_at_a_time_and_an_uninstalled_family
     assert Sampler(batch_size=8).batch_size == 1 and Linear(batch_size=8).batch_size == 8
     out = Missing().forecast_batch(_requests(2))
     assert all(isinstance(o, ForecastError) and "missing-family is not installed" in str(o) for o in out)
+
+
+def test_each_family_installs_its_own_requirements_so_test_and_chronos_extras_suffice():
+    """tirex-ts imports scikit-learn and uni2ts imports toolz (issue 38): each family's extra declares them, and the
+    install script's resolver step installs the extra less what the family's no-deps list pins."""
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[3]
+    script = repo / "scripts" / "install-forecasters.sh"
+    body = script.read_text()
+    reqs = body[body.index("reqs() {"):body.index("\n}\n", body.index("reqs() {")) + 3]
+    out = {}
+    for family in ("timesfm", "tirex", "moirai", "toto"):
+        proc = subprocess.run(["bash", "-c", f'{reqs}\nPY="$1"; reqs {family}', "-", sys.executable],
+                              capture_output=True, text=True, cwd=repo, check=True)
+        out[family] = proc.stdout.split()
+    assert out["tirex"] == ["torch", "scikit-learn>=1.3"] and "toolz>=0.12" in out["moirai"]
+    assert out["timesfm"] == ["torch"]                                # timesfm itself goes in --no-deps
+    assert not any(r.startswith(("uni2ts", "gluonts", "lightning", "toto-ts")) for r in out["moirai"] + out["toto"])

@@ -12,6 +12,7 @@ import pandas as pd
 
 from harness.reporting import Section, report_options
 from tsagent_plugins.tasks.tracebench.report import figures as figs
+from tsagent_plugins.tasks.tracebench.report import paper
 from tsagent_plugins.tasks.tracebench.report import tables as tabs
 from tsagent_plugins.tasks.tracebench.report.table23 import table23
 
@@ -28,6 +29,7 @@ def build_section(rows: pd.DataFrame) -> Section:
     if others:
         out.messages.append(f"rows in other settings ({', '.join(others)}) appear only in per-simulator tables")
     agents = tabs.agent_order(frame)
+    missing = tabs.unsupported(frame)  # what these rows cannot make, each with why
     for table in (tabs.table1(frame, agents), tabs.resources_table(frame, agents)):
         if table is not None:
             out.tables.append(table)
@@ -36,6 +38,9 @@ def build_section(rows: pd.DataFrame) -> Section:
     t23 = table23(frame, agents, options.excluded_profiles, options.alpha)
     if t23 is not None:
         out.tables.append(t23)
+    else:
+        missing.append("Table 23 not made: no two agents, noise levels, submission modes or matched ablations "
+                       "share a simulator-seed pair")
     if options.with_figures:
         main_result = figs.main_result_figure(frame, agents)
         if main_result is not None:
@@ -45,4 +50,9 @@ def build_section(rows: pd.DataFrame) -> Section:
         if resource is not None:
             out.figures["figure4-resources"] = resource
         out.figures.update(figs.cost_figures(frame, agents))
+    if options.paper:
+        out.tables, without = paper.with_paper(out.tables)
+        if without:
+            missing.append(f"--paper: the paper has no values for {', '.join(without)}")
+    out.messages += missing
     return out

@@ -98,11 +98,10 @@ def _select(frame: pd.DataFrame, **equal: Any) -> pd.DataFrame:
 
 def _episode_means(frame: pd.DataFrame, column: str) -> pd.Series:
     """``column`` per episode identity (mean over duplicate rows), NaN dropped."""
-    if column not in frame.columns:
-        return pd.Series(dtype=float)
+    if column not in frame.columns:  # indexed like a grouped series, so callers may drop or read its levels
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=KEYS))
     values = pd.to_numeric(frame[column], errors="coerce")
-    grouped = frame.assign(_v=values).dropna(subset=["_v"]).groupby(KEYS)["_v"].mean()
-    return grouped
+    return frame.assign(_v=values).dropna(subset=["_v"]).groupby(KEYS)["_v"].mean()
 
 
 def _mean(values: pd.Series) -> float | None:
@@ -117,6 +116,35 @@ def _agg(rows: pd.DataFrame, column: str) -> tuple[float | None, float | None, i
         return None, None, 0
     sims = series.index.get_level_values("simulator")
     return float(series.mean()), within_simulator_sd(series.to_numpy(), list(sims)), int(series.size)
+
+
+# -- what a subset of the experiment cannot make -------------------------------------------------
+
+def unsupported(frame: pd.DataFrame) -> list[str]:
+    """One message per TraceBench table or figure that ``frame`` (any subset of the main experiment and
+    its ablations) cannot make, naming it and why; the tables it can make are built regardless."""
+    settings = set(frame["setting"])
+    main = frame[frame["setting"] == "main"]
+    out = []
+    if main.empty:
+        why = (f"no main-setting episode (domain context, {MAIN_EXAMPLES} labeled examples per class; "
+               f"these rows hold {', '.join(SETTING_LABELS.get(s, s) for s in sorted(settings))})")
+        out += [f"{name} not made: {why}" for name in ("Table 1", "Resource-use table and Figure 4",
+                                                        "Main-result figure", "Confusion matrices",
+                                                        "Accuracy-cost figures")]
+    else:
+        if "heldout_accuracy" not in main.columns or main["heldout_accuracy"].isna().all():
+            out.append("Table 1: no held-out column (no programmatic episode with a held-out accuracy)")
+        if not (main["submission"] == "direct").any():
+            out.append("Confusion matrices not made: no main-setting direct episode (they count direct predictions)")
+        if "cost_usd" not in main.columns or main["cost_usd"].isna().all():
+            out.append("Accuracy-cost figures not made: no main-setting episode records a cost (no priced model "
+                       "calls, e.g. classical baselines only)")
+    if not settings & {"no-examples", "no-context"}:
+        out.append("Table 2 not made: no ablation rows (no-context or no-examples)")
+    elif main.empty:
+        out.append("Table 2: changes not computed (no main-setting episode to match the ablations against)")
+    return out
 
 
 # -- Table 1 -------------------------------------------------------------------------------------

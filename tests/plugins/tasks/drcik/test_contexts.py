@@ -20,12 +20,11 @@ def task():
 
 def test_registry_names():
     assert list(CONDITIONS) == ["no-context", "background", "supporting-evidence", "retrospective-only",
-                                "prospective-only", "supporting-documents", "dr-evidence", "dr-report", "verified-dr"]
+                                "prospective-only", "original-context", "rewritten-context", "supporting-documents",
+                                "dr-evidence", "dr-report", "verified-dr"]
     assert set(UNAVAILABLE) == {"original-context", "rewritten-context"}
     assert not CONDITIONS["background"].reproduces_paper
     assert all(c.reproduces_paper for n, c in CONDITIONS.items() if n != "background")
-    with pytest.raises(ValueError, match="cannot be reproduced: the release omits the original"):
-        contexts.get("original-context")
     with pytest.raises(ValueError, match="unknown context condition 'oracle'"):
         contexts.get("oracle")
 

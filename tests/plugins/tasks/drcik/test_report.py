@@ -81,7 +81,8 @@ def test_table2_cells_by_hand(run_dir):
     assert all(d["hidden"] == 1 and d["undefined"] == 1 for d in table.data)
     notes = "\n".join(table.notes)
     assert "† Stand-in: the task's target description" in notes
-    assert "original-context cannot be reproduced" in notes and "rewritten-context cannot be reproduced" in notes
+    assert "original-context needs tasks carrying generation.original_context" in notes
+    assert "rewritten-context needs tasks carrying generation.rewritten_context" in notes
     assert "‡ Ignores the text context" in notes
     assert "labels hidden (forecasts exported, not scored): h1." in notes
     assert "undefined scale (mean |y| = 0 over the forecast window, not scored): u1." in notes

@@ -130,7 +130,7 @@ def test_run_json_records_validation(cli_run):
     submissions = finished(out)["submissions"]
     assert set(submissions) == {f"{f}__{c}" for f in ("naive", "ses") for c in ("no-context", "supporting-evidence")}
     check = submissions["naive__no-context"]
-    assert check["ok"] and check["errors"] == []
+    assert check["ok"] and check["errors"] == [] and check["empty_metadata"] == ["organization", "contact"]
     assert sum("the leaderboard asks for at least 100" in w for w in check["warnings"]) == 3
 
 
@@ -149,7 +149,8 @@ def test_spec_file_with_overrides(tmp_path):
         ["task_163", 100, 4, "background", "ok"]]
     assert bool(rows["reproduces_paper"].iloc[0]) is False
     check = finished(tmp_path / "run")["submissions"]["naive__background"]
-    assert check == {"ok": True, "errors": [], "warnings": []}      # 100 samples and full metadata
+    # 100 samples and full metadata: no organization/contact named empty
+    assert check == {"ok": True, "errors": [], "warnings": [], "empty_metadata": []}
     meta = json.loads((tmp_path / "run" / "submissions" / "naive__background" / "metadata.json").read_text())
     assert meta["organization"] == "Lab" and "stand-in" in meta["notes"]
 
@@ -171,8 +172,6 @@ def test_shipped_specs_load():
 
 
 @pytest.mark.parametrize("params,problem", [
-    ({"forecasters": ["naive"], "contexts": ["original-context"]},
-     "params.contexts: context condition 'original-context' cannot be reproduced"),
     ({"forecasters": ["naive"], "contexts": ["no-context", "no-context"]}, "a context condition is listed twice"),
     ({"forecasters": ["naive"], "samples": 0}, "params.samples: Input should be greater than or equal to 1"),
     ({"forecasters": []}, "forecasting episodes need at least one forecaster"),
