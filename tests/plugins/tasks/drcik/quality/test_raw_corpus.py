@@ -7,7 +7,7 @@ import json
 
 from tests.support.paths import REPO
 from tsagent_plugins.tasks.drcik.generation import caf
-from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 from tsagent_plugins.tasks.drcik.quality import raw_corpus
 
 from .conftest import task, write_release

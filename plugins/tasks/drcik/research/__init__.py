@@ -1,0 +1,4 @@
+"""Dr-CiK Level 2, deep research (paper Sections 5.3-5.4, Appendix G, H.1): research episodes (:mod:`.episodes`),
+the agent's outputs and the release's files (:mod:`.outputs`, :mod:`.submissions`), the DR metrics
+(:mod:`.metrics`) and their inputs (:mod:`.inputs`), judging a run (:mod:`.scoring`, ``harness dr-score`` in
+:mod:`.cli`) and a research run as the input of the DR context conditions (:mod:`.as_context`)."""
