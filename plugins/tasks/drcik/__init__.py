@@ -3,7 +3,8 @@
 The package is the paper's pipeline, one folder per stage (``README.md`` beside this file maps each
 section, table and figure to its file and command).  The plugin's face is here: :mod:`.template` (the
 ``drcik`` task template run by ``harness run``), :mod:`.spec` (its params), :mod:`.columns` (its results
-columns) and :mod:`.view` (its ``harness view`` pages).  The embedded public sample (3 tasks, CC BY 4.0)
+columns), :mod:`.view` (its ``harness view`` pages) and :mod:`.cli` (``harness dr-score``: judge a research run,
+print Table 3; it spans research and report, so it sits above both).  The embedded public sample (3 tasks, CC BY 4.0)
 lives in ``data/sample`` with its attribution.
 
 - :mod:`.dataset`: the release read in (task files, the flat layout, frequencies, difficulty labels, the
@@ -12,7 +13,7 @@ lives in ``data/sample`` with its attribution.
   batched chunks, sMAE / sRMSE / sCRPS, the release's submission files);
 - :mod:`.research`: Level 2, one task x one deep-research agent in a sandbox (workspace and scoring, the
   agent's outputs and the release's export files, the DR metrics of Appendix H.1 and their inputs,
-  judging a research run and ``harness dr-score``, a research run as the DR conditions' input);
+  judging a research run, a research run as the DR conditions' input);
 - :mod:`.report`: ``harness report`` (Table 2, the deep-research tables, the figures, tables by stratum);
 - :mod:`.generation` and :mod:`.quality`: ``harness dr-generate`` and its quality control
   (``dr-audit``, ``dr-calibrate``).

@@ -371,7 +371,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
-            return finish_research(self.tasks(params), params, rows, Path(run_dir))
+            return finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
+                                   judge=params.judge)
         import pandas as pd  # imported on use: pandas is slow to load
 
         frame = pd.DataFrame(rows)

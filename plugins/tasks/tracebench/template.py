@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
@@ -68,19 +69,6 @@ RECIPES_FILE = "recipes.json"
 Progress = Callable[[int, int], None]
 PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
 """``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``tsagent_plugins.tasks.tracebench.pool``)."""
-
-
-#: The paper's condition slugs (Section 4.5): slug -> (noise, submission, context, labeled examples).
-PAPER_CONDITIONS = {
-    "gentle-cloud": ("low", "direct", True, True),
-    "gentle-pine": ("high", "direct", True, True),
-    "gentle-flame": ("low", "programmatic", True, True),
-    "gentle-orbit": ("high", "programmatic", True, True),
-    "frost-pine": ("high", "direct", True, False),
-    "frost-orbit": ("high", "programmatic", True, False),
-    "gentle-harbor": ("high", "direct", False, True),
-    "gentle-tide": ("high", "programmatic", False, True),
-}
 
 
 class ReleasedPoolRef(BaseModel):
@@ -326,7 +314,7 @@ class TracebenchTemplate(AgentTaskTemplate):
     def _pool(self, sim: Simulator, params: TracebenchParams, progress: Progress | None = None) -> Any:
         """The generated pool, or the released one when ``params.pool`` is set."""
         if params.pool is not None:
-            from tsagent_plugins.tasks.tracebench.released import load_released
+            from tsagent_plugins.tasks.tracebench.released import load_released  # numpy, pandas, pyarrow: on use
 
             key = ("released", sim.name, str(Path(params.pool.path).resolve()))
             if key not in _pool_cache:

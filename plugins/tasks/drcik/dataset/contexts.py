@@ -225,6 +225,8 @@ CONDITIONS: dict[str, ContextCondition] = {
                          _verified_dr, needs_dr=True),
     )
 }
+#: The DR conditions (those reading a DR agent's output), in table order: the columns of Table 2 given per DR agent.
+DR_CONDITIONS = tuple(name for name, c in CONDITIONS.items() if c.needs_dr)
 
 
 def get(name: str) -> ContextCondition:

@@ -19,8 +19,10 @@ be downloaded here); the test fixture ``tests/fixtures/drcik/flat`` is hand-made
 to this description.  Each table is ``<name>.parquet``, ``<name>.jsonl`` or a
 folder ``<name>/`` of such files (e.g. ``tasks/train-00000-of-00001.parquet``),
 optionally under ``data/``.  Each task row is converted into the release's
-nested task format and parsed by :func:`tsagent_plugins.tasks.drcik.dataset.loader.parse_task`,
-so every data rule applies identically.
+nested task format (:func:`flat_records`), which
+:func:`tsagent_plugins.tasks.drcik.dataset.loader.load_tasks` parses with
+:func:`~tsagent_plugins.tasks.drcik.dataset.loader.parse_task`, so every data rule applies identically
+(this module knows the layout, the loader the task format: it imports this one, never the reverse).
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+from harness import ConfigError, lazy_module
 
-from harness import ConfigError
+if TYPE_CHECKING:  # numpy and pandas load when a flat layout is read, not when the plugin registers
+    import numpy as np
+    import pandas as pd
+else:
+    np = lazy_module("numpy")
+    pd = lazy_module("pandas")
 
 TABLES = ("tasks", "documents", "task_documents")
 _SHOWCASE_COLUMNS = {"entity_name", "entity_type", "profile_id", "profile_name", "profile_details",
@@ -137,10 +143,9 @@ def task_record(row: dict, links: list[dict], texts: dict[str, dict], file: Path
     }
 
 
-def load_flat(root: Path | str) -> list:
-    """Load every task of a flat layout folder into :class:`~tsagent_plugins.tasks.drcik.dataset.loader.DrcikTask` objects."""
-    from tsagent_plugins.tasks.drcik.dataset.loader import parse_task
-
+def flat_records(root: Path | str) -> list[tuple[dict, str]]:
+    """Every task of a flat layout folder as ``(record, source)``: the record in the release's nested task
+    format, the source naming the tasks table and the task (``<file>#<benchmark_id>``) for error messages."""
     root = Path(root)
     tasks = _read_table(root, "tasks")
     documents = _read_table(root, "documents")
@@ -160,5 +165,5 @@ def load_flat(root: Path | str) -> list:
     out = []
     for row in tasks.to_dict("records"):
         record = task_record(row, by_task.get(str(row["benchmark_id"]), []), texts, file)
-        out.append(parse_task(record, f"{file}#{record['benchmark_id']}"))
+        out.append((record, f"{file}#{record['benchmark_id']}"))
     return out

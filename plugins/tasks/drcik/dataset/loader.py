@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import ConfigError, lazy_module
+from tsagent_plugins.tasks.drcik.dataset import flat
 from tsagent_plugins.tasks.drcik.dataset.difficulty import LEVELS
 from tsagent_plugins.tasks.drcik.dataset.frequency import FrequencyError, parse_frequency, seasonal_period
 
@@ -397,10 +398,8 @@ def load_tasks(path: Path | str | None = None) -> list[DrcikTask]:
         return [load_task_file(path)]
     if not path.is_dir():
         raise ConfigError(path, ["no such file or folder"])
-    from tsagent_plugins.tasks.drcik.dataset import flat
-
     if flat.is_flat_layout(path):
-        return flat.load_flat(path)
+        return [parse_task(record, source) for record, source in flat.flat_records(path)]
     task_dir = path / "tasks" if (path / "tasks").is_dir() else path
     files = sorted(task_dir.glob("*.json"), key=_natural_key)
     manifest = path / "benchmark_manifest.json"

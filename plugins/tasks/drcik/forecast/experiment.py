@@ -33,6 +33,7 @@ from tsagent_plugins.forecasters._common import check_samples
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
 from tsagent_plugins.tasks.drcik.forecast.metrics import FAILED, score_task
+from tsagent_plugins.tasks.drcik.research.outputs import METADATA_FIELDS  # the release's metadata.json, one list
 
 if TYPE_CHECKING:  # numpy and pandas load when an experiment runs, not when the plugin registers
     import numpy as np
@@ -41,7 +42,6 @@ else:
     np = lazy_module("numpy")
 
 SUBMISSION_TYPES = ("agentic", "direct_llm", "ts_model", "statistical", "retrieval")
-METADATA_FIELDS = ("method", "organization", "type", "base_model", "reproduction", "contact", "notes")
 LEADERBOARD_MIN_SAMPLES = 100
 
 

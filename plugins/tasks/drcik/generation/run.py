@@ -10,6 +10,7 @@ from harness import CostCap, ModelClient, RunLimits, read_run_settings
 from tsagent_plugins.tasks.drcik.generation.engine import Engine
 from tsagent_plugins.tasks.drcik.generation.output import summarise, write_json, write_release
 from tsagent_plugins.tasks.drcik.generation.pipeline import Pipeline
+from tsagent_plugins.tasks.drcik.generation.raw_corpus import export as export_corpus_a
 
 
 def open_clients(profiles: dict[str, Any], log_dir: Path, backend: str | None, options: dict,
@@ -53,8 +54,6 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
         for client in {id(c): c for c in clients.values()}.values():
             client.stop()
     written = write_release(out, states, spec.hops, spec.split, spec.distractors_per_subtype, spec.name)
-    from tsagent_plugins.tasks.drcik.quality.raw_corpus import export as export_corpus_a
-
     export_corpus_a(out, tasks)  # corpus A of Appendix D.1 (Table 10), beside the generated corpus
     summary = summarise(out / "generation")
     summary["output"] = written

@@ -33,7 +33,10 @@ import numpy as np
 import pandas as pd
 
 from harness import DASH, Table
-from tsagent_plugins.tasks.drcik.dataset.contexts import ROLE_CONDITIONS
+from tsagent_plugins.tasks.drcik.dataset.contexts import DR_CONDITIONS, ROLE_CONDITIONS
+from tsagent_plugins.tasks.drcik.report import strata
+from tsagent_plugins.tasks.drcik.research import metrics as m
+from tsagent_plugins.tasks.drcik.research.scoring import scored, task_scores
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -41,9 +44,19 @@ if TYPE_CHECKING:
 #: Context conditions of Figure 5, in the paper's order (Section 5.4, Appendix F).
 FIGURE5_ORDER = ("no-context", "supporting-evidence", "original-context", "rewritten-context",
                  "supporting-documents", "background", "dr-evidence", "verified-dr", "dr-report")
-DR_CONDITIONS = ("dr-evidence", "dr-report", "verified-dr")
 #: The judge Table 11 compares the others with, when it scored the run (the paper's judge).
 DEFAULT_JUDGE = "llm-judge"
+#: Figure 16's distractor subtypes, in the release's order.
+SUBTYPE_ORDER = list(m.SUBTYPES)
+
+
+def _pct(value: float | None) -> str:
+    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
+
+
+
+def _agents(rows: list[dict]) -> list[str]:
+    return list(dict.fromkeys(r["agent"] for r in rows))
 
 
 def agent_colours(agents) -> dict[str, str]:
@@ -213,10 +226,8 @@ def figure5(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
 
 def figure6(dr_rows: list[dict]) -> "Figure":
     """Figure 6: per data subtype, the share of that subtype's documents (in the evaluated tasks) cited in
-    their own task, one bar per DR agent (:func:`.research_tables.subtype_shares`)."""
+    their own task, one bar per DR agent (:func:`subtype_shares`)."""
     from harness import new_figure, no_data, outside_legend
-    from tsagent_plugins.tasks.drcik.research import metrics as m
-    from tsagent_plugins.tasks.drcik.report.research_tables import SUBTYPE_ORDER, subtype_shares
 
     shares = subtype_shares(dr_rows)
     fig = new_figure(figsize=(9, 4.2))
@@ -263,8 +274,6 @@ def figure8(rows: pd.DataFrame, dr_rows: list[dict] = ()) -> "Figure":
 
 def table11(scores: list[dict]) -> Table | None:
     """Table 11 (multi-judge sensitivity) when two or more judges scored the same research runs; else None."""
-    from tsagent_plugins.tasks.drcik.research import metrics as m
-    from tsagent_plugins.tasks.drcik.research.scoring import scored, task_scores
 
     groups: dict[str, list[dict]] = {}
     for r in scored(scores):
@@ -306,8 +315,6 @@ def not_shown(scores: list[dict], forecasts: pd.DataFrame | None) -> Table | Non
     """The Dr-CiK tables and figures the data cannot give, each with what it needs (None: every one shown).
     ``scores``: the DR metric rows of every judged research run the report reads (research runs and the
     evidence runs of forecasting rows); ``forecasts``: the forecasting rows (None: none)."""
-    from tsagent_plugins.tasks.drcik.report import strata
-    from tsagent_plugins.tasks.drcik.research.scoring import scored
 
     judges = {r.get("judge_label") for r in scores}
     contexts = set(forecasts["context"]) if forecasts is not None and "context" in forecasts.columns else set()
@@ -348,14 +355,50 @@ def not_shown(scores: list[dict], forecasts: pd.DataFrame | None) -> Table | Non
     return table
 
 
+def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
+    """Per agent and data subtype: unique own-task distractors of that subtype cited / all of that
+    subtype in the evaluated tasks (Appendix I.2), from the rows' ``in_task_*`` and ``universe_*``."""
+    out = {}
+    rows = scored(rows)
+    for agent in _agents(rows):
+        mine = {r["benchmark_id"]: r for r in rows if r["agent"] == agent}
+        out[agent] = {}
+        for sub in SUBTYPE_ORDER:
+            universe = sum(r.get(f"universe_{sub}", 0) for r in mine.values())
+            cited = sum(r.get(f"in_task_{sub}", 0) for r in mine.values())
+            out[agent][sub] = cited / universe if universe else None
+    return out
+
+
+def figure16_table(rows: list[dict]) -> Table:
+    """Figure 16 as numbers: in-task vs cross-task distractor citations, citations and share by subtype."""
+    label = rows[0]["judge_label"]
+    rows = scored(rows)
+    shares = subtype_shares(rows)
+    header = ["DR agent", "In-task distractors", "Cross-task documents",
+              *[f"{m.SUBTYPES[s]} (share)" for s in SUBTYPE_ORDER]]
+    table = Table("drcik-figure16", "Dr-CiK Figure 16. Distractor citations per DR agent: in-task vs cross-task, "
+                  "and in-task citations by subtype (unique documents; share of that subtype's documents in the "
+                  "evaluated tasks)", header)
+    for agent in _agents(rows):
+        mine = [r for r in rows if r["agent"] == agent]
+        subs = {s: sum(r.get(f"in_task_{s}", 0) for r in mine) for s in SUBTYPE_ORDER}
+        table.add(agent, [str(sum(subs.values())), str(sum(r["cross_task"] for r in mine)),
+                          *[f"{subs[s]} ({_pct(shares[agent][s])})" for s in SUBTYPE_ORDER]])
+        table.data.append({"agent": agent, "in_task": sum(subs.values()), "cross_task": sum(r["cross_task"] for r in mine),
+                           **{f"in_task_{s}": subs[s] for s in SUBTYPE_ORDER},
+                           **{f"share_{s}": shares[agent][s] for s in SUBTYPE_ORDER}})
+    table.notes.append(f"Citation counts do not depend on the judge ({label} rows used). Cross-task documents are "
+                       "any other task's documents, supporting or distractor.")
+    return table
+
+
 def figure16(rows: list[dict]):
     """Figure 16 (matplotlib Figure): left, in-task vs cross-task distractor citations per agent;
     right, in-task distractor citations by subtype per agent."""
     from matplotlib.ticker import MaxNLocator
 
     from harness import new_figure, outside_legend
-    from tsagent_plugins.tasks.drcik.research import metrics as m
-    from tsagent_plugins.tasks.drcik.report.research_tables import SUBTYPE_ORDER, figure16_table
 
     data = {d["agent"]: d for d in figure16_table(rows).data}
     agents = sorted(data)

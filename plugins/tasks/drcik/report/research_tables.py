@@ -27,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from harness import DASH, Table, fmt_pm
+from tsagent_plugins.tasks.drcik.dataset.contexts import CONDITIONS, DR_CONDITIONS
+from tsagent_plugins.tasks.drcik.report import strata
+from tsagent_plugins.tasks.drcik.report.figures import _agents, _pct, agent_colours, figure6, figure16, figure16_table, table11
 from tsagent_plugins.tasks.drcik.research import metrics as m
-from tsagent_plugins.tasks.drcik.report.figures import figure16
 from tsagent_plugins.tasks.drcik.research.scoring import failed, scored, task_scores
 
 if TYPE_CHECKING:
@@ -38,14 +40,8 @@ MIN_N = 10
 #: Figure 7: points closer than this share of each axis span count as coinciding and are shifted by
 #: it; larger than the TraceBench figures' default because a hops axis has few, widely spaced values.
 FIGURE7_STEP = 0.03
-DR_CONDITIONS = ("dr-evidence", "dr-report", "verified-dr")
-SUBTYPE_ORDER = list(m.SUBTYPES)
 S_T_NOTE = ("Supporting-document recall uses the task's supporting documents S_t: the public release gives "
             "no per-item required-document set R_e (Appendix H.1).")
-
-
-def _pct(value: float | None) -> str:
-    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
 
 
 def _mean_se(values: list[float]) -> tuple[float | None, float | None]:
@@ -69,10 +65,6 @@ def by_judge(rows: list[dict]) -> dict[str, list[dict]]:
     for r in rows:
         out.setdefault(r["judge_label"], []).append(r)
     return out
-
-
-def _agents(rows: list[dict]) -> list[str]:
-    return list(dict.fromkeys(r["agent"] for r in rows))
 
 
 def _judge_notes(label: str, rows: list[dict]) -> list[str]:
@@ -184,44 +176,6 @@ def figure7_table(rows: list[dict]) -> Table:
     return table
 
 
-def subtype_shares(rows: list[dict]) -> dict[str, dict[str, float | None]]:
-    """Per agent and data subtype: unique own-task distractors of that subtype cited / all of that
-    subtype in the evaluated tasks (Appendix I.2), from the rows' ``in_task_*`` and ``universe_*``."""
-    out = {}
-    rows = scored(rows)
-    for agent in _agents(rows):
-        mine = {r["benchmark_id"]: r for r in rows if r["agent"] == agent}
-        out[agent] = {}
-        for sub in SUBTYPE_ORDER:
-            universe = sum(r.get(f"universe_{sub}", 0) for r in mine.values())
-            cited = sum(r.get(f"in_task_{sub}", 0) for r in mine.values())
-            out[agent][sub] = cited / universe if universe else None
-    return out
-
-
-def figure16_table(rows: list[dict]) -> Table:
-    """Figure 16 as numbers: in-task vs cross-task distractor citations, citations and share by subtype."""
-    label = rows[0]["judge_label"]
-    rows = scored(rows)
-    shares = subtype_shares(rows)
-    header = ["DR agent", "In-task distractors", "Cross-task documents",
-              *[f"{m.SUBTYPES[s]} (share)" for s in SUBTYPE_ORDER]]
-    table = Table("drcik-figure16", "Dr-CiK Figure 16. Distractor citations per DR agent: in-task vs cross-task, "
-                  "and in-task citations by subtype (unique documents; share of that subtype's documents in the "
-                  "evaluated tasks)", header)
-    for agent in _agents(rows):
-        mine = [r for r in rows if r["agent"] == agent]
-        subs = {s: sum(r.get(f"in_task_{s}", 0) for r in mine) for s in SUBTYPE_ORDER}
-        table.add(agent, [str(sum(subs.values())), str(sum(r["cross_task"] for r in mine)),
-                          *[f"{subs[s]} ({_pct(shares[agent][s])})" for s in SUBTYPE_ORDER]])
-        table.data.append({"agent": agent, "in_task": sum(subs.values()), "cross_task": sum(r["cross_task"] for r in mine),
-                           **{f"in_task_{s}": subs[s] for s in SUBTYPE_ORDER},
-                           **{f"share_{s}": shares[agent][s] for s in SUBTYPE_ORDER}})
-    table.notes.append(f"Citation counts do not depend on the judge ({label} rows used). Cross-task documents are "
-                       "any other task's documents, supporting or distractor.")
-    return table
-
-
 def figure7(rows: list[dict]):
     """Figure 7 (matplotlib Figure): pooled evidence recall (%) by reasoning hops, one line per agent.
 
@@ -231,7 +185,6 @@ def figure7(rows: list[dict]):
     Figure 7 table holds the exact values); the legend is outside the axes.  An (agent, hops) group
     with no evidence items has no recall and draws no point."""
     from harness import new_figure, no_data, outside_legend, series_style, spread_coinciding
-    from tsagent_plugins.tasks.drcik.report.figures import agent_colours
 
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
     agents = _agents(scored(rows))
@@ -264,7 +217,6 @@ def figure7(rows: list[dict]):
 def dr_figures(rows: list[dict]) -> dict[str, "Figure"]:
     """Figure 16 (citations do not depend on the judge: the first judge's rows) and one Figure 7 per
     judge, keyed ``drcik-figure16`` and ``drcik-figure7-<judge>`` (``harness report`` saves them as PNG)."""
-    from tsagent_plugins.tasks.drcik.report.figures import figure6
 
     figures = {}
     groups = by_judge(rows)
@@ -282,9 +234,6 @@ def dr_tables(rows: list[dict]) -> list[Table]:
     """Table 3, Table 14 (by origin), Figure 7 numbers per judge, and where their data exists Tables 10
     (two corpora), 15 (difficulty labels) and 16 (evidence roles) per judge (:mod:`.strata`); Figure 16
     numbers; Table 11 when several judges scored the runs."""
-    from tsagent_plugins.tasks.drcik.report import strata
-    from tsagent_plugins.tasks.drcik.report.figures import table11
-
     tables = []
     groups = by_judge(rows)
     for group in groups.values():
@@ -321,7 +270,6 @@ def table2_dr(rows: pd.DataFrame) -> Table:
     (``forecaster``, ``context``, ``agent`` or None, ``n``, ``scrps_mean``, ``scrps_se``, ``best_dr``
     (bold), ``best_overall`` (underlined)).
     """
-    from tsagent_plugins.tasks.drcik.dataset.contexts import CONDITIONS
 
     rows = rows.copy()
     rows["scrps"] = pd.to_numeric(rows["scrps"], errors="coerce")
@@ -464,7 +412,6 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
     table = Table("drcik-table13", "Dr-CiK Table 13. End-to-end forecasting by input source (task origin; sCRPS "
                   "mean ± SE over tasks, lower is better)", ["Forecaster", "Origin", "Column", "sCRPS", "n"])
     rows["column"] = [cell_column(r) for r in rows.to_dict("records")]
-    from tsagent_plugins.tasks.drcik.dataset.contexts import CONDITIONS
 
     rank = {c: i for i, c in enumerate(CONDITIONS)}
     ok = rows[rows["status"] == "ok"]
@@ -477,7 +424,7 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
 
 
 __all__ = ["table3", "table3_by_origin", "figure7_table", "figure16_table", "figure16", "figure7", "dr_figures",
-           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "subtype_shares", "research_section"]
+           "dr_tables", "table2_dr", "figure4_stats", "table2_by_origin", "research_section"]
 
 
 def research_section(rows: pd.DataFrame, with_figures: bool = True):

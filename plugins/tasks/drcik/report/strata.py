@@ -29,8 +29,7 @@ import pandas as pd
 
 from harness import DASH, Table, fmt_pm
 from tsagent_plugins.tasks.drcik.research import metrics as m
-from tsagent_plugins.tasks.drcik.dataset.contexts import ROLE_CONDITIONS
-from tsagent_plugins.tasks.drcik.report.figures import DR_CONDITIONS
+from tsagent_plugins.tasks.drcik.dataset.contexts import DR_CONDITIONS, ROLE_CONDITIONS
 from tsagent_plugins.tasks.drcik.dataset.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.research.scoring import failed, scored, task_scores
 from tsagent_plugins.tasks.drcik.dataset.loader import ROLES

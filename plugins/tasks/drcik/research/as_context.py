@@ -99,7 +99,7 @@ def dr_outputs_from_run(run_dir: Path | str, agent: str | None = None) -> dict[s
 
 
 def forecasting_contexts(run_dir: Path | str, tasks: list[DrcikTask],
-                         conditions: tuple[str, ...] = ("dr-evidence", "dr-report", "verified-dr")
+                         conditions: tuple[str, ...] = ctx.DR_CONDITIONS
                          ) -> list[dict]:
     """One record per (DR agent, task, condition): the text a forecaster is given, its status and
     item count, and the evidence source (``evidence_agent``, ``evidence_run``).  A task the agent did

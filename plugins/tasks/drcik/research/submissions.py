@@ -11,13 +11,14 @@ from harness import UnknownPlugin, get_plugin
 from tsagent_plugins.tasks.drcik.research import outputs as research_out
 from tsagent_plugins.tasks.drcik.research.as_context import first_json_line
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
-from tsagent_plugins.tasks.drcik.spec import DrcikParams
 
 
-def finish_research(tasks: dict[str, DrcikTask], params: DrcikParams, rows: list[dict[str, Any]],
-                    run_dir: Path) -> dict[str, Any]:
+def finish_research(tasks: dict[str, DrcikTask], rows: list[dict[str, Any]], run_dir: Path, *,
+                    metadata: dict[str, str], judge: str | None) -> dict[str, Any]:
     """Merge each agent profile's exported rows into ``submissions/deep_research__<profile>/`` and
-    validate them against the release's rules (corpus = the loaded tasks' documents).
+    validate them against the release's rules (corpus = the loaded tasks' documents).  ``metadata`` and
+    ``judge``: the spec's ``params.metadata`` (overriding the method and base model taken from the profile)
+    and ``params.judge`` (the no-model judge to score the run with; None: none).
 
     A failed episode (the agent crashed, timed out or was refused: ``status`` not ``ok``) gives no
     submission row, not even the empty one its scoring wrote into its key folder: the release's file
@@ -44,7 +45,7 @@ def finish_research(tasks: dict[str, DrcikTask], params: DrcikParams, rows: list
         # the DR method and its base model from the agent profile, unless the spec's metadata says otherwise
         meta = research_out.make_metadata(**{
             "method": f"{profile} ({agents.get(profile) or 'DR agent'})",
-            "base_model": str(models.get(profile) or "unknown"), **params.metadata})
+            "base_model": str(models.get(profile) or "unknown"), **metadata})
         key = f"deep_research__{profile}"
         exported.sort(key=lambda r: str(r.get("benchmark_id")))
         research_out.write_export(run_dir / "submissions" / key, exported, meta)
@@ -62,8 +63,8 @@ def finish_research(tasks: dict[str, DrcikTask], params: DrcikParams, rows: list
         messages.append(f"submission deep_research__{profile}: not written: every episode failed "
                         f"({', '.join(sorted(failed[profile]))})")
     summary = {"submissions": out, "messages": messages}
-    if params.judge:
-        summary["dr_scores"] = judge_research(params.judge, run_dir, messages)
+    if judge:
+        summary["dr_scores"] = judge_research(judge, run_dir, messages)
     return summary
 
 def judge_research(name: str, run_dir: Path, messages: list[str]) -> dict[str, Any]:

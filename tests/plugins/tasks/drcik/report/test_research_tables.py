@@ -13,7 +13,7 @@ from tests.support.drcik_research_runs import GHOST, write_episode
 from harness.cli.report import report as report_cmd
 from tsagent_plugins.judges.lexical import LexicalJudge
 from tsagent_plugins.tasks.drcik.report import research_tables
-from tsagent_plugins.tasks.drcik.research.cli import dr_score
+from tsagent_plugins.tasks.drcik.cli import dr_score
 from tsagent_plugins.tasks.drcik.research.scoring import read_scores, score_run, write_scores
 from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 from tests.support.paths import REPO

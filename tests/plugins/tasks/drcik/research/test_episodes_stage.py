@@ -135,7 +135,7 @@ def test_failed_research_episode_writes_no_submission_row(tmp_path):
     rows = [{**json.loads((tmp_path / "episodes" / n / "row.json").read_text()), "status": s}
             for n, s in (("a", "ok"), ("b", "failed"), ("c", "ok"))]
     params = load_task(REPO / "tasks" / "drcik" / "research-sample.yaml").params
-    summary = finish_research(DrcikTemplate().tasks(params), params, rows, tmp_path)
+    summary = finish_research(DrcikTemplate().tasks(params), rows, tmp_path, metadata=params.metadata, judge=params.judge)
     merged = tmp_path / "submissions" / "deep_research__dr" / out.DEEP_RESEARCH_FILE
     lines = [json.loads(x) for x in merged.read_text().splitlines()]
     assert [r["benchmark_id"] for r in lines] == ["task_163", "task_42"]
@@ -150,7 +150,8 @@ def test_failed_research_episode_writes_no_submission_row(tmp_path):
     assert sorted(DrcikTemplate().research_evidence(str(tmp_path), "dr")) == ["task_163", "task_42"]
     # every episode failed: no file at all, and the message says why
     (tmp_path / "x").mkdir()
-    summary = finish_research(DrcikTemplate().tasks(params), params, [{**r, "status": "failed"} for r in rows], tmp_path / "x")
+    summary = finish_research(DrcikTemplate().tasks(params), [{**r, "status": "failed"} for r in rows], tmp_path / "x",
+                              metadata=params.metadata, judge=params.judge)
     assert not (tmp_path / "x" / "submissions").exists() and summary["submissions"] == {}
     assert summary["messages"][0] == ("submission deep_research__dr: not written: every episode failed "
                                       "(task_163, task_201, task_42)")

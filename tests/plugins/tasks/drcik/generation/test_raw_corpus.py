@@ -8,9 +8,9 @@ import json
 from tests.support.paths import REPO
 from tsagent_plugins.tasks.drcik.generation import caf
 from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
-from tsagent_plugins.tasks.drcik.quality import raw_corpus
+from tsagent_plugins.tasks.drcik.generation import raw_corpus
 
-from .conftest import task, write_release
+from tests.plugins.tasks.drcik.quality.conftest import task, write_release
 
 CAF = REPO / "tasks" / "drcik" / "caf-sample"
 
