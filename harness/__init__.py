@@ -137,6 +137,12 @@ if TYPE_CHECKING:
     # -- bounded readers of agent-controlled output; who owns a leftover (pid + start time) -----
     from harness import untrusted as untrusted
     from harness.sandbox import owner as process_owner
+    # -- results: the one reader of a run's episodes (rows, scores; errors name the file) -------------
+    from harness.store import RowError as RowError
+    from harness.store import episode_rows as episode_rows
+    from harness.store import finished_episodes as finished_episodes
+    from harness.store import read_row as read_row
+    from harness.store import read_score as read_score
     # -- report tables, figures and statistics; view pages ----------------------
     from harness.report.load import ReportError as ReportError
     from harness.report.load import episode_dir as episode_dir

@@ -71,6 +71,12 @@ PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
 """``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``tsagent_plugins.tasks.tracebench.pool``)."""
 
 
+def read_key(key_dir: Path | str) -> dict:
+    """An episode's answer key (``key_dir/key.json``, written by :meth:`TracebenchTemplate.materialize`): the
+    one reader of it.  A missing or malformed key raises (OSError, ValueError): an infrastructure fault."""
+    return json.loads((Path(key_dir) / KEY_FILE).read_text())
+
+
 class ReleasedPoolRef(BaseModel):
     """``params.pool``: run on a downloaded TraceBench release instead of a generated pool.
 
@@ -407,7 +413,7 @@ class TracebenchTemplate(AgentTaskTemplate):
         trajectory for a no-intervention sample.  Raises ValueError when a pair's time
         grid differs from its sample's.
         """
-        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        key = read_key(key_dir)
         sim = self._simulator(params.simulator)
         pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)), None)
         for group, folder in (("test", "test_samples"), ("support", "train_samples")):
@@ -479,5 +485,5 @@ class TracebenchTemplate(AgentTaskTemplate):
         ``heldout_n``, ``heldout_n_invalid``.  Raises only when the answer key is
         missing (an infrastructure fault, not the agent's).
         """
-        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        key = read_key(key_dir)
         return score_episode(Path(workspace), Path(key_dir), key, run_submission)

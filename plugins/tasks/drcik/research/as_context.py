@@ -6,7 +6,8 @@ those episodes into :class:`~tsagent_plugins.tasks.drcik.dataset.contexts.DrOutp
 and run, the pool's ids) that ``dr-evidence``, ``dr-report`` and ``verified-dr`` read.  It is
 the one reader of research outputs for forecasting: :class:`tsagent_plugins.tasks.drcik.template.DrcikTemplate`
 uses it.  An agent's output never raises here (a missing or unreadable output is ``None``: the
-episode is scored as failed with "no DR evidence").
+episode is scored as failed with "no DR evidence"); the files the harness wrote (results rows, scores, research
+keys) are read by their one reader each, whose error names an unreadable file.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness import finished_episodes, read_score
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
 from tsagent_plugins.tasks.drcik.research import outputs as research_out
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
-from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, REPORT_FILE
+from tsagent_plugins.tasks.drcik.research.episodes import REPORT_FILE, read_key
 
 
 def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
@@ -32,7 +34,7 @@ def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
     mapped with ``key/research_key.json``; without a key its ids are taken as release ids.
     """
     folder = Path(folder)
-    details = (_json(folder / "score.json") or {}).get("details")
+    details = (read_score(folder) or {}).get("details")
     if isinstance(details, list) and details and all(isinstance(d, dict) and isinstance(d.get("resolved"), list)
                                                       for d in details):
         claims = [str(d.get("claim", "")) for d in details]
@@ -46,7 +48,7 @@ def research_claims(folder: Path) -> list[ctx.EvidenceClaim] | None:
     if not written.is_file():
         return None
     items, _ = research_out.read_evidence(written)
-    key = _json(folder / "key" / KEY_FILE)
+    key = read_key(folder / "key")
     if key is not None and isinstance(key.get("ids"), dict):
         resolved = research_out.resolve(items, key["ids"]).items
         return [ctx.EvidenceClaim(i.claim, tuple(i.resolved)) for i in resolved]
@@ -63,18 +65,17 @@ def research_output(folder: Path | str, agent: str | None = None) -> ctx.DrOutpu
     if claims is None:
         return None
     report, _ = research_out.read_report(folder / "workspace" / REPORT_FILE)
-    key = _json(folder / "key" / KEY_FILE) or {}
+    key = read_key(folder / "key") or {}
     documents = key.get("documents")
     known = frozenset(documents) if isinstance(documents, dict) else None
     run_dir = folder.parent.parent.resolve()
     return ctx.DrOutput(tuple(claims), report, agent, run_dir.name, known, str(run_dir))
 
 
-def episode_task(folder: Path) -> tuple[str | None, str | None]:
-    """(benchmark_id, agent profile) of a research episode folder from its ``row.json`` (the
+def episode_task(folder: Path, row: dict) -> tuple[str | None, str | None]:
+    """(benchmark_id, agent profile) of a research episode folder from its results ``row`` (the
     benchmark id falls back to the key's); (None, None) when it is not a research episode."""
-    row = _json(folder / "row.json") or {}
-    task_id = row.get("benchmark_id") or (_json(folder / "key" / KEY_FILE) or {}).get("benchmark_id")
+    task_id = row.get("benchmark_id") or (read_key(folder / "key") or {}).get("benchmark_id")
     agent = row.get("profile") or row.get("agent")
     return (task_id if isinstance(task_id, str) else None), (str(agent) if agent else None)
 
@@ -86,13 +87,13 @@ def dr_outputs_from_run(run_dir: Path | str, agent: str | None = None) -> dict[s
     crashed or timed out, even if it left an empty ``evidence.json``) gives no output: its task is
     forecast as "no DR evidence" (failed, counted apart), never as if the agent had found nothing."""
     outputs: dict[str, dict[str, ctx.DrOutput]] = {}
-    for row_file in sorted(Path(run_dir).glob("episodes/*/row.json")):
-        task_id, who = episode_task(row_file.parent)
+    for folder, row in finished_episodes(run_dir):
+        task_id, who = episode_task(folder, row)
         if task_id is None or who is None or (agent is not None and who != agent):
             continue
-        if (_json(row_file) or {}).get("status") not in (None, "ok"):
+        if row.get("status") not in (None, "ok"):
             continue
-        out = research_output(row_file.parent, who)
+        out = research_output(folder, who)
         if out is not None:
             outputs.setdefault(who, {})[task_id] = out
     return outputs
@@ -125,15 +126,6 @@ def first_json_line(path: Path) -> dict | None:
     try:
         with path.open(encoding="utf-8") as fh:
             data = json.loads(fh.readline())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _json(path: Path) -> dict | None:
-    """A JSON object from ``path`` (None when missing, unreadable or not an object)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -44,7 +44,7 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
-from harness import EpisodeScore, Materialized
+from harness import ConfigError, EpisodeScore, Materialized
 from tsagent_plugins.tasks.drcik.dataset.corpus import Corpus
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
 
@@ -150,7 +150,9 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     """
     from tsagent_plugins.tasks.drcik.research import outputs as out
 
-    key = json.loads((key_dir / KEY_FILE).read_text(encoding="utf-8"))
+    key = read_key(key_dir)
+    if key is None:
+        raise ConfigError(Path(key_dir) / KEY_FILE, ["research key: missing (written by materialize_research)"])
     report, report_reasons = out.read_report(workspace / REPORT_FILE)
     items, evidence_reasons = out.read_evidence(workspace / EVIDENCE_FILE)
     resolved = out.resolve(items, key["ids"], key["documents"], key["benchmark_id"], report=report)
@@ -180,3 +182,22 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     if not keep_corpus and corpus.is_dir() and not corpus.is_symlink():
         shutil.rmtree(corpus, ignore_errors=True)
     return EpisodeScore(metrics=metrics, details=details, warnings=reasons)
+
+
+def read_key(key_dir: Path | str) -> dict | None:
+    """An episode's research key (``key_dir/research_key.json``, written by :func:`materialize_research`: the
+    pool's documents with task/role/subtype, the sandbox id mapping, the task's ground truth); None when the
+    folder has none.  ConfigError naming the file when it is unreadable, not JSON or not an object: the rule
+    of the harness's own readers (:func:`harness.read_row`, :func:`harness.read_score`)."""
+    path = Path(key_dir) / KEY_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(path, [f"research key: cannot read ({exc.strerror or exc})"]) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(path, [f"research key: line {exc.lineno}: invalid JSON: {exc.msg}"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(path, ["research key: not a JSON object"])
+    return data

@@ -1,7 +1,7 @@
 """Inputs of the DR metrics (:mod:`.metrics`) and DR context conditions, read from research
 episodes: a loaded task, an episode's key folder, or a whole research run directory.
 
-An episode folder (``harness run``, template ``drcik``, ``episode_kind: research``) holds ``row.json``
+An episode folder (``harness run``, template ``drcik``, ``episode_kind: research``) holds its results row
 (``profile``: the DR agent's name in every DR table, since one agent plugin runs under
 several profiles; ``agent`` when there is no profile), ``score.json`` (``details``: per item, the resolved
 release ids and its ``position`` in the agent's list; ``metrics``: hallucinated ids, distinct and
@@ -16,10 +16,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import ConfigError
+from harness import ConfigError, finished_episodes, read_score
 from tsagent_plugins.tasks.drcik.research.metrics import Claim, DocInfo, ResearchOutput, TaskLabels
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
-from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, REPORT_FILE
+from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, REPORT_FILE, read_key
 from tsagent_plugins.tasks.drcik.research.outputs import DEEP_RESEARCH_FILE, Resolved, report_citations, resolve_id
 
 
@@ -54,21 +54,24 @@ class ResearchEpisode:
     folder: Path
 
 
-def _json(path: Path, what: str):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(path, [f"{what}: cannot read ({exc.strerror or exc})"]) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(path, [f"{what}: line {exc.lineno}: invalid JSON: {exc.msg}"]) from None
+def _key(folder: Path) -> dict:
+    """The episode's research key (:func:`~tsagent_plugins.tasks.drcik.research.episodes.read_key`), which a
+    research episode must have: ConfigError naming the file when it is missing."""
+    key = read_key(folder / "key")
+    if key is None:
+        raise ConfigError(folder / "key" / KEY_FILE, ["research key: missing"])
+    return key
 
 
-def read_episode(folder: Path | str) -> ResearchEpisode:
-    """Read one research episode folder (see the module docstring); ConfigError naming file and field."""
+def read_episode(folder: Path | str, row: dict) -> ResearchEpisode:
+    """Read one research episode folder and its results ``row`` (see the module docstring; the pairs of
+    :func:`research_episodes`); ConfigError naming file and field, :class:`harness.RowError` naming an
+    unreadable ``score.json``."""
     folder = Path(folder)
-    row = _json(folder / "row.json", "row")
-    key = _json(folder / "key" / KEY_FILE, "research key")
-    score = _json(folder / "score.json", "score")
+    key = _key(folder)
+    score = read_score(folder)
+    if score is None:
+        raise ConfigError(folder / "score.json", ["score: cannot read (the episode was not scored)"])
     export_path = folder / "key" / DEEP_RESEARCH_FILE
     try:
         lines = [line for line in export_path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -97,15 +100,15 @@ def read_episode(folder: Path | str) -> ResearchEpisode:
     return ResearchEpisode(output, report, documents, folder)
 
 
-def research_folders(run_dir: Path | str) -> list[Path]:
-    """The finished research episode folders (``row.json`` and a research key) of a run, in order."""
-    return [p.parent for p in sorted(Path(run_dir).glob("episodes/*/row.json"))
-            if (p.parent / "key" / KEY_FILE).is_file()]
+def research_episodes(run_dir: Path | str) -> list[tuple[Path, dict]]:
+    """``(folder, results row)`` of the finished research episodes (a research key beside the row) of a run,
+    in folder order (:func:`harness.finished_episodes`)."""
+    return [(folder, row) for folder, row in finished_episodes(run_dir) if (folder / "key" / KEY_FILE).is_file()]
 
 
 def read_research_run(run_dir: Path | str) -> list[ResearchEpisode]:
-    """Every finished research episode of a run (:func:`research_folders`, :func:`read_episode`)."""
-    return [read_episode(folder) for folder in research_folders(run_dir)]
+    """Every finished research episode of a run (:func:`research_episodes`, :func:`read_episode`)."""
+    return [read_episode(folder, row) for folder, row in research_episodes(run_dir)]
 
 
 def labels_from_key(folder: Path | str) -> TaskLabels:
@@ -113,7 +116,7 @@ def labels_from_key(folder: Path | str) -> TaskLabels:
     key predates ``gt_evidence_ids``; no roles or difficulty when it predates ``gt_evidence_roles`` and
     ``difficulty``)."""
     path = Path(folder) / "key" / KEY_FILE
-    key = _json(path, "research key")
+    key = _key(Path(folder))
     texts = key.get("gt_evidence") or []
     ids = key.get("gt_evidence_ids") or [f"E{i}" for i in range(1, len(texts) + 1)]
     if len(ids) != len(texts):

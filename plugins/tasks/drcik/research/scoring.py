@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 from harness import Judge
 from tsagent_plugins.tasks.drcik.research import metrics as m
-from harness import ConfigError
-from tsagent_plugins.tasks.drcik.research.inputs import labels_from_key, read_episode, research_folders
-from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE
+from harness import ConfigError, RowError
+from tsagent_plugins.tasks.drcik.research.inputs import labels_from_key, read_episode, research_episodes
+from tsagent_plugins.tasks.drcik.research.episodes import read_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,18 +72,19 @@ def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = No
     """Rows for every finished research episode of ``run_dir`` (see the module docstring).
 
     ``problems``: when given, an unreadable episode is skipped and its error appended there (an
-    agent's output never stops the scoring of the others); otherwise its ConfigError propagates."""
+    agent's output never stops the scoring of the others); otherwise its error (ConfigError, or
+    :class:`harness.RowError` for the harness's own files; each names the file) propagates."""
     rows = []
-    for folder in research_folders(run_dir):
-        failure = _failure(folder)
-        if failure is not None:
-            rows.append({**failure, "judge": judge.name, "judge_version": judge.version, "judge_kind": judge.kind,
-                         "judge_label": judge.label})
-            continue
+    for folder, row in research_episodes(run_dir):
         try:
-            episode = read_episode(folder)
+            failure = _failure(folder, row)
+            if failure is not None:
+                rows.append({**failure, "judge": judge.name, "judge_version": judge.version,
+                             "judge_kind": judge.kind, "judge_label": judge.label})
+                continue
+            episode = read_episode(folder, row)
             labels = labels_from_key(folder)
-        except ConfigError as exc:
+        except (ConfigError, RowError) as exc:
             if problems is None:
                 raise
             problems.append(str(exc))
@@ -92,16 +93,13 @@ def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = No
     return rows
 
 
-def _failure(folder: Path) -> dict | None:
-    """A failed research episode's row (``status`` ``failed``, the agent, task and reason; no metric), or
-    None when the episode finished.  A failed episode is no zero: tables count it apart."""
-    try:
-        row = json.loads((folder / "row.json").read_text(encoding="utf-8"))
-        key = json.loads((folder / "key" / KEY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def _failure(folder: Path, row: dict) -> dict | None:
+    """A failed research episode's row (``status`` ``failed``, the agent, task and reason; no metric) from
+    its results ``row`` and research key, or None when the episode finished.  A failed episode is no zero:
+    tables count it apart."""
     if row.get("status") in (None, "ok"):
         return None
+    key = read_key(folder / "key") or {}
     return {"agent": str(row.get("profile") or row.get("agent") or "?"), "benchmark_id": key.get("benchmark_id"),
             "status": "failed", "reason": str(row.get("error") or row.get("reason") or row.get("status"))[:300],
             "dr_run": str(row.get("run_id") or folder.parent.parent.name), "origin": key.get("origin"),

@@ -105,13 +105,21 @@ def test_llm_dp_prompt_holds_exactly_the_conditions_text(tmp_path, research_run,
 
 
 def test_a_broken_episode_names_the_file(research_run):
+    from harness import RowError, read_row
     from harness.config import ConfigError
     from tsagent_plugins.tasks.drcik.research.inputs import read_episode
 
     folder = research_run / "episodes" / "retrieval-task_42"
+    row = read_row(folder / "row.json")
     (folder / "key" / "deep_research.jsonl").write_text("")
     with pytest.raises(ConfigError, match="deep_research.jsonl"):
-        read_episode(folder)
+        read_episode(folder, row)
     (folder / "score.json").write_text("{")
+    with pytest.raises(RowError, match="score.json: not a valid score"):  # the harness's file: its reader's rule
+        read_episode(folder, row)
+    (folder / "score.json").unlink()
     with pytest.raises(ConfigError, match="score.json"):
-        read_episode(folder)
+        read_episode(folder, row)
+    (folder / "key" / "research_key.json").write_text("[]")
+    with pytest.raises(ConfigError, match="research_key.json: research key: not a JSON object"):
+        read_episode(folder, row)
