@@ -21,8 +21,8 @@ from rich.table import Table
 
 from harness.contracts import ForecastError, ForecastRequest
 from tsagent_plugins.forecasters.statistical import FORECASTERS
-from tsagent_plugins.tasks.drcik.loader import load_tasks
-from tsagent_plugins.tasks.drcik.metrics import OK, score_task
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
+from tsagent_plugins.tasks.drcik.forecast.metrics import OK, score_task
 
 LONG_HISTORY, LONG_HORIZON = 6528, 2798
 

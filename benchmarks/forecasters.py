@@ -49,7 +49,7 @@ def run_family(family: str, model: str | None, samples: int, device: str, tasks_
                batch_size: int, queue) -> None:
     """In a child process: build or take the model, forecast the sample tasks, report figures on ``queue``."""
     from harness.contracts import ForecastError, ForecastRequest
-    from tsagent_plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 
     module_name, class_name, tiny_kwargs = FAMILIES[family]
     try:

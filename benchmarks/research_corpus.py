@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.table import Table
 
 from tsagent_plugins.agents.research.tools import Bm25Retriever, Corpus
-from tsagent_plugins.tasks.drcik.loader import load_tasks
-from tsagent_plugins.tasks.drcik.research import CORPUS_DIR, materialize_research
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
+from tsagent_plugins.tasks.drcik.research.episodes import CORPUS_DIR, materialize_research
 
 
 def scaled(tasks, n: int):

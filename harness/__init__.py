@@ -89,11 +89,14 @@ if TYPE_CHECKING:
     from harness.model_client import ModelCall as ModelCall
     from harness.model_client import ModelClient as ModelClient
     from harness.model_client import read_run_settings as read_run_settings
-    from harness.limits import RunLimits as RunLimits
-    # -- bounded readers of agent-controlled output; who owns a leftover (pid + start time) -----
+    # -- bounded readers of agent-controlled output ------------------------------------------
     from harness import untrusted as untrusted
-    from harness.sandbox import owner as process_owner
-
+    # -- results: the one reader of a run's episodes (rows, scores; errors name the file) -------------
+    from harness.store import RowError as RowError
+    from harness.store import episode_rows as episode_rows
+    from harness.store import finished_episodes as finished_episodes
+    from harness.store import read_row as read_row
+    from harness.store import read_score as read_score
 
 
 def exports() -> dict[str, tuple[str, str]]:

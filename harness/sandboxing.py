@@ -25,5 +25,6 @@ if TYPE_CHECKING:
     from harness.sandbox.docker import DockerBackend as DockerBackend
     from harness.image.cache import cache_root as cache_root
     from harness.image.build import agent_image_tag as agent_image_tag
+    from harness.sandbox import owner as process_owner
 
 __getattr__, __dir__ = public_api(globals())

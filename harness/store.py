@@ -27,8 +27,12 @@ from typing import Any
 
 from harness.errors import HarnessError
 
+#: an episode's results row and its score, in its folder (written by the harness, read by :func:`read_row`,
+#: :func:`read_score` and :func:`finished_episodes`: the one reader of each)
+ROW_FILE = "row.json"
+SCORE_FILE = "score.json"
 #: where a finished episode's results row lives, relative to the run directory
-ROW_FILES = "episodes/*/row.json"
+ROW_FILES = "episodes/*/" + ROW_FILE
 
 
 def new_run_id() -> str:
@@ -68,11 +72,11 @@ class EpisodePaths:
 
     @property
     def score(self) -> Path:
-        return self.root / "score.json"
+        return self.root / SCORE_FILE
 
     @property
     def row(self) -> Path:
-        return self.root / "row.json"
+        return self.root / ROW_FILE
 
     def create(self) -> "EpisodePaths":
         for d in (self.workspace, self.home, self.key):
@@ -168,36 +172,58 @@ class ResultsError(HarnessError):
 
 
 class RowError(HarnessError):
-    """An episode's ``row.json`` cannot be read or is not a JSON object; the message names the file."""
+    """An episode's results file (``row.json``, ``score.json``) cannot be read or is not a JSON object; the
+    message names the file."""
+
+
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RowError(f"{path}: not a valid {what}: {exc}") from None
+    if not isinstance(data, dict):
+        raise RowError(f"{path}: not a valid {what}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def read_row(path: Path | str) -> dict[str, Any]:
     """One results row (an episode's ``row.json``); :class:`RowError` naming the file when it is unreadable,
     not JSON or not an object."""
-    path = Path(path)
-    try:
-        row = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise RowError(f"{path}: not a valid row: {exc}") from None
-    if not isinstance(row, dict):
-        raise RowError(f"{path}: not a valid row: expected a JSON object, got {type(row).__name__}")
-    return row
+    return _read_object(Path(path), "row")
+
+
+def read_score(folder: Path | str) -> dict[str, Any] | None:
+    """The score of the episode in ``folder`` (its ``score.json``: ``metrics``, ``details``), None when the
+    episode has none (not scored); :class:`RowError` naming the file when it is unreadable, not JSON or not
+    an object (the rule of :func:`read_row`)."""
+    path = Path(folder) / SCORE_FILE
+    return _read_object(path, "score") if path.exists() else None
+
+
+def finished_episodes(run_dir: Path | str, *, skip_invalid: bool = False) -> list[tuple[Path, dict[str, Any]]]:
+    """``(episode folder, results row)`` of every finished episode of ``run_dir`` (those with a
+    ``row.json``), in folder order: what a plugin reading its episodes' own files (keys, outputs) iterates.
+
+    An invalid row raises :class:`RowError` naming its file, or is left out with ``skip_invalid``.
+    """
+    found = []
+    for path in sorted(Path(run_dir).glob(ROW_FILES)):
+        try:
+            found.append((path.parent, read_row(path)))
+        except RowError:
+            if not skip_invalid:
+                raise
+    return found
 
 
 def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dict[str, Any]]:
     """The results rows of every finished episode of ``run_dir`` (``episodes/*/row.json``), in folder order.
 
-    The one reader of per-episode rows (resume, ``results.parquet``, reports, ``runs list``, cost plans).
-    An invalid row raises :class:`RowError` naming its file, or is left out with ``skip_invalid``.
+    The one reader of per-episode rows (resume, ``results.parquet``, reports, ``runs list``, cost plans;
+    :func:`finished_episodes` gives each row's folder too).  An invalid row raises :class:`RowError`
+    naming its file, or is left out with ``skip_invalid``.
     """
-    rows = []
-    for path in sorted(Path(run_dir).glob(ROW_FILES)):
-        try:
-            rows.append(read_row(path))
-        except RowError:
-            if not skip_invalid:
-                raise
-    return rows
+    return [row for _, row in finished_episodes(run_dir, skip_invalid=skip_invalid)]
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -44,5 +44,6 @@ if TYPE_CHECKING:
     from harness.proxy_records import load_log as load_log
     from harness.proxy_records import read_log as read_log
     from harness.proxy.client import request as proxy_request
+    from harness.limits import RunLimits as RunLimits
 
 __getattr__, __dir__ = public_api(globals())

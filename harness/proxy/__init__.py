@@ -1,4 +1,4 @@
-"""The model proxy: the sandbox's only way out (ARCHITECTURE "Isolation and the model proxy").
+"""The model proxy: the sandbox's only way out (README.md, "What it is": loopback only, no API key inside).
 
 One proxy per run, running a background thread with its own asyncio loop;
 each episode is served on its own Unix socket (bind-mounted into the sandbox,

@@ -1,5 +1,6 @@
 """``harness --version`` and ``--help`` import no heavy library and no plugin module; ``plugins list`` and
-``tasks list`` load plugins without their run-time stacks (ARCHITECTURE start-up)."""
+``tasks list`` load plugins without their run-time stacks (README.md, "Adding a plugin": a module imports a
+heavy library where it is used)."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from tests.support.terminal_e2e import SCRIPTS, e2e_marks
 
 from harness.config import RunSettings
 from harness.trajectory import load_trajectory, to_dict
-from tsagent_plugins.tasks.drcik import research_outputs as out
-from tsagent_plugins.tasks.drcik.research import KEY_FILE
+from tsagent_plugins.tasks.drcik.research import outputs as out
+from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE
 
 pytestmark = e2e_marks
 

@@ -19,8 +19,8 @@ import yaml
 
 from harness.report import build_report
 from harness.sandbox import choose_backend
-from tsagent_plugins.tasks.drcik.research import KEY_FILE, REPORT_FILE
-from tsagent_plugins.tasks.drcik.research_outputs import DEEP_RESEARCH_FILE
+from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, REPORT_FILE
+from tsagent_plugins.tasks.drcik.research.outputs import DEEP_RESEARCH_FILE
 from tests.support.paths import REPO
 
 EXPERIMENT = REPO / "tasks" / "experiments" / "drcik-dr-sample.yaml"
@@ -84,8 +84,8 @@ def test_research_stage_is_judged_when_it_ends(e2e):
 
 def test_every_stage_leaves_complete_valid_submissions(e2e):
     """The forecasting stage runs once per DR agent; a later unit's export never empties an earlier one's."""
-    from tsagent_plugins.tasks.drcik.experiment import validate_submission
-    from tsagent_plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.forecast.experiment import validate_submission
+    from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 
     root, output, _, _ = e2e
     assert "INVALID" not in output

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tsagent_plugins.tasks.drcik.research import KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, materialize_research, score_research
 
 GHOST = "doc_000000000000"          # an id no episode resolves
 

@@ -1,25 +1,22 @@
 """Dr-CiK: deep research for context-aided forecasting (Tang et al., 2026).
 
-Modules: :mod:`.loader` (release task format and data rules) and :mod:`.flat`
-(the flat Hugging Face layout), :mod:`.frequency` (frequency alias table,
-seasonal periods), :mod:`.corpus` (the shared corpus as agents see it),
-:mod:`.contexts` (context conditions), :mod:`.metrics` (sMAE, sRMSE, sCRPS,
-aggregation and average ranks), :mod:`.experiment` (one forecast, forecasters ×
-conditions, submission files), :mod:`.spec` (the ``drcik`` params),
-:mod:`.template` (the ``drcik`` task template run by ``harness run``) and
-:mod:`.report` (Table 2 in ``harness report``).  The embedded public sample
-(3 tasks, CC BY 4.0) lives in ``data/sample`` with its attribution.
+The package is the paper's pipeline, one folder per stage (``README.md`` beside this file maps each
+section, table and figure to its file and command).  The plugin's face is here: :mod:`.template` (the
+``drcik`` task template run by ``harness run``), :mod:`.spec` (its params), :mod:`.columns` (its results
+columns), :mod:`.view` (its ``harness view`` pages) and :mod:`.cli` (``harness dr-score``: judge a research run,
+print Table 3; it spans research and report, so it sits above both).  The embedded public sample (3 tasks, CC BY 4.0)
+lives in ``data/sample`` with its attribution.
 
-Episodes have a kind (``params.episode_kind``): ``forecast`` (forecaster ×
-context × task, in the harness process) and ``research`` (one task × one
-deep-research agent, in a sandbox): :mod:`.research` (workspace, scoring) and
-:mod:`.research_outputs` (bounded readers, the release's export files).
-
-Deep-research metrics: :mod:`.dr_metrics` (Appendix H.1, pure functions), :mod:`.dr_inputs`
-(reading research episodes), :mod:`.dr_scoring` (judging a research run, ``dr_scores.jsonl``;
-the offline lexical judge runs at the end of every research run), :mod:`.dr_cli`
-(``harness dr-score``), :mod:`.dr_contexts` (a research episode as the DR conditions' input) and
-:mod:`.dr_report` (Tables 2–3, Figures 4, 7, 16).
+- :mod:`.dataset`: the release read in (task files, the flat layout, frequencies, difficulty labels, the
+  shared corpus as agents see it, the context conditions);
+- :mod:`.forecast`: Level 1, forecaster x context x task episodes in the harness process (one forecast,
+  batched chunks, sMAE / sRMSE / sCRPS, the release's submission files);
+- :mod:`.research`: Level 2, one task x one deep-research agent in a sandbox (workspace and scoring, the
+  agent's outputs and the release's export files, the DR metrics of Appendix H.1 and their inputs,
+  judging a research run, a research run as the DR conditions' input);
+- :mod:`.report`: ``harness report`` (Table 2, the deep-research tables, the figures, tables by stratum);
+- :mod:`.generation` and :mod:`.quality`: ``harness dr-generate`` and its quality control
+  (``dr-audit``, ``dr-calibrate``).
 """
 
 from harness import hookimpl
@@ -30,7 +27,7 @@ __all__ = ["SAMPLE_DIR", "Document", "DrcikTask", "EvidenceItem", "load_task_fil
 def __getattr__(name: str):
     """The loader's names, imported on first use (registering the plugin loads no task reader)."""
     if name in __all__:
-        from tsagent_plugins.tasks.drcik import loader
+        from tsagent_plugins.tasks.drcik.dataset import loader
 
         return getattr(loader, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -63,7 +60,7 @@ NO_PAPER_VALUES = ("--paper: no Dr-CiK paper values (Tables 2, 3, 8, 9, 13, 14):
 
 def _report_section(frame):
     from harness.reporting import report_options
-    from tsagent_plugins.tasks.drcik.report import build_section
+    from tsagent_plugins.tasks.drcik.report.table2 import build_section
 
     section = build_section(frame)
     if report_options().paper:
@@ -77,7 +74,7 @@ def register_report_sections(register):
 
 
 def _generation_report(path):
-    from tsagent_plugins.tasks.drcik import statistics
+    from tsagent_plugins.tasks.drcik.report import statistics
     from tsagent_plugins.tasks.drcik.quality.report import build
 
     section, stats = build(path), statistics.build(path)   # audits, then the generated set's statistics
@@ -86,13 +83,13 @@ def _generation_report(path):
 
 
 def _release_report(path):
-    from tsagent_plugins.tasks.drcik import statistics
+    from tsagent_plugins.tasks.drcik.report import statistics
 
     return statistics.build(path)
 
 
 def _is_release(path):
-    from tsagent_plugins.tasks.drcik import statistics
+    from tsagent_plugins.tasks.drcik.report import statistics
 
     return statistics.is_release(path)
 

@@ -44,7 +44,7 @@ need an evidence source: ``dr_evidence`` (a folder of claims; ``dr-report`` then
 has no report and is empty) or ``evidence`` (a research run directory and the
 agent whose episodes produced it, as an experiment stage with ``evidence_from``
 sets it; see :class:`harness.config.ExperimentSpec`), read by
-:mod:`tsagent_plugins.tasks.drcik.dr_contexts`.  The source is recorded in each row
+:mod:`tsagent_plugins.tasks.drcik.research.as_context`.  The source is recorded in each row
 (``evidence_run``, ``evidence_agent``).
 
 Every problem is a :class:`harness.config.ConfigError` naming the file and ``params.<field>``.
@@ -59,9 +59,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from harness import Budget, Strict
-from tsagent_plugins.tasks.drcik import contexts as ctx
-from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
-from tsagent_plugins.tasks.drcik.research_outputs import METADATA_FIELDS
+from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
+from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR
+from tsagent_plugins.tasks.drcik.research.outputs import METADATA_FIELDS
 
 SAMPLE = "sample"
 TEMPLATE = "drcik"

@@ -10,9 +10,9 @@ Episodes have a kind (``params.episode_kind``):
 - ``research``: one task × one deep-research agent (``episode`` = ``<benchmark_id>``;
   the agent is the run's agent profile, which is required), run in a sandbox like
   any agent episode (paper Section 5, Appendix G "Common interface").  The
-  workspace and key come from :func:`tsagent_plugins.tasks.drcik.research.materialize_research`
+  workspace and key come from :func:`tsagent_plugins.tasks.drcik.research.episodes.materialize_research`
   (the corpus pools the documents of every loaded task), the score from
-  :func:`tsagent_plugins.tasks.drcik.research.score_research`; its row holds
+  :func:`tsagent_plugins.tasks.drcik.research.episodes.score_research`; its row holds
   ``benchmark_id``, ``episode_kind`` and the research metrics (``evidence_items``,
   ``cited_documents``, ``hallucinated_ids``, ``cross_task_citations``,
   ``distractor_citations``, ``report_chars``, ``report_ok``, ``evidence_ok``,
@@ -32,8 +32,8 @@ gets the release template's combined folder ``submissions/<forecaster>__<context
 ``forecasts.jsonl``, ``deep_research.jsonl`` (the research run's export for that profile) and
 ``metadata.json`` (naming the evidence agent), all three validated.
 
-A row holds, besides the metrics of :func:`tsagent_plugins.tasks.drcik.metrics.score_task`
-and the columns of :func:`tsagent_plugins.tasks.drcik.experiment.info_columns`:
+A row holds, besides the metrics of :func:`tsagent_plugins.tasks.drcik.forecast.metrics.score_task`
+and the columns of :func:`tsagent_plugins.tasks.drcik.forecast.experiment.info_columns`:
 ``forecaster``, ``forecaster_options`` (JSON), ``context``, ``benchmark_id``,
 ``episode_kind``, ``evidence_run`` / ``evidence_agent`` (DR conditions: which
 run and which agent produced the evidence), ``fitted_model`` (JSON of what the
@@ -49,7 +49,7 @@ per process and the forecast is reused for every condition (``context_used`` is
 False in those rows).
 
 A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of that size
-(:mod:`tsagent_plugins.tasks.drcik.chunks`); rows, samples and failures stay per task.
+(:mod:`tsagent_plugins.tasks.drcik.forecast.chunks`); rows, samples and failures stay per task.
 """
 
 from __future__ import annotations
@@ -60,21 +60,21 @@ from typing import TYPE_CHECKING, Any
 
 from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin, lazy_module
 from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
-from tsagent_plugins.tasks.drcik import contexts as ctx
+from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
 from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
-from tsagent_plugins.tasks.drcik import research_outputs as research_out
-from tsagent_plugins.tasks.drcik.exports import export, research_export, research_problems
-from tsagent_plugins.tasks.drcik.dr_contexts import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
+from tsagent_plugins.tasks.drcik.research import outputs as research_out
+from tsagent_plugins.tasks.drcik.forecast.exports import export, research_export, research_problems
+from tsagent_plugins.tasks.drcik.research.as_context import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
                                                     research_claims)
-from tsagent_plugins.tasks.drcik.chunks import ChunkedForecasts
-from tsagent_plugins.tasks.drcik.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
+from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
+from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
     write_submission
-from tsagent_plugins.tasks.drcik.loader import DrcikTask, load_tasks
-from tsagent_plugins.tasks.drcik.metrics import score_task
-from tsagent_plugins.tasks.drcik.research import materialize_research, score_research
-from tsagent_plugins.tasks.drcik.research_submissions import finish_research
+from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask, load_tasks
+from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
+from tsagent_plugins.tasks.drcik.research.episodes import materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research.submissions import finish_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
-from tsagent_plugins.tasks.drcik.validate import empty_contact_fields
+from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields
 
 if TYPE_CHECKING:
     import numpy as np
@@ -259,8 +259,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     def evidence_for(self, params: DrcikParams, task_id: str
                      ) -> tuple[list | ctx.DrOutput | None, str | None, str | None]:
         """(DR evidence or None, evidence_run, evidence_agent) for one task: the claims of a
-        ``dr_evidence`` folder, or the :class:`~tsagent_plugins.tasks.drcik.contexts.DrOutput` (claims and
-        report) of ``params.evidence``'s research run (:mod:`tsagent_plugins.tasks.drcik.dr_contexts`)."""
+        ``dr_evidence`` folder, or the :class:`~tsagent_plugins.tasks.drcik.dataset.contexts.DrOutput` (claims and
+        report) of ``params.evidence``'s research run (:mod:`tsagent_plugins.tasks.drcik.research.as_context`)."""
         if params.dr_evidence:
             folder = Path(params.dr_evidence)
             for candidate in (folder / f"{task_id}.json", folder / task_id / "evidence.json"):
@@ -274,7 +274,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
 
     def research_evidence(self, run: str, agent: str) -> dict[str, ctx.DrOutput]:
         """DR outputs per task from the research run directory ``run``, for the episodes whose row's
-        ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.dr_contexts.research_output`."""
+        ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.research.as_context.research_output`."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
             self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
@@ -379,7 +379,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
-            return finish_research(self.tasks(params), params, rows, Path(run_dir))
+            return finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
+                                   judge=params.judge)
         import pandas as pd  # imported on use: pandas is slow to load
 
         frame = pd.DataFrame(rows)

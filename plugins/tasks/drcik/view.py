@@ -69,14 +69,14 @@ def _tasks_values(value) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _folder_tasks(folder: str) -> dict:
-    from tsagent_plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 
     return {t.benchmark_id: t for t in load_tasks(folder)}
 
 
 def _task(episode: EpisodeView, benchmark_id: str):
     """The task of a row, from the spec's ``tasks`` value (``sample`` or a release folder)."""
-    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
+    from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR
 
     for value in dict.fromkeys(_tasks_values(episode.run)):
         folder = SAMPLE_DIR if value == "sample" else Path(value)
@@ -144,7 +144,7 @@ def _citations(episode: EpisodeView, task) -> tuple[dict[str, str], dict[str, st
     """(cited id -> release id, release id -> owning task) for a research episode: the salted ids of the
     episode's ``key/research_key.json`` (the mapping its scoring used); without a key (a folder written
     by hand), the task's release ids themselves."""
-    from tsagent_plugins.tasks.drcik.research import KEY_FILE
+    from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE
 
     key = episode.read_json(f"key/{KEY_FILE}")
     if isinstance(key, dict) and isinstance(key.get("ids"), dict):
@@ -157,11 +157,11 @@ def _citations(episode: EpisodeView, task) -> tuple[dict[str, str], dict[str, st
 
 def _research(episode: EpisodeView, task) -> Panel | None:
     """``workspace/report.md`` and ``workspace/evidence.json`` of a research episode (read and resolved as
-    :func:`tsagent_plugins.tasks.drcik.research.score_research` does), each citation linked to the
+    :func:`tsagent_plugins.tasks.drcik.research.episodes.score_research` does), each citation linked to the
     cited document in the list below; an id outside the corpus is marked unknown (the scoring drops it
     as hallucinated), a document of another task is marked cross-task (its task shown only revealed)."""
-    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE, REPORT_FILE
-    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence, resolve_id
+    from tsagent_plugins.tasks.drcik.research.episodes import EVIDENCE_FILE, REPORT_FILE
+    from tsagent_plugins.tasks.drcik.research.outputs import read_evidence, resolve_id
 
     evidence = episode.file(f"workspace/{EVIDENCE_FILE}")
     if evidence is None and episode.file(f"workspace/{REPORT_FILE}") is None:
@@ -293,7 +293,7 @@ def run_columns(run_root: Path, rows):
 
     import pandas as pd
 
-    from tsagent_plugins.tasks.drcik.dr_scoring import SCORES_FILE
+    from tsagent_plugins.tasks.drcik.research.scoring import SCORES_FILE
 
     path = Path(run_root) / SCORES_FILE
     out = pd.DataFrame(index=rows.index)
@@ -336,8 +336,8 @@ def compare_key(row: dict) -> str | None:
 def compare(episodes: list[EpisodeView]) -> list[Panel]:
     """Each deep-research agent's DR scores (from ``dr_scores.jsonl``, as the leaderboard) and evidence claims
     with the ids they cite, side by side; roles are not shown here (each episode page resolves them)."""
-    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE
-    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence
+    from tsagent_plugins.tasks.drcik.research.episodes import EVIDENCE_FILE
+    from tsagent_plugins.tasks.drcik.research.outputs import read_evidence
 
     columns = []
     for episode in episodes:
@@ -365,7 +365,7 @@ def text(episode: EpisodeView) -> EpisodeText:
     A hidden-label task's target is never written (:func:`labels_public`)."""
     import json
 
-    from tsagent_plugins.tasks.drcik.research import EVIDENCE_FILE, REPORT_FILE
+    from tsagent_plugins.tasks.drcik.research.episodes import EVIDENCE_FILE, REPORT_FILE
 
     row = episode.row
     public = labels_public(row)

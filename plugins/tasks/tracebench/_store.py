@@ -128,7 +128,7 @@ def _host() -> str:
 
 def writer_tag() -> str:
     """``<host>-<pid>-<start>``: this process as the writer of a temporary pool directory."""
-    from harness import process_owner
+    from harness.sandboxing import process_owner
 
     return f"{_host()}-{process_owner.tag()}"
 
@@ -138,7 +138,7 @@ def clean_stale(root: Path) -> list[Path]:
     writers left: those whose writer on this host no longer runs (an older version's ``<pid>-`` name: no
     process has that pid), and any older than :data:`STALE_TMP_SECONDS`.  A writer whose start time was
     unknown (no ``/proc``) is judged by age only.  Returns the directories removed."""
-    from harness import process_owner
+    from harness.sandboxing import process_owner
 
     now, host, removed = time.time(), _host(), []
     for p in [*root.glob(".*.tmp-*"), *root.glob(".*.old-*")]:

@@ -61,7 +61,7 @@ from harness import NO_CHANGE, Configuration, Intervention, Simulator, Simulated
 from tsagent_plugins.tasks.tracebench._split import Split
 from tsagent_plugins.tasks.tracebench._store import PoolCacheError, normalize_recipes
 from tsagent_plugins.tasks.tracebench.files import noise_seed
-from tsagent_plugins.tasks.tracebench.template import PAPER_CONDITIONS
+from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
 
 QUESTIONS, MANIFEST, RECORD, FRAMES = "questions.json", "sample_manifest.json", "model_record.json", "dataframes"
 NOISE_NOTE = ("clean samples and assignments from the released dataset; observation noise from this "

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
@@ -70,17 +71,10 @@ PoolLoader = Callable[[Simulator, int, int, "Progress | None"], Any]
 """``(simulator, pool_seed, per_class, progress) -> Pool`` (see ``tsagent_plugins.tasks.tracebench.pool``)."""
 
 
-#: The paper's condition slugs (Section 4.5): slug -> (noise, submission, context, labeled examples).
-PAPER_CONDITIONS = {
-    "gentle-cloud": ("low", "direct", True, True),
-    "gentle-pine": ("high", "direct", True, True),
-    "gentle-flame": ("low", "programmatic", True, True),
-    "gentle-orbit": ("high", "programmatic", True, True),
-    "frost-pine": ("high", "direct", True, False),
-    "frost-orbit": ("high", "programmatic", True, False),
-    "gentle-harbor": ("high", "direct", False, True),
-    "gentle-tide": ("high", "programmatic", False, True),
-}
+def read_key(key_dir: Path | str) -> dict:
+    """An episode's answer key (``key_dir/key.json``, written by :meth:`TracebenchTemplate.materialize`): the
+    one reader of it.  A missing or malformed key raises (OSError, ValueError): an infrastructure fault."""
+    return json.loads((Path(key_dir) / KEY_FILE).read_text())
 
 
 class ReleasedPoolRef(BaseModel):
@@ -326,7 +320,7 @@ class TracebenchTemplate(AgentTaskTemplate):
     def _pool(self, sim: Simulator, params: TracebenchParams, progress: Progress | None = None) -> Any:
         """The generated pool, or the released one when ``params.pool`` is set."""
         if params.pool is not None:
-            from tsagent_plugins.tasks.tracebench.released import load_released
+            from tsagent_plugins.tasks.tracebench.released import load_released  # numpy, pandas, pyarrow: on use
 
             key = ("released", sim.name, str(Path(params.pool.path).resolve()))
             if key not in _pool_cache:
@@ -419,7 +413,7 @@ class TracebenchTemplate(AgentTaskTemplate):
         trajectory for a no-intervention sample.  Raises ValueError when a pair's time
         grid differs from its sample's.
         """
-        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        key = read_key(key_dir)
         sim = self._simulator(params.simulator)
         pool = self._load_pool(sim, params.pool_seed, self.pool_per_class(params, len(sim.labels)), None)
         for group, folder in (("test", "test_samples"), ("support", "train_samples")):
@@ -491,5 +485,5 @@ class TracebenchTemplate(AgentTaskTemplate):
         ``heldout_n``, ``heldout_n_invalid``.  Raises only when the answer key is
         missing (an infrastructure fault, not the agent's).
         """
-        key = json.loads((Path(key_dir) / KEY_FILE).read_text())
+        key = read_key(key_dir)
         return score_episode(Path(workspace), Path(key_dir), key, run_submission)

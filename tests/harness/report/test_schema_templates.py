@@ -21,7 +21,7 @@ from harness.proxy.accounting import EpisodeUsage
 from harness.report import schema
 from harness.report.schema import SCHEMAS, check_frame, describe
 from tsagent_plugins.metrics import all_extractors
-from tsagent_plugins.tasks.drcik.experiment import info_columns
+from tsagent_plugins.tasks.drcik.forecast.experiment import info_columns
 from harness.config import RunSettings
 from harness.experiment import Unit
 from harness.run import execute, load_task

@@ -23,9 +23,9 @@ from tsagent_plugins.agents.research.adapters import CodexDR, RetrievalAgent, ch
 from tsagent_plugins.agents.research.tools import (BM25_DEVIATION, Bm25Retriever, Budget, CapReached, Corpus, CorpusTools,
                                            EmbeddingRetriever)
 from tsagent_plugins.agents.terminal.base import ProfileError
-from tsagent_plugins.tasks.drcik import research_outputs as out
-from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
-from tsagent_plugins.tasks.drcik.research import CORPUS_DIR, KEY_FILE, materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research import outputs as out
+from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR, load_tasks
+from tsagent_plugins.tasks.drcik.research.episodes import CORPUS_DIR, KEY_FILE, materialize_research, score_research
 from tests.support.paths import REPO
 
 SCRIPT = REPO / "examples" / "scripts" / "retrieval-drcik.yaml"

@@ -21,7 +21,7 @@ from harness.sandbox import choose_backend
 from harness.trajectory import validate_trajectory
 from tsagent_plugins.agents.research.adapters import LIMITS, Bench2FutureAgent, DrBenchAgent, OpenDRAgent
 from tsagent_plugins.agents.terminal.base import ProfileError
-from tsagent_plugins.tasks.drcik.research import CORPUS_DIR
+from tsagent_plugins.tasks.drcik.research.episodes import CORPUS_DIR
 from tests.support.paths import REPO
 
 SCRIPTS = REPO / "examples" / "scripts"
@@ -276,7 +276,7 @@ def test_drbench_deferred_citation_resolution():
 def test_a_drbench_episode_with_an_unresolved_s999_scores_one_hallucinated_id(tmp_path):
     """The DrBench synthesis cites S1, S2 and S999 with two briefs: scoring sees one hallucinated id."""
     from tsagent_plugins.agents.research.drbench import resolve_citations
-    from tsagent_plugins.tasks.drcik.research_outputs import read_evidence, resolve
+    from tsagent_plugins.tasks.drcik.research.outputs import read_evidence, resolve
 
     sources = ["doc_aaaaaaaaaaaa", "doc_bbbbbbbbbbbb"]
     evidence, _ = resolve_citations([{"claim": "a", "sources": ["S1", "S2"]}, {"claim": "b", "sources": ["S999"]}],

@@ -19,9 +19,9 @@ from harness.model_client import ModelClient
 from tsagent_plugins.forecasters.llm import (DirectPromptError, DirectPromptForecaster, InvalidSample,
                                      build_prompt, estimate_output_tokens, format_value, parse_forecast,
                                      text_tokens)
-from tsagent_plugins.tasks.drcik.experiment import run_experiment
-from tsagent_plugins.tasks.drcik.loader import load_tasks
-from tsagent_plugins.tasks.drcik.metrics import crps_energy
+from tsagent_plugins.tasks.drcik.forecast.experiment import run_experiment
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
+from tsagent_plugins.tasks.drcik.forecast.metrics import crps_energy
 from tests.support.paths import TESTS
 
 SCRIPTS = TESTS / "fixtures" / "scripts" / "llm_dp"

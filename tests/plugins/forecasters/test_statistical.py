@@ -12,8 +12,8 @@ from harness.testing.forecaster import synthetic_request
 from tsagent_plugins.forecasters import statistical as st
 from tsagent_plugins.forecasters.statistical import (FULL_GRID, SMALL_GRID, ARIMAForecaster, ETSForecaster,
                                              NaiveForecaster, SARIMAForecaster, SESForecaster)
-from tsagent_plugins.tasks.drcik.loader import load_tasks
-from tsagent_plugins.tasks.drcik.metrics import OK, score_task
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
+from tsagent_plugins.tasks.drcik.forecast.metrics import OK, score_task
 
 
 def _request(values, horizon=5, **kw):

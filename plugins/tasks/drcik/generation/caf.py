@@ -48,7 +48,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from harness import ConfigError, Strict, format_validation_error
-from tsagent_plugins.tasks.drcik.frequency import FrequencyError, parse_frequency
+from tsagent_plugins.tasks.drcik.dataset.frequency import FrequencyError, parse_frequency
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 MAX_TASK_ID = 100

@@ -200,7 +200,7 @@ def forecast_rules(release: Path) -> list[dict]:
     first future timestamp, answered by a seasonal-naive ``<forecast>`` block (the value one season
     earlier; the last value when the history is shorter than a season)."""
     from tsagent_plugins.forecasters.llm import format_timestamp, format_value
-    from tsagent_plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 
     rules = []
     for task in load_tasks(release):

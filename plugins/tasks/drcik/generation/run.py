@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness import CostCap, ModelClient, RunLimits, read_run_settings
+from harness import CostCap, ModelClient, read_run_settings
+from harness.wire import RunLimits
 from tsagent_plugins.tasks.drcik.generation.engine import Engine
 from tsagent_plugins.tasks.drcik.generation.output import summarise, write_json, write_release
 from tsagent_plugins.tasks.drcik.generation.pipeline import Pipeline
+from tsagent_plugins.tasks.drcik.generation.raw_corpus import export as export_corpus_a
 
 
 def open_clients(profiles: dict[str, Any], log_dir: Path, backend: str | None, options: dict,
@@ -54,8 +56,6 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
             client.stop()
     written = write_release(out, states, spec.hops, spec.split, spec.distractors_per_subtype, spec.name,
                             include_flagged)
-    from tsagent_plugins.tasks.drcik.quality.raw_corpus import export as export_corpus_a
-
     export_corpus_a(out, tasks)  # corpus A of Appendix D.1 (Table 10), beside the generated corpus
     summary = summarise(out / "generation")
     summary["output"] = written

@@ -9,7 +9,7 @@ The steps are the task's ``annotations.gt_evidence`` items in order (the "causal
 The paper's prompts say only "Output only valid JSON"; the answer we read is :class:`StepLabels`, and an
 answer that misses a step, labels one twice or uses a level not of the dimension is a failed attempt
 (``check_failed``), asked again up to the engine's rounds.  Task levels follow
-:func:`tsagent_plugins.tasks.drcik.difficulty.task_level` (the hardest step) and are written into the task
+:func:`tsagent_plugins.tasks.drcik.dataset.difficulty.task_level` (the hardest step) and are written into the task
 file's ``annotations.difficulty``; a task some dimension of which could not be labelled is left unlabelled on
 that dimension and listed in the returned summary.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tsagent_plugins.tasks.drcik.difficulty import DIMENSIONS, LEVELS, task_level
+from tsagent_plugins.tasks.drcik.dataset.difficulty import DIMENSIONS, LEVELS, task_level
 from tsagent_plugins.tasks.drcik.generation.engine import Engine, Stage, Unit
 from tsagent_plugins.tasks.drcik.quality.common import save_task, task_files
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from harness.reporting import Section, Table
-from tsagent_plugins.tasks.drcik.difficulty import DIMENSIONS, LEVELS
+from tsagent_plugins.tasks.drcik.dataset.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.quality import calibration as cal, cloze as cz, distractor_audit as da
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from harness import read_score
 from harness.reporting import episode_dir, read_json
 
 
@@ -17,7 +18,7 @@ def class_count(row) -> int | None:
     key = read_json(folder / "key" / "key.json")
     if key and isinstance(key.get("labels"), list) and key["labels"]:
         return len(key["labels"])
-    score = read_json(folder / "score.json")
+    score = read_score(folder)
     if score and isinstance(score.get("details"), list):
         labels = {d.get("true_label") for d in score["details"] if isinstance(d, dict) and d.get("true_label")}
         if labels:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from harness import read_score
 from harness.reporting import (episode_dir, fit_ticks, format_axis, new_figure, no_data, outside_legend, pad_limits,
                                read_json, series_style, set_title, spread_coinciding)
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
@@ -53,7 +54,7 @@ def _label_order(labels: set[str], preferred: list[str] | None) -> list[str]:
 
 
 def _predictions(row) -> list[tuple[str, str]]:
-    score = read_json(episode_dir(row) / "score.json")
+    score = read_score(episode_dir(row))
     out = []
     for item in (score or {}).get("details", []) or []:
         if not isinstance(item, dict) or item.get("split", "test") != "test":

@@ -20,7 +20,7 @@ from harness.cli import cli
 from harness.config import ConfigError
 from harness.report import build_report
 from harness.run import load_task
-from tsagent_plugins.tasks.drcik.loader import load_tasks
+from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 from tests.support.paths import REPO, TESTS
 
 ROOT = REPO
@@ -418,7 +418,7 @@ def role_tasks(folder: Path) -> Path:
     """The sample with every evidence item marked (Appendix K.2): E1-E2 retrospective, the others prospective."""
     import shutil
 
-    from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR
+    from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR
 
     shutil.copytree(SAMPLE_DIR, folder)
     for path in (folder / "tasks").glob("*.json"):

@@ -116,7 +116,7 @@ def test_a_chunk_is_one_model_call_with_the_same_rows_and_paths_and_a_failing_ta
     assert json.loads(batched["linear-test/no-context/task_1"][0]["forecaster_options"]) == {"batch_size": 4}
     # each path is the closed-form quantile function of its own task's history at the run seed's levels
     from tsagent_plugins.forecasters._pretrained import paths_from_quantiles
-    from tsagent_plugins.tasks.drcik.loader import load_tasks
+    from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
 
     levels = np.round(np.arange(0.1, 1.0, 0.1), 1)
     for task in load_tasks(tasks_dir):

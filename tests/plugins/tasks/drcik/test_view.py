@@ -11,7 +11,7 @@ import pytest
 from harness.store import RunStore, write_json
 from harness.view.data import load_runs
 from harness.view.site import Site
-from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
+from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR, load_tasks
 
 TASK = "task_42"
 CONTEXTS = {"no-context": 0.25, "supporting-evidence": 0.125}

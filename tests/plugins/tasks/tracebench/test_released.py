@@ -16,7 +16,7 @@ import pytest
 from harness.contracts.simulator import NO_CHANGE
 from harness.plugins import get
 from tsagent_plugins.tasks.tracebench import released
-from tsagent_plugins.tasks.tracebench.template import PAPER_CONDITIONS
+from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
 from tsagent_plugins.tasks.tracebench._store import PoolCacheError
 from tsagent_plugins.tasks.tracebench.pool import load_pool
 from tsagent_plugins.tasks.tracebench.template import TracebenchParams, TracebenchTemplate

@@ -22,7 +22,7 @@ from harness.cli import cli
 from tests.support.paths import REPO
 from tsagent_plugins.tasks.drcik.generation import caf, checks, window
 from tsagent_plugins.tasks.drcik.generation.pipeline import STAGES
-from tsagent_plugins.tasks.drcik.loader import SAMPLE_DIR, load_tasks
+from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR, load_tasks
 
 SPEC = REPO / "tasks" / "drcik" / "generate-sample.yaml"
 SCRIPT = REPO / "tests" / "fixtures" / "scripts" / "dr_generate" / "sample.yaml"

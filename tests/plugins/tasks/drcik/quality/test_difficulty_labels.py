@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tsagent_plugins.tasks.drcik.difficulty import LEVELS, check_difficulty, task_level
-from tsagent_plugins.tasks.drcik.loader import load_task_file
+from tsagent_plugins.tasks.drcik.dataset.difficulty import LEVELS, check_difficulty, task_level
+from tsagent_plugins.tasks.drcik.dataset.loader import load_task_file
 from tsagent_plugins.tasks.drcik.quality import difficulty_labels
 
 from .conftest import doc, task, write_release

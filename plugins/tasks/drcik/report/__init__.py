@@ -1,0 +1,3 @@
+"""Dr-CiK in ``harness report`` (paper Section 5, Appendices D, H, I), as ``tracebench/report/`` is: Table 2 and
+the section builder (:mod:`.table2`), the deep-research tables (:mod:`.research_tables`), the figures
+(:mod:`.figures`) and the tables by stratum (:mod:`.strata`)."""
