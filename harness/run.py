@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
-from harness import interrupt
+from harness import interrupt, runlock
 from harness.untrusted import remove_tree
 from harness.columns import ColumnCollision, owners, row_parts
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
@@ -30,7 +30,7 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, read_row, versions
+from harness.store import RunStore, keep_earlier, read_row, versions
 
 
 @dataclass
@@ -187,6 +187,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
     return list(plans.values())
 
 
+@runlock.one_writer  # the run folder's lock: ``wait`` (keyword) waits for another run writing there
 def execute(
     units: list[Unit],
     store: RunStore,
@@ -231,7 +232,7 @@ def execute(
     backends = {p.backend.name: p.backend for p in plans if p.backend is not None}
     profiles = {p.profile.name: p.profile.model_dump(mode="json") for p in plans if p.profile is not None}
     agents = {p.agent.name: p.agent.version for p in plans if p.agent is not None}
-    store.write_run_json({
+    store.write_run_json(keep_earlier(previous, {  # what earlier runs into this folder recorded is kept
         "run_id": store.run_id,
         "identity": identity,
         "tasks": sorted({p.task_file for p in plans}),
@@ -246,7 +247,7 @@ def execute(
         "versions": versions(),
         "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
-    })
+    }))
     on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)",
                        "limits_not_enforced": limits_not_enforced(backends)})
 
@@ -345,7 +346,7 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     for plan in plans:
         paths = store.episode(plan.key)
         done = read_row(paths.row) if paths.row.exists() else None
-        if done is not None and done.get("status") != "infra_failed":
+        if done is not None and done.get("status") != "infra_failed" and done.get("error_kind") != "disk_full":
             rows[plan.key] = done
             on_event("skip", {"key": plan.key, "row": done})
         else:

@@ -19,6 +19,7 @@ import os
 import platform
 import secrets
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -200,8 +201,26 @@ def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dic
     return rows
 
 
+#: ``run.json`` entries that earlier runs into the same folder add to (a run's own entries win per name)
+MERGED = ("profiles", "agents", "sandbox_details")
+
+
+def keep_earlier(previous: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a run's ``run.json``) with what ``previous`` (the folder's earlier ``run.json``) recorded kept:
+    the :data:`MERGED` mappings merged by name, ``tasks`` united; ``episodes`` are merged by the run itself."""
+    previous = previous or {}
+    out = dict(data)
+    for name in MERGED:
+        before = previous.get(name)
+        if isinstance(before, dict):
+            out[name] = {**before, **(data.get(name) or {})}
+    out["tasks"] = sorted({*map(str, previous.get("tasks") or []), *(data.get("tasks") or [])})
+    return out
+
+
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp file + rename)."""
-    tmp = path.with_name(path.name + ".tmp")
+    """Write JSON atomically (a temp file of this process and thread + rename: a reader sees the old file
+    or the new one, never a part, and two writers never share a temp file)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, default=str, sort_keys=False))
     os.replace(tmp, path)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from harness.limits import InflightBytes
+from harness.proxy.connections import DEFAULT_PER_EPISODE, ConnectionCap, raise_open_files
 from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
@@ -69,7 +70,8 @@ class ModelProxy:
     """
 
     def __init__(self, upstream: Upstream, *, shutdown_timeout: float = 2.0, max_body_bytes: int = MAX_BODY_BYTES,
-                 limiter: Any = None, inflight: Any = None, log_budget: int | None = None):
+                 limiter: Any = None, inflight: Any = None, log_budget: int | None = None,
+                 max_connections: int = DEFAULT_PER_EPISODE):
         if not isinstance(upstream, Upstream):
             raise TypeError(f"ModelProxy needs a harness.proxy.Upstream, got {type(upstream).__name__}")
         self.upstream = upstream
@@ -79,6 +81,7 @@ class ModelProxy:
         # harness.limits.InflightBytes shared by the run's proxies: request bodies held at once
         self.inflight = inflight if inflight is not None else InflightBytes(DEFAULT_INFLIGHT_BYTES)
         self.log_budget = log_budget  # bytes of bodies each episode's proxy.jsonl stores in full (None: all)
+        self.max_connections = max_connections  # per episode socket, see harness.proxy.connections
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._episodes: dict[str, _Episode] = {}
@@ -90,9 +93,11 @@ class ModelProxy:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> ModelProxy:
-        """Start the background loop (idempotent); returns self."""
+        """Start the background loop (idempotent; raises the process's soft open-file limit to the hard one,
+        :func:`harness.proxy.connections.raise_open_files`); returns self."""
         if self.running:
             return self
+        raise_open_files()
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=self._run, args=(loop,), name="model-proxy", daemon=True)
         self._loop, self._thread = loop, thread
@@ -183,7 +188,7 @@ class ModelProxy:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.shutdown_timeout)
         await runner.setup()
-        site = web.UnixSite(runner, str(episode.socket_path))
+        site = _CappedUnixSite(runner, str(episode.socket_path), self.max_connections)
         await site.start()
         os.chmod(episode.socket_path, 0o666)
         episode.runner = runner
@@ -437,6 +442,22 @@ class ModelProxy:
             meter.usage_missing += 1  # the totals are lower bounds (EpisodeUsage.usage_missing)
             record["usage_missing"] = "partial" if usage is not None else "none"
         ep.log.write(record)
+
+
+class _CappedUnixSite(web.UnixSite):
+    """aiohttp's Unix-socket site serving at most ``limit`` connections at once (:class:`ConnectionCap`)."""
+
+    def __init__(self, runner: web.AppRunner, path: str, limit: int):
+        super().__init__(runner, path)
+        self.cap: ConnectionCap | None = None
+        self._limit = limit
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner (which stops it on cleanup)
+        assert self._runner.server is not None
+        self.cap = ConnectionCap(self._runner.server, self._limit)
+        self._server = await asyncio.get_running_loop().create_unix_server(self.cap, self._path,
+                                                                           backlog=self._backlog)
 
 
 async def _nothing() -> AsyncIterator[bytes]:
