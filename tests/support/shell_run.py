@@ -29,6 +29,7 @@ from tests.support.paths import REPO
 
 class ShellParams(BaseModel):
     script: str = "true"
+    files: dict[str, str] = {}  # written into the workspace
     episodes: int = 1
     seed: int | None = None
 
@@ -42,6 +43,8 @@ class ShellToy(AgentTaskTemplate):
         return [str(i) for i in range(params.episodes)]
 
     def materialize(self, params, episode, workspace, key_dir):
+        for name, text in params.files.items():
+            (workspace / name).write_text(text)
         return Materialized(prompt="write results.json", task_info={"script": params.script,
                                                                         "episode": episode})
 
@@ -66,6 +69,19 @@ class ShellAgent(Agent):
         return None
 
 
+class ShellModelAgent(ShellAgent):
+    """``shell`` with a model: the proxy's URL in ``$MODEL_BASE_URL`` (and its socket in the sandbox at
+    ``harness.sandbox.mounts.PROXY_SOCKET_PATH``)."""
+
+    name = "shell-model"
+    needs_model = True
+
+    def command(self, ctx):
+        invocation = super().command(ctx)
+        invocation.env["MODEL_BASE_URL"] = ctx.model_base_url or ""
+        return invocation
+
+
 @hookimpl
 def register_task_templates(register):
     register(ShellToy())
@@ -74,6 +90,7 @@ def register_task_templates(register):
 @hookimpl
 def register_agents(register):
     register(ShellAgent())
+    register(ShellModelAgent())
 
 
 def shell_task(folder: Path, script: str, name: str = "shell", **params) -> Path:
@@ -83,10 +100,12 @@ def shell_task(folder: Path, script: str, name: str = "shell", **params) -> Path
     return path
 
 
-def profile(folder: Path) -> Path:
-    """An agent profile of the ``shell`` agent; returns its path."""
-    path = Path(folder) / "shell.yaml"
-    path.write_text(yaml.safe_dump({"name": "shell", "agent": "shell", "image_support": False}))
+def profile(folder: Path, agent: str = "shell") -> Path:
+    """An agent profile of the ``shell`` (or ``shell-model``, model ``m`` of provider ``openai``) agent; returns
+    its path."""
+    path = Path(folder) / f"{agent}.yaml"
+    model = {"model": "m", "provider": "openai"} if agent == "shell-model" else {}
+    path.write_text(yaml.safe_dump({"name": agent, "agent": agent, "image_support": False, **model}))
     return path
 
 
