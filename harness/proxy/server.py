@@ -26,6 +26,7 @@ from harness.limits import InflightBytes
 from harness.proxy.connections import DEFAULT_PER_EPISODE, ConnectionCap, raise_open_files
 from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
+from harness.proxy.paths import PathOutsideBase, normal_path
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber
 from harness.proxy.sse import SSEParser
@@ -272,6 +273,15 @@ class ModelProxy:
         ep = request.app[_EPISODE]
         meter = ep.meter
         seq = meter.next_seq()
+        try:  # dot segments out; a path leaving the base URL's path is refused before anything is forwarded
+            path = normal_path(request.rel_url.raw_path)
+        except PathOutsideBase as exc:
+            raw = request.rel_url.raw_path
+            wire = UpstreamRequest(ep.episode_id, request.method, raw, "", {}, b"").wire or "unknown"
+            ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": request.method, "path": raw,
+                          "wire": wire, "headers": logged_headers(dict(request.headers)), "body": None,
+                          "body_encoding": None})
+            return self._local_error(ep, seq, wire, 400, f"model proxy: {exc}", code="invalid_path")
         try:
             body, held = await self._read_body(request)
         except _TooLarge as exc:
@@ -284,14 +294,15 @@ class ModelProxy:
             return self._local_error(ep, seq, wire, 413, f"model proxy: request body of at least {exc} bytes "
                                      f"is over the proxy's bound of {limit} bytes", code="request_too_large")
         try:
-            return await self._forward(request, ep, seq, body)
+            return await self._forward(request, ep, seq, body, path)
         finally:
             self.inflight.give(held)
 
-    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes) -> web.StreamResponse:
+    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes,
+                       path: str) -> web.StreamResponse:
         meter = ep.meter
         url = request.rel_url
-        ureq = UpstreamRequest(ep.episode_id, request.method, url.raw_path, url.raw_query_string,
+        ureq = UpstreamRequest(ep.episode_id, request.method, path, url.raw_query_string,
                                dict(request.headers), body)
         wire = ureq.wire or "unknown"
         shown_query = "&".join(p for p in ureq.query.split("&") if p and not p.startswith("key="))
