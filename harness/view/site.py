@@ -39,6 +39,7 @@ from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, leaderboard
 from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
 from harness.view.folders import Folder, folder_html, run_post
 from harness.view.html import highlight_numbers
+from harness.untrusted import shown_name, url_name
 from harness.view.pages import EpisodeView, Panel, ViewPage, registered_pages
 
 #: Trajectory steps per ``steps-<k>.js`` file.
@@ -306,8 +307,8 @@ class Site:
                         yield f"runs/{run.id}/{slug}/ws/{plot.path}"
 
     @staticmethod
-    def _html(text: str) -> tuple[bytes, str]:
-        return text.encode("utf-8"), "text/html; charset=utf-8"
+    def _html(text: str) -> tuple[bytes, str]:  # a lone surrogate left anywhere shows as \udcff, the page stands
+        return text.encode("utf-8", "backslashreplace"), "text/html; charset=utf-8"
 
     # -- pages ----------------------------------------------------------------------------------------------------
     def index(self) -> str:
@@ -511,12 +512,13 @@ class Site:
     def _figure(self, plot: Plot) -> Markup:
         mark = ('<span class="inspected">inspected</span>' if plot.inspected
                 else '<span class="not-inspected">not inspected</span>')
+        name = shown_name(plot.path)  # a name that is not UTF-8 is shown escaped (bad\xff.png), linked encoded
         if plot.size > MAX_IMAGE_BYTES:
-            return Markup(f'<figure class="plot"><figcaption>{escape(plot.path)} ({plot.size:,} bytes, not shown)'
+            return Markup(f'<figure class="plot"><figcaption>{escape(name)} ({plot.size:,} bytes, not shown)'
                           f' · {mark}</figcaption></figure>')
-        image = f'<img loading="lazy" src="ws/{escape(plot.path)}" alt="{escape(plot.path)}">'
+        image = f'<img loading="lazy" src="ws/{escape(url_name(plot.path))}" alt="{escape(name)}">'
         return Markup(f'<figure class="plot">{image}'
-                      f'<figcaption>{escape(plot.path)} · {mark}</figcaption></figure>')
+                      f'<figcaption>{escape(name)} · {mark}</figcaption></figure>')
 
     def episode_page(self, run: Run, slug: str) -> str:
         episode = self._episode(run, slug)
@@ -641,6 +643,7 @@ class Site:
         """An image the agent made (only listed images, at most MAX_IMAGE_BYTES)."""
         folder = run.folder(run.index_of(slug))
         images = workspace_images(folder)
+        path = next((name for name in images if path in (name, url_name(name))), path)  # a link is encoded
         if path not in images or images[path] > MAX_IMAGE_BYTES:
             return None
         media = mimetypes.guess_type(path)[0] or "application/octet-stream"
