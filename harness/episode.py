@@ -40,6 +40,7 @@ from harness.proxy_records import last_request_seq, one_parse_per_episode
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt
+from harness.workspace_cap import WorkspaceCap
 
 
 @dataclass
@@ -67,7 +68,7 @@ class EpisodePlan:
 
 def limits(settings: RunSettings) -> Limits:
     return Limits(cpus=settings.cpus, memory_mb=settings.memory_mb, pids=settings.pids,
-                  tmp_mb=settings.tmp_mb)
+                  tmp_mb=settings.tmp_mb, workspace_mb=settings.workspace_mb)
 
 
 def stops_on_full_disk(run: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -138,7 +139,8 @@ def run_episode(
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
         raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
     try:
-        with interrupt.guard(sandbox.destroy):
+        with interrupt.guard(sandbox.destroy), WorkspaceCap(paths.workspace, spec.limits.workspace_mb,
+                                                             sandbox.destroy) as cap:
             result = sandbox.exec(
                 invocation.argv,
                 env=invocation.env,
@@ -156,6 +158,8 @@ def run_episode(
     usage = channel.close() if channel is not None else None
     signature = plan.agent.classify_failure(result.stdout, result.stderr, result.returncode)
     status, error_kind, error = _status(result, usage, signature, paths.root / "proxy.jsonl")
+    if cap.over is not None:  # stopped for writing past workspace_mb: that, not how it died, is the reason
+        status, error_kind, error = "failed", ErrorKind.WORKSPACE_LIMIT.value, cap.reason()
 
     try:
         score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
