@@ -27,6 +27,7 @@ from harness.proxy.connections import DEFAULT_PER_EPISODE, ConnectionCap, raise_
 from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
 from harness.proxy.paths import PathOutsideBase, normal_path
+from harness.proxy.spool import SPOOL_BYTES, Spooled, spool
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber
 from harness.proxy.sse import SSEParser
@@ -232,14 +233,17 @@ class ModelProxy:
         return self._call(snap())
 
     # -- request handling ----------------------------------------------------
-    async def _read_body(self, request: web.Request) -> tuple[bytes, int]:
+    async def _read_body(self, request: web.Request) -> tuple[bytes | Spooled, int]:
         """The request body and the in-flight bytes taken for it (given back by the caller); waits for room
-        under the run's in-flight bound; raises _TooLarge for a body that can never fit."""
+        under the run's in-flight bound; raises _TooLarge for a body that can never fit.  A body over
+        ``SPOOL_BYTES`` is written to disk as it comes (:mod:`harness.proxy.spool`) and holds no in-flight bytes."""
         limit = min(self.inflight.limit, self.max_body_bytes)
         known = request.content_length
         if known is not None:
             if known > limit:
                 raise _TooLarge(known)
+            if known > SPOOL_BYTES:  # on disk, not in memory (harness.proxy.spool)
+                return await spool(request.content, request.app[_EPISODE].log.path.parent), 0
             await self.inflight.take(known)
             try:  # filled in place: the body is held once (request.read() holds it twice while reading)
                 body = bytearray(known)
@@ -261,6 +265,14 @@ class ModelProxy:
             async for chunk in request.content.iter_chunked(1 << 20):
                 if held + len(chunk) > limit:
                     raise _TooLarge(held + len(chunk))
+                if held + len(chunk) > SPOOL_BYTES:  # from here on, on disk (harness.proxy.spool)
+                    first, parts = b"".join(parts) + chunk, []
+                    self.inflight.give(held)
+                    held = 0
+                    try:
+                        return await spool(request.content, request.app[_EPISODE].log.path.parent, first, limit), 0
+                    except ValueError as exc:
+                        raise _TooLarge(exc.args[0]) from None
                 await self.inflight.take(len(chunk))
                 held += len(chunk)
                 parts.append(chunk)
@@ -297,18 +309,22 @@ class ModelProxy:
             return await self._forward(request, ep, seq, body, path)
         finally:
             self.inflight.give(held)
+            if isinstance(body, Spooled):
+                body.close()
 
-    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes,
+    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes | Spooled,
                        path: str) -> web.StreamResponse:
         meter = ep.meter
         url = request.rel_url
+        spooled = body if isinstance(body, Spooled) else None
         ureq = UpstreamRequest(ep.episode_id, request.method, path, url.raw_query_string,
-                               dict(request.headers), body)
+                               dict(request.headers), b"" if spooled else body,
+                               body_file=spooled.file if spooled else None)
         wire = ureq.wire or "unknown"
         shown_query = "&".join(p for p in ureq.query.split("&") if p and not p.startswith("key="))
         ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": ureq.method, "path": ureq.path,
                       "query": shown_query, "wire": wire, "headers": logged_headers(ureq.headers),
-                      **ep.log.body_fields(body)})
+                      **(spooled.log_fields() if spooled else ep.log.body_fields(body))})
 
         cap = meter.admit() if request.method != "HEAD" else None  # connectivity probes are not model requests
         if cap:
