@@ -65,6 +65,15 @@ class RunLock:
             self.fd = -1
 
 
+def require_held(folder: Path | str) -> None:
+    """:class:`HarnessError` unless this process holds ``folder``'s lock (what writes episode folders from
+    elsewhere, e.g. the Dask client unpacking workers' episodes, checks it first)."""
+    record = holder(folder)
+    if not record or record.get("pid") != os.getpid() or record.get("host") != socket.gethostname():
+        raise HarnessError(f"{folder}: this process does not hold the run folder's lock ({describe(record)} "
+                           "does): episodes are written only by the run holding it (harness.runlock)")
+
+
 def describe(holder: dict[str, Any] | None) -> str:
     """``pid 123 on host h, started 2026-...`` for a holder record (``an unknown process`` when unreadable)."""
     if not holder:

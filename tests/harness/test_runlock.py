@@ -142,3 +142,21 @@ def test_the_lock_error_is_a_harness_error_naming_the_folder_and_holder(tmp_path
             runlock.acquire(tmp_path)
     assert isinstance(caught.value, HarnessError)
     assert str(caught.value).startswith(f"{tmp_path} is being written by another run (pid {os.getpid()} on host ")
+
+
+def test_the_dask_client_writes_episodes_only_holding_the_lock(tmp_path):
+    from harness.config import RunSettings
+    from harness.dask_executor import DaskExecutor
+    from harness.store import RunStore
+
+    class Client:
+        def scheduler_info(self):
+            return {"workers": {"w1": {}, "w2": {}}}
+
+    store = RunStore.create(tmp_path / "run")
+    with pytest.raises(HarnessError, match="does not hold the run folder's lock"):
+        DaskExecutor(client=Client()).start(2, None, store, RunSettings(), None, {})
+    with runlock.hold(store.root):
+        executor = DaskExecutor(client=Client())
+        executor.start(2, None, store, RunSettings(), None, {})
+        assert executor.workers == 2
