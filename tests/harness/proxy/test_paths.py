@@ -3,10 +3,8 @@ never reaches the upstream (whose base URL here has a gateway's path prefix, ``/
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
-import threading
 
 import pytest
 from aiohttp import web
@@ -14,38 +12,22 @@ from aiohttp import web
 from harness.config import Budget, Prices
 from harness.proxy import HttpUpstream, ModelProxy, Secret, read_log
 from harness.proxy.paths import PathOutsideBase, normal_path
+from tests.support.http_server import LocalServer
 
 KEY = "sk-real-key-0123456789abcdef"
 
 
-class Gateway:
-    """An upstream at 127.0.0.1 recording the raw path of each request it gets."""
+class Gateway(LocalServer):
+    """An upstream at 127.0.0.1 under the path prefix ``/api/v1``, recording the raw path of each request."""
 
     def __init__(self):
+        super().__init__(self.handle, prefix="/api/v1")
         self.paths: list[str] = []
-        self.loop = asyncio.new_event_loop()
 
     async def handle(self, req: web.Request) -> web.Response:
         self.paths.append(req.raw_path)
         return web.json_response({"object": "chat.completion", "choices": [],
                                   "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
-
-    def __enter__(self) -> "Gateway":
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app, access_log=None)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/api/v1"
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
 
 
 def raw_request(sock_path, path: str) -> tuple[int, bytes]:

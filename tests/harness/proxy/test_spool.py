@@ -3,10 +3,8 @@ stores them truncated with size and hash, and nothing is left in the episode's f
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import socket
-import threading
 
 import pytest
 from aiohttp import web
@@ -14,40 +12,19 @@ from aiohttp import web
 from harness.config import Budget, Prices
 from harness.proxy import HttpUpstream, ModelProxy, UpstreamRequest, read_log
 from harness.proxy.spool import SPOOL_BYTES, Spooled
+from tests.support.http_server import LocalServer
 
 SIZE = SPOOL_BYTES + 3 * 2**20 + 7
 
 
-class Reader:
-    """An upstream on 127.0.0.1 that reads every body and answers with its size and SHA-256."""
-
-    def __init__(self):
-        self.loop = asyncio.new_event_loop()
-
-    async def handle(self, req: web.Request) -> web.Response:
-        digest, size = hashlib.sha256(), 0
-        async for chunk in req.content.iter_chunked(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-        return web.json_response({"object": "chat.completion", "choices": [], "size": size,
-                                  "sha256": digest.hexdigest(), "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
-
-    def __enter__(self) -> "Reader":
-        app = web.Application(client_max_size=1 << 30)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app, access_log=None)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+async def read_all(req: web.Request) -> web.Response:
+    """An upstream that reads every body and answers with its size and SHA-256."""
+    digest, size = hashlib.sha256(), 0
+    async for chunk in req.content.iter_chunked(1 << 20):
+        digest.update(chunk)
+        size += len(chunk)
+    return web.json_response({"object": "chat.completion", "choices": [], "size": size,
+                              "sha256": digest.hexdigest(), "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
 
 
 def body() -> bytes:
@@ -76,7 +53,7 @@ def send(sock_path, data: bytes, chunked: bool) -> bytes:
 def test_a_spooled_body_reaches_the_upstream_whole_and_is_logged_truncated(tmp_path, chunked):
     data = body()
     episode = tmp_path / "episode"
-    with Reader() as upstream, ModelProxy(HttpUpstream(upstream.url, auth="none")) as proxy:
+    with LocalServer(read_all) as upstream, ModelProxy(HttpUpstream(upstream.url, auth="none")) as proxy:
         proxy.open_episode("e", tmp_path / "s", episode / "proxy.jsonl", Prices(), Budget())
         answer = send(tmp_path / "s", data, chunked)
         proxy.close_episode("e")
