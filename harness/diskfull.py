@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.errors import EpisodeError, ErrorKind
+from harness.untrusted import shown_name
 
 #: ``harness run``'s exit code when a full disk stopped the run (sysexits ``EX_TEMPFAIL``: free space, then
 #: run the same command again to resume).
@@ -59,7 +60,7 @@ def is_disk_full(exc: BaseException) -> bool:
 def reason(exc: OSError) -> str:
     """``disk full: <what the OS said> (<file>)``: the one-line reason of a disk-full failure."""
     what = exc.strerror or str(exc)
-    where = f" ({os.fsdecode(exc.filename)})" if exc.filename else ""
+    where = f" ({shown_name(os.fsdecode(exc.filename))})" if exc.filename else ""  # an agent's odd name: escaped
     return f"disk full: {what}{where}"
 
 

@@ -74,6 +74,8 @@ def test_enospc_and_edquot_are_a_full_disk_and_other_errors_are_not():
     assert not diskfull.is_disk_full(ValueError("No space left on device"))
     assert diskfull.reason(OSError(errno.ENOSPC, "No space left on device", "/r/a.txt")) == \
         "disk full: No space left on device (/r/a.txt)"
+    assert diskfull.reason(OSError(errno.ENOSPC, "No space left on device", b"/r/bad\xff")) == \
+        "disk full: No space left on device (/r/bad\\xff)"  # a name that is not UTF-8, escaped
 
 
 def test_a_run_that_cannot_keep_its_reserve_stops_before_writing(small_fs):
