@@ -139,7 +139,7 @@ def run_episode(
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
         raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
     try:
-        with interrupt.guard(sandbox.destroy), WorkspaceCap(paths.workspace, spec.limits.workspace_mb,
+        with interrupt.guard(sandbox.destroy), WorkspaceCap([paths.workspace, paths.home], spec.limits.workspace_mb,
                                                              sandbox.destroy) as cap:
             result = sandbox.exec(
                 invocation.argv,

@@ -2,9 +2,10 @@
 
 ``tmp_mb`` bounds the sandbox's private ``/tmp`` (a size-limited tmpfs); the workspace, though, is a host
 folder bind-mounted read-write (so that what the agent leaves is kept and scored), and nothing bounded it:
-an agent could fill the host's disk.  The harness watches the workspace while the agent runs: every
-:data:`EVERY` seconds it adds up the disk space the workspace's files take (allocated blocks, so a sparse
-file counts what it really uses), and once that passes ``workspace_mb`` it stops the sandbox at once.  The
+an agent could fill the host's disk.  The harness watches the workspace (and the agent's per-episode home,
+the other host folder it writes) while the agent runs: every :data:`EVERY` seconds it adds up the disk space
+their files take (allocated blocks, so a sparse file counts what it really uses), and once that passes
+``workspace_mb`` it stops the sandbox at once.  The
 episode then fails with ``error_kind`` ``workspace_limit``.
 
 Why a watch and not a size-limited mount or a quota: the workspace must stay an ordinary host folder (the
@@ -51,18 +52,19 @@ def used_bytes(folder: Path | str, max_entries: int = MAX_ENTRIES) -> int:
 
 
 class WorkspaceCap:
-    """While the ``with`` block runs, measure ``folder`` every :data:`EVERY` s and call ``stop()`` once when it
-    takes more than ``limit_mb`` MiB (``over`` is then the size seen, bytes)."""
+    """While the ``with`` block runs, measure ``folders`` (the workspace and the agent's home: both host
+    folders the agent writes) every :data:`EVERY` s and call ``stop()`` once when together they take more
+    than ``limit_mb`` MiB (``over`` is then the size seen, bytes)."""
 
-    def __init__(self, folder: Path | str, limit_mb: int, stop: Callable[[], None]):
-        self.folder, self.limit, self.stop = folder, int(limit_mb) * 1024 * 1024, stop
+    def __init__(self, folders: list[Path], limit_mb: int, stop: Callable[[], None]):
+        self.folders, self.limit, self.stop = folders, int(limit_mb) * 1024 * 1024, stop
         self.over: int | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="workspace-cap", daemon=True)
 
     def _watch(self) -> None:
         while not self._done.wait(EVERY):
-            size = used_bytes(self.folder)
+            size = sum(used_bytes(folder) for folder in self.folders)
             if size > self.limit:
                 self.over = size
                 self.stop()

@@ -1,5 +1,5 @@
-"""``workspace_mb``: an agent that writes more than it into its workspace is stopped, on every local backend
-(the watch is the harness's, over the host folder every backend binds)."""
+"""``workspace_mb``: an agent that writes more than it into its workspace (or its home) is stopped, on every
+local backend (the watch is the harness's, over the host folders every backend binds)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,16 @@ from tests.support.shell_run import harness_cli, profile, shell_task
 FILL = "while true; do head -c 1048576 /dev/zero >> big; sleep 0.02; done"
 
 
-@pytest.mark.parametrize("sandbox", ["bubblewrap", "unshare", "none"])
-def test_an_agent_writing_past_workspace_mb_is_stopped(tmp_path, sandbox):
+@pytest.mark.parametrize("sandbox, folder", [("bubblewrap", "workspace"), ("unshare", "workspace"),
+                                             ("none", "workspace"), ("bubblewrap", "home")])
+def test_an_agent_writing_past_workspace_mb_is_stopped(tmp_path, sandbox, folder):
     ok, why = registry.get("sandbox_backend", sandbox).available()
     assert ok, f"the {sandbox} sandbox should run on this machine: {why}"
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump({"workspace_mb": 16}))
     out = tmp_path / "run"
-    proc = harness_cli("run", "--task", shell_task(tmp_path, FILL), "--agent", profile(tmp_path), "--sandbox",
+    script = FILL if folder == "workspace" else f"cd $HOME && {FILL}"  # the home is a host folder too
+    proc = harness_cli("run", "--task", shell_task(tmp_path, script), "--agent", profile(tmp_path), "--sandbox",
                        sandbox, "--settings", settings, "--timeout", "300", "--out", out)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
@@ -32,7 +34,7 @@ def test_an_agent_writing_past_workspace_mb_is_stopped(tmp_path, sandbox):
     assert row["error"].startswith("workspace over workspace_mb (") and "limit 16 MiB): the agent was stopped" \
         in row["error"]
     assert row["agent_seconds"] < 300  # stopped by the watch, not by the episode's time limit
-    [big] = out.glob("episodes/*/workspace/big")
+    [big] = out.glob(f"episodes/*/{folder}/big")
     assert big.stat().st_size > 16 * 2**20  # it did write past the limit before it was stopped
 
 
