@@ -84,8 +84,11 @@ def test_with_wait_the_second_run_runs_after_the_first_and_both_entries_are_kept
         wait_for_holder(out, first)
         second = harness_cli("run", "--task", task, "--agent", agent, "--sandbox", "none", "--seed", "1", "--out",
                              out, "--wait")
-        line = second.stderr.readline()  # blocks until the second run says it waits
-        assert line.startswith("waiting for the run writing") and f"pid {first.pid}" in line
+        line = ""
+        while not line.startswith("waiting for the run writing"):  # blocks until the second run says it waits
+            line = second.stderr.readline()
+            assert line, "the second run ended without waiting"
+        assert f"pid {first.pid}" in line
         assert not list(out.glob("episodes/*seed1*"))  # it waits: nothing of its own is written yet
     finally:
         go.touch()
