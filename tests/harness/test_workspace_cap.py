@@ -9,7 +9,9 @@ import yaml
 
 from harness import plugins as registry
 from harness.config import RunSettings
+from harness.sandbox.docker_engine import no_engine_reason
 from harness.workspace_cap import used_bytes
+from tests.support.docker import ENGINE
 from tests.support.shell_run import harness_cli, profile, shell_task
 
 #: writes 1 MiB at a time, forever (until stopped; the episode's own limit is 300 s)
@@ -21,6 +23,16 @@ FILL = "while true; do head -c 1048576 /dev/zero >> big; sleep 0.02; done"
 def test_an_agent_writing_past_workspace_mb_is_stopped(tmp_path, sandbox, folder):
     ok, why = registry.get("sandbox_backend", sandbox).available()
     assert ok, f"the {sandbox} sandbox should run on this machine: {why}"
+    stopped_past_the_cap(tmp_path, sandbox, folder)
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not ENGINE, reason=no_engine_reason())
+def test_an_agent_writing_past_workspace_mb_is_stopped_in_docker(tmp_path):
+    stopped_past_the_cap(tmp_path, "docker", "workspace")
+
+
+def stopped_past_the_cap(tmp_path, sandbox: str, folder: str) -> None:
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump({"workspace_mb": 16}))
     out = tmp_path / "run"

@@ -60,7 +60,7 @@ class ShellAgent(Agent):
     name = "shell"
     version = "1"
     needs_model = False
-    image_capable = False
+    image_capable = True  # sh runs in the agent image as on the host
 
     def command(self, ctx):
         return AgentInvocation(argv=["sh", "-c", ctx.task_info["script"]], env={"EPISODE": ctx.task_info["episode"]})
