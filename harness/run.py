@@ -30,7 +30,7 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, keep_earlier, read_row, versions
+from harness.store import RunStore, keep_earlier, kept_row, versions
 
 
 @dataclass
@@ -216,7 +216,7 @@ def execute(
             what = "another task or agent profile" if "task" in identity else "another experiment"
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
-        on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
+        on_event("resume", {"finished": sum(kept_row(store.episode(p.key).row) is not None for p in plans)})
     distinct = {id(p.params): p for p in plans}
     for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
         try:
@@ -345,8 +345,8 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     todo = []
     for plan in plans:
         paths = store.episode(plan.key)
-        done = read_row(paths.row) if paths.row.exists() else None
-        if done is not None and done.get("status") != "infra_failed" and done.get("error_kind") != "disk_full":
+        done = kept_row(paths.row)
+        if done is not None:
             rows[plan.key] = done
             on_event("skip", {"key": plan.key, "row": done})
         else:

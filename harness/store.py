@@ -185,6 +185,16 @@ def read_row(path: Path | str) -> dict[str, Any]:
     return row
 
 
+def kept_row(path: Path | str) -> dict[str, Any] | None:
+    """The episode's row at ``path`` when a resume keeps it, else None: no row, or a failure of the harness's
+    own that a resume runs again (``status`` ``infra_failed``, ``error_kind`` ``disk_full``)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    row = read_row(path)
+    return None if row.get("status") == "infra_failed" or row.get("error_kind") == "disk_full" else row
+
+
 def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dict[str, Any]]:
     """The results rows of every finished episode of ``run_dir`` (``episodes/*/row.json``), in folder order.
 
