@@ -122,6 +122,7 @@ class RunSettings(Strict):
     memory_mb: int = Field(4096, ge=64)
     pids: int = Field(512, ge=16)
     tmp_mb: int = Field(1024, ge=16)
+    workspace_mb: int = Field(10240, ge=16)
     rule_call_timeout: float = Field(30.0, gt=0)
     rule_budget: float = Field(600.0, gt=0)
     rule_memory_mb: int = Field(1024, ge=64)

@@ -9,7 +9,9 @@ plugin objects), runs it in a private temporary run directory with its own
 model proxy, and returns its ``row`` and the episode folder as a ``.tar.gz``
 (bytes).  The client unpacks it next to the run's ``episodes/`` folder and
 renames it into place, so a killed client leaves either the whole folder or
-none (resume as for local runs).
+none (resume as for local runs).  Workers never write into the run directory: the
+client holding its lock (:mod:`harness.runlock`, checked when the executor starts) is
+its one writer.
 
 Each worker needs the harness (with the plugins the run uses) installed and a
 sandbox backend; with a real model, the provider's key in its environment.
@@ -166,6 +168,9 @@ class DaskExecutor:
                 self._client = Client(self.address, timeout="30s")
             except OSError as exc:
                 raise HarnessError(f"cannot reach the Dask scheduler at {self.address}: {exc}") from exc
+        from harness.runlock import require_held
+
+        require_held(store.root)  # one writer per run folder: the client holding its lock unpacks every episode
         self.store = store
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
         self._args = (settings.model_dump(mode="json"), model_backend, model_options, self.workers)

@@ -8,6 +8,7 @@ so the caller can retry them.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -33,11 +34,13 @@ from harness.contracts import (
     TaskTemplate,
 )
 from harness import interrupt
+from harness.diskfull import check_room, is_disk_full, reason as disk_full_reason, release_reserves, stopped
 from harness.errors import EpisodeError, ErrorKind
 from harness.proxy_records import last_request_seq, one_parse_per_episode
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt
+from harness.workspace_cap import WorkspaceCap
 
 
 @dataclass
@@ -65,9 +68,35 @@ class EpisodePlan:
 
 def limits(settings: RunSettings) -> Limits:
     return Limits(cpus=settings.cpus, memory_mb=settings.memory_mb, pids=settings.pids,
-                  tmp_mb=settings.tmp_mb)
+                  tmp_mb=settings.tmp_mb, workspace_mb=settings.workspace_mb)
 
 
+def stops_on_full_disk(run: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Decorate ``run(plan, paths, ..., attempt)``: ``ENOSPC``/``EDQUOT`` while it runs writes the episode's
+    row (``failed``, ``disk_full``, ``disk full: ...``) into the room the run's reserve gives back (no row when
+    even that does not fit; a resume runs the episode again either way) and raises
+    :class:`harness.diskfull.DiskFull`, which stops the run (see :mod:`harness.diskfull`)."""
+
+    @functools.wraps(run)
+    def episode(plan: EpisodePlan, paths: EpisodePaths, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return run(plan, paths, *args, **kwargs)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            release_reserves()
+            attempt = kwargs.get("attempt", args[-1] if args and isinstance(args[-1], int) else 0)
+            try:
+                infra_failed_row(plan, paths, attempt, EpisodeError(ErrorKind.DISK_FULL, str(exc)),
+                                 status="failed", error=disk_full_reason(exc))
+            except OSError:
+                pass
+            raise stopped(paths.root, exc) from None
+
+    return episode
+
+
+@stops_on_full_disk
 def run_episode(
     plan: EpisodePlan,
     paths: EpisodePaths,
@@ -110,7 +139,8 @@ def run_episode(
     except Exception as exc:  # noqa: BLE001 - any start failure is infrastructure
         raise EpisodeError(ErrorKind.SANDBOX_START, f"{plan.backend.name}: {exc}") from exc
     try:
-        with interrupt.guard(sandbox.destroy):
+        with interrupt.guard(sandbox.destroy), WorkspaceCap([paths.workspace, paths.home], spec.limits.workspace_mb,
+                                                             sandbox.destroy) as cap:
             result = sandbox.exec(
                 invocation.argv,
                 env=invocation.env,
@@ -121,12 +151,15 @@ def run_episode(
     finally:
         sandbox.destroy()
     interrupt.check()  # stopped during the agent phase: no scoring
+    check_room(paths.root)  # an agent that filled the disk: a disk-full episode (harness.diskfull), not its score
     (paths.root / "agent.stdout").write_text(result.stdout)
     (paths.root / "agent.stderr").write_text(result.stderr)
 
     usage = channel.close() if channel is not None else None
     signature = plan.agent.classify_failure(result.stdout, result.stderr, result.returncode)
     status, error_kind, error = _status(result, usage, signature, paths.root / "proxy.jsonl")
+    if cap.over is not None:  # stopped for writing past workspace_mb: that, not how it died, is the reason
+        status, error_kind, error = "failed", ErrorKind.WORKSPACE_LIMIT.value, cap.reason()
 
     try:
         score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
@@ -208,6 +241,7 @@ def _metrics_once(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
     return metrics
 
 
+@stops_on_full_disk
 def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths, attempt: int = 0) -> dict[str, Any]:
     """Run one in-harness episode (no sandbox, no agent: e.g. a forecaster on a forecasting task) and return
     its results row (also written to ``row.json``); the template's metrics fill the row (its ``status`` among
@@ -235,18 +269,20 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths, attempt: int = 0
     ])
 
 
-def infra_failed_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int, exc: EpisodeError) -> dict[str, Any]:
+def infra_failed_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int, exc: EpisodeError,
+                     status: str = "infra_failed", error: str | None = None) -> dict[str, Any]:
     """The row of an episode whose infrastructure failed after the allowed retries (also written to
-    ``row.json``): ``status`` ``infra_failed`` (an in-harness template's own ``status`` column)."""
+    ``row.json``): ``status`` ``infra_failed`` (an in-harness template's own ``status`` column); ``status``
+    and ``error`` (default ``str(exc)``) for another failure of the harness's own (a full disk)."""
     paths.root.mkdir(parents=True, exist_ok=True)
-    failure = {"error_kind": exc.kind.value, "error": str(exc)}
+    failure = {"error_kind": exc.kind.value, "error": error or str(exc)}
     if plan.in_harness:
-        return write_row(plan, paths, attempt, [("harness", _key(plan)), ("template", {"status": "infra_failed"}),
+        return write_row(plan, paths, attempt, [("harness", _key(plan)), ("template", {"status": status}),
                                                 ("harness", failure)])
     return write_row(plan, paths, attempt, [("harness", {
         **_key(plan), "profile": plan.profile.name if plan.profile else None,
         "agent": plan.agent.name if plan.agent else None, "sandbox": plan.backend.name if plan.backend else None,
-        "status": "infra_failed", **failure})])
+        "status": status, **failure})])
 
 
 def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,

@@ -17,6 +17,8 @@ class ErrorKind(str, Enum):
     CRASH = "agent_crashed"
     OUTPUT = "output_invalid"
     SCORING = "scoring_failed"
+    WORKSPACE_LIMIT = "workspace_limit"  # the agent wrote more than workspace_mb (harness.workspace_cap)
+    DISK_FULL = "disk_full"  # the host's disk or quota (harness.diskfull): not retried, the run stops
 
     @property
     def infra(self) -> bool:

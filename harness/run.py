@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import plugins as plugin_registry
-from harness import interrupt
+from harness import interrupt, runlock
 from harness.untrusted import remove_tree
 from harness.columns import ColumnCollision, owners, row_parts
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
@@ -30,7 +30,7 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
-from harness.store import RunStore, read_row, versions
+from harness.store import RunStore, keep_earlier, kept_row, versions
 
 
 @dataclass
@@ -187,6 +187,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
     return list(plans.values())
 
 
+@runlock.one_writer  # the run folder's lock: ``wait`` (keyword) waits for another run writing there
 def execute(
     units: list[Unit],
     store: RunStore,
@@ -215,7 +216,7 @@ def execute(
             what = "another task or agent profile" if "task" in identity else "another experiment"
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
-        on_event("resume", {"finished": sum(store.episode(p.key).row.exists() for p in plans)})
+        on_event("resume", {"finished": sum(kept_row(store.episode(p.key).row) is not None for p in plans)})
     distinct = {id(p.params): p for p in plans}
     for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
         try:
@@ -232,7 +233,7 @@ def execute(
     backends = {p.backend.name: p.backend for p in plans if p.backend is not None}
     profiles = {p.profile.name: p.profile.model_dump(mode="json") for p in plans if p.profile is not None}
     agents = {p.agent.name: p.agent.version for p in plans if p.agent is not None}
-    store.write_run_json({
+    store.write_run_json(keep_earlier(previous, {  # what earlier runs into this folder recorded is kept
         "run_id": store.run_id,
         "identity": identity,
         "tasks": sorted({p.task_file for p in plans}),
@@ -247,7 +248,7 @@ def execute(
         "versions": versions(),
         "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
-    })
+    }))
     on_event("start", {"episodes": len(plans), "sandbox": ", ".join(sorted(backends)) or "none (in harness)",
                        "limits_not_enforced": limits_not_enforced(backends)})
 
@@ -342,8 +343,8 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     todo = []
     for plan in plans:
         paths = store.episode(plan.key)
-        done = read_row(paths.row) if paths.row.exists() else None
-        if done is not None and done.get("status") != "infra_failed":
+        done = kept_row(paths.row)
+        if done is not None:
             rows[plan.key] = done
             on_event("skip", {"key": plan.key, "row": done})
         else:

@@ -19,6 +19,7 @@ import os
 import platform
 import secrets
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -216,6 +217,16 @@ def finished_episodes(run_dir: Path | str, *, skip_invalid: bool = False) -> lis
     return found
 
 
+def kept_row(path: Path | str) -> dict[str, Any] | None:
+    """The episode's row at ``path`` when a resume keeps it, else None: no row, or a failure of the harness's
+    own that a resume runs again (``status`` ``infra_failed``, ``error_kind`` ``disk_full``)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    row = read_row(path)
+    return None if row.get("status") == "infra_failed" or row.get("error_kind") == "disk_full" else row
+
+
 def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dict[str, Any]]:
     """The results rows of every finished episode of ``run_dir`` (``episodes/*/row.json``), in folder order.
 
@@ -226,8 +237,26 @@ def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dic
     return [row for _, row in finished_episodes(run_dir, skip_invalid=skip_invalid)]
 
 
+#: ``run.json`` entries that earlier runs into the same folder add to (a run's own entries win per name)
+MERGED = ("profiles", "agents", "sandbox_details")
+
+
+def keep_earlier(previous: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a run's ``run.json``) with what ``previous`` (the folder's earlier ``run.json``) recorded kept:
+    the :data:`MERGED` mappings merged by name, ``tasks`` united; ``episodes`` are merged by the run itself."""
+    previous = previous or {}
+    out = dict(data)
+    for name in MERGED:
+        before = previous.get(name)
+        if isinstance(before, dict):
+            out[name] = {**before, **(data.get(name) or {})}
+    out["tasks"] = sorted({*map(str, previous.get("tasks") or []), *(data.get("tasks") or [])})
+    return out
+
+
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp file + rename)."""
-    tmp = path.with_name(path.name + ".tmp")
+    """Write JSON atomically (a temp file of this process and thread + rename: a reader sees the old file
+    or the new one, never a part, and two writers never share a temp file)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, default=str, sort_keys=False))
     os.replace(tmp, path)

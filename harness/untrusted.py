@@ -75,6 +75,25 @@ class Pairs(list):
     """A JSON object kept as its (key, value) pairs (``pairs=True``), so repeated keys are seen."""
 
 
+def shown_name(name: str) -> str:
+    """A file name as text every page, bundle and report can hold: bytes that are not UTF-8 (a name read
+    from the file system keeps them as lone surrogates, ``os.fsdecode``) shown escaped, ``bad\\xff.png``
+    for the bytes ``bad\xff.png``; a valid name is returned as it is."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def url_name(name: str) -> str:
+    """A relative file path as a URL path: every byte that is not unreserved percent-encoded (``bad%FF.png``),
+    ``/`` kept."""
+    from urllib.parse import quote
+
+    return quote(os.fsencode(name), safe="/")
+
+
 def safe_str(value: Any, limit: int = 300) -> str:
     """``str(value)`` cut to ``limit`` characters; never raises (a failing ``__str__`` gives a placeholder)."""
     try:

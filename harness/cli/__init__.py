@@ -137,4 +137,4 @@ def main(argv: list[str] | None = None) -> None:
         from rich.markup import escape
 
         console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
-        sys.exit(2)
+        sys.exit(getattr(exc, "exit_code", 2))  # 2, or a user error's own (a full disk: harness.diskfull)

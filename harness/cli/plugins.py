@@ -8,6 +8,7 @@ import json
 import click
 from harness.cli._console import console
 from rich.table import Table
+from rich.text import Text
 
 from harness.plugins import KINDS, Plugins, distribution_of, plugins
 
@@ -38,11 +39,11 @@ def list_plugins(as_json: bool) -> None:
     for col in ("kind", "name", "plugin", "distribution", "version"):
         table.add_column(col)
     for row in rows:
-        table.add_row(*(str(row[c]) for c in ("kind", "name", "plugin", "distribution", "version")))
+        table.add_row(*(Text(str(row[c])) for c in ("kind", "name", "plugin", "distribution", "version")))
     out = console()
     out.print(table)
-    for p in loaded.problems:
-        out.print(f"[yellow]problem:[/] {p}", highlight=False)
+    for p in loaded.problems:  # a plugin's error text prints literally: "[x]" in it is no markup
+        out.print(Text.assemble(("problem:", "yellow"), f" {p}"), highlight=False)
     for s in skipped:
         out.print(f"not loaded (HARNESS_LOAD_PLUGINS): {s['distribution']} {s['version']}", highlight=False,
                   markup=False)

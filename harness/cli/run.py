@@ -58,8 +58,11 @@ PREPARE_LINE_EVERY = 5.0
               help="Where episodes run: threads of this process, or an existing Dask cluster (--scheduler).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address for --executor dask (e.g. tcp://head:8786).")
+@click.option("--wait", is_flag=True,
+              help="When another run is writing into the same run directory, wait for it to finish and then run "
+                   "(default: fail at once, naming the other run).")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
-        script, jobs, max_cost, executor, scheduler) -> None:
+        script, jobs, max_cost, executor, scheduler, wait) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
     scored, written to a run directory that a re-run resumes."""
     if (task_file is None) == (experiment_file is None):
@@ -127,6 +130,13 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                         whose = f" ({row['profile']})" if row.get("profile") else ""  # folder names need not say
                         err.print(f"[{tally.done}/{total}] {data['key']}{whose} {row.get('status', '?')} · "
                                   f"{tally.line()}", markup=False, highlight=False, soft_wrap=True)
+                elif event in ("lock_wait", "lock_taken_over"):
+                    from harness.runlock import describe
+
+                    err.print(f"waiting for the run writing {store.root} ({describe(data['holder'])})"
+                              if event == "lock_wait" else f"took over the lock of a run that ended without "
+                              f"releasing {store.root} ({describe(data['holder'])})", markup=False, highlight=False,
+                              soft_wrap=True)
                 elif event == "resume":
                     err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
                 elif event == "retry":
@@ -153,7 +163,7 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
 
             try:
                 rows += execute(units, store, settings, on_event, model_backend=model_backend,
-                                model_options=options, identity=identity, executor=pool)
+                                model_options=options, identity=identity, executor=pool, wait=wait)
             except BaseException:
                 remove_if_empty(store.root, existing)
                 raise

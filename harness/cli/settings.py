@@ -13,6 +13,7 @@ FIELD_NOTES = {
     "memory_mb": "MiB: total memory of all of a sandbox's processes",
     "pids": "processes and threads of a sandbox at once",
     "tmp_mb": "MiB: size of the sandbox's private /tmp and of its /dev/shm",
+    "workspace_mb": "MiB: most an agent may write into its workspace; past it the agent is stopped",
     "rule_call_timeout": "seconds per predict(df) call of a programmatic submission",
     "rule_budget": "seconds for all predict(df) calls of one episode; then the rest are scored wrong",
     "rule_memory_mb": "MiB: memory of the rule.py worker",

@@ -22,7 +22,9 @@ class Limits:
     ``cpus``: CPU share; ``memory_mb``: total memory of all the sandbox's
     processes, MiB; ``pids``: processes and threads at once; ``tmp_mb``: size
     of the private ``/tmp`` and of the private ``/dev/shm``, MiB each (their
-    pages also count towards ``memory_mb``).  What a backend cannot enforce
+    pages also count towards ``memory_mb``); ``workspace_mb``: disk space the
+    workspace's files may take, MiB (enforced by the harness for every backend
+    alike, :mod:`harness.workspace_cap`).  What a backend cannot enforce
     here it says in ``SandboxBackend.describe()["limits_not_enforced"]``.
     """
 
@@ -30,6 +32,7 @@ class Limits:
     memory_mb: int = 4096
     pids: int = 512
     tmp_mb: int = 1024
+    workspace_mb: int = 10240
 
 
 @dataclass

@@ -133,8 +133,10 @@ class HttpUpstream(Upstream):
         assert self._session is not None
         url = URL(join_url(self.base_url, request.path, request.query), encoded=True)
         try:
+            body = request.body_file if request.body_file is not None else (request.body or None)  # a spooled
+            # body is streamed from its file (harness.proxy.spool)
             resp = await self._session.request(request.method, url, headers=self.outgoing_headers(request),
-                                               data=request.body or None, allow_redirects=False)
+                                               data=body, allow_redirects=False)
         except (TimeoutError, aiohttp.ClientConnectionError, OSError) as exc:
             raise UpstreamUnreachable(f"{type(exc).__name__}: {exc or 'timed out'} ({self.name} at "
                                       f"{url.scheme}://{url.host}:{url.port})") from None

@@ -23,8 +23,11 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from harness.limits import InflightBytes
+from harness.proxy.connections import DEFAULT_PER_EPISODE, ConnectionCap, raise_open_files
 from harness.proxy.accounting import EpisodeMeter, EpisodeUsage, classify_status, describe_cap
 from harness.proxy.http import HOP_HEADERS
+from harness.proxy.paths import PathOutsideBase, normal_path
+from harness.proxy.spool import SPOOL_BYTES, Spooled, spool
 from harness.proxy.log import ProxyLogWriter, encode_body, logged_headers
 from harness.proxy.redact import Redactor, StreamScrubber
 from harness.proxy.sse import SSEParser
@@ -69,7 +72,8 @@ class ModelProxy:
     """
 
     def __init__(self, upstream: Upstream, *, shutdown_timeout: float = 2.0, max_body_bytes: int = MAX_BODY_BYTES,
-                 limiter: Any = None, inflight: Any = None, log_budget: int | None = None):
+                 limiter: Any = None, inflight: Any = None, log_budget: int | None = None,
+                 max_connections: int = DEFAULT_PER_EPISODE):
         if not isinstance(upstream, Upstream):
             raise TypeError(f"ModelProxy needs a harness.proxy.Upstream, got {type(upstream).__name__}")
         self.upstream = upstream
@@ -79,6 +83,7 @@ class ModelProxy:
         # harness.limits.InflightBytes shared by the run's proxies: request bodies held at once
         self.inflight = inflight if inflight is not None else InflightBytes(DEFAULT_INFLIGHT_BYTES)
         self.log_budget = log_budget  # bytes of bodies each episode's proxy.jsonl stores in full (None: all)
+        self.max_connections = max_connections  # per episode socket, see harness.proxy.connections
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._episodes: dict[str, _Episode] = {}
@@ -90,9 +95,11 @@ class ModelProxy:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> ModelProxy:
-        """Start the background loop (idempotent); returns self."""
+        """Start the background loop (idempotent; raises the process's soft open-file limit to the hard one,
+        :func:`harness.proxy.connections.raise_open_files`); returns self."""
         if self.running:
             return self
+        raise_open_files()
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=self._run, args=(loop,), name="model-proxy", daemon=True)
         self._loop, self._thread = loop, thread
@@ -183,7 +190,7 @@ class ModelProxy:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.shutdown_timeout)
         await runner.setup()
-        site = web.UnixSite(runner, str(episode.socket_path))
+        site = _CappedUnixSite(runner, str(episode.socket_path), self.max_connections)
         await site.start()
         os.chmod(episode.socket_path, 0o666)
         episode.runner = runner
@@ -226,14 +233,17 @@ class ModelProxy:
         return self._call(snap())
 
     # -- request handling ----------------------------------------------------
-    async def _read_body(self, request: web.Request) -> tuple[bytes, int]:
+    async def _read_body(self, request: web.Request) -> tuple[bytes | Spooled, int]:
         """The request body and the in-flight bytes taken for it (given back by the caller); waits for room
-        under the run's in-flight bound; raises _TooLarge for a body that can never fit."""
+        under the run's in-flight bound; raises _TooLarge for a body that can never fit.  A body over
+        ``SPOOL_BYTES`` is written to disk as it comes (:mod:`harness.proxy.spool`) and holds no in-flight bytes."""
         limit = min(self.inflight.limit, self.max_body_bytes)
         known = request.content_length
         if known is not None:
             if known > limit:
                 raise _TooLarge(known)
+            if known > SPOOL_BYTES:  # on disk, not in memory (harness.proxy.spool)
+                return await spool(request.content, request.app[_EPISODE].log.path.parent), 0
             await self.inflight.take(known)
             try:  # filled in place: the body is held once (request.read() holds it twice while reading)
                 body = bytearray(known)
@@ -255,6 +265,14 @@ class ModelProxy:
             async for chunk in request.content.iter_chunked(1 << 20):
                 if held + len(chunk) > limit:
                     raise _TooLarge(held + len(chunk))
+                if held + len(chunk) > SPOOL_BYTES:  # from here on, on disk (harness.proxy.spool)
+                    first, parts = b"".join(parts) + chunk, []
+                    self.inflight.give(held)
+                    held = 0
+                    try:
+                        return await spool(request.content, request.app[_EPISODE].log.path.parent, first, limit), 0
+                    except ValueError as exc:
+                        raise _TooLarge(exc.args[0]) from None
                 await self.inflight.take(len(chunk))
                 held += len(chunk)
                 parts.append(chunk)
@@ -267,6 +285,15 @@ class ModelProxy:
         ep = request.app[_EPISODE]
         meter = ep.meter
         seq = meter.next_seq()
+        try:  # dot segments out; a path leaving the base URL's path is refused before anything is forwarded
+            path = normal_path(request.rel_url.raw_path)
+        except PathOutsideBase as exc:
+            raw = request.rel_url.raw_path
+            wire = UpstreamRequest(ep.episode_id, request.method, raw, "", {}, b"").wire or "unknown"
+            ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": request.method, "path": raw,
+                          "wire": wire, "headers": logged_headers(dict(request.headers)), "body": None,
+                          "body_encoding": None})
+            return self._local_error(ep, seq, wire, 400, f"model proxy: {exc}", code="invalid_path")
         try:
             body, held = await self._read_body(request)
         except _TooLarge as exc:
@@ -279,20 +306,25 @@ class ModelProxy:
             return self._local_error(ep, seq, wire, 413, f"model proxy: request body of at least {exc} bytes "
                                      f"is over the proxy's bound of {limit} bytes", code="request_too_large")
         try:
-            return await self._forward(request, ep, seq, body)
+            return await self._forward(request, ep, seq, body, path)
         finally:
             self.inflight.give(held)
+            if isinstance(body, Spooled):
+                body.close()
 
-    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes) -> web.StreamResponse:
+    async def _forward(self, request: web.Request, ep: _Episode, seq: int, body: bytes | Spooled,
+                       path: str) -> web.StreamResponse:
         meter = ep.meter
         url = request.rel_url
-        ureq = UpstreamRequest(ep.episode_id, request.method, url.raw_path, url.raw_query_string,
-                               dict(request.headers), body)
+        spooled = body if isinstance(body, Spooled) else None
+        ureq = UpstreamRequest(ep.episode_id, request.method, path, url.raw_query_string,
+                               dict(request.headers), b"" if spooled else body,
+                               body_file=spooled.file if spooled else None)
         wire = ureq.wire or "unknown"
         shown_query = "&".join(p for p in ureq.query.split("&") if p and not p.startswith("key="))
         ep.log.write({"type": "request", "seq": seq, "ts": time.time(), "method": ureq.method, "path": ureq.path,
                       "query": shown_query, "wire": wire, "headers": logged_headers(ureq.headers),
-                      **ep.log.body_fields(body)})
+                      **(spooled.log_fields() if spooled else ep.log.body_fields(body))})
 
         cap = meter.admit() if request.method != "HEAD" else None  # connectivity probes are not model requests
         if cap:
@@ -437,6 +469,22 @@ class ModelProxy:
             meter.usage_missing += 1  # the totals are lower bounds (EpisodeUsage.usage_missing)
             record["usage_missing"] = "partial" if usage is not None else "none"
         ep.log.write(record)
+
+
+class _CappedUnixSite(web.UnixSite):
+    """aiohttp's Unix-socket site serving at most ``limit`` connections at once (:class:`ConnectionCap`)."""
+
+    def __init__(self, runner: web.AppRunner, path: str, limit: int):
+        super().__init__(runner, path)
+        self.cap: ConnectionCap | None = None
+        self._limit = limit
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner (which stops it on cleanup)
+        assert self._runner.server is not None
+        self.cap = ConnectionCap(self._runner.server, self._limit)
+        self._server = await asyncio.get_running_loop().create_unix_server(self.cap, self._path,
+                                                                           backlog=self._backlog)
 
 
 async def _nothing() -> AsyncIterator[bytes]:

@@ -13,6 +13,7 @@ provider and injects the host's key; a script backend answers in-process.
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,7 +74,9 @@ class UpstreamRequest:
 
     ``path``: URL path (e.g. ``/v1/messages``); ``query``: raw query string
     without ``?``; ``headers``: as sent (names lower-cased); ``body``: raw bytes;
-    ``wire``: see :mod:`harness.proxy.wire`.
+    ``wire``: see :mod:`harness.proxy.wire`.  ``body_file``: a large body spooled to disk
+    (:mod:`harness.proxy.spool`; ``body`` is then empty), a binary file at its start, valid during
+    ``handle``: stream it, or take the bytes with :meth:`read_body` / :meth:`json`.
     """
 
     episode_id: str
@@ -83,6 +86,7 @@ class UpstreamRequest:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     body: bytes = field(default=b"", repr=False)
     wire: Wire | None = None
+    body_file: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.headers = {k.lower(): v for k, v in self.headers.items()}
@@ -94,10 +98,26 @@ class UpstreamRequest:
         """The body parsed as JSON (None when empty or not JSON)."""
         if self._json is ...:
             try:
-                self._json = json.loads(self.body) if self.body else None
+                body = self.read_body()
+                self._json = json.loads(body) if body else None
             except ValueError:
                 self._json = None
         return self._json
+
+    def read_body(self) -> bytes:
+        """The body's bytes, read from ``body_file`` when it was spooled (all of it in memory)."""
+        if self.body_file is None:
+            return self.body
+        self.body_file.seek(0)
+        data = self.body_file.read()
+        self.body_file.seek(0)
+        return data
+
+    def body_size(self) -> int:
+        """The body's length in bytes, spooled or not."""
+        if self.body_file is None:
+            return len(self.body)
+        return os.fstat(self.body_file.fileno()).st_size
 
     def query_params(self) -> dict[str, str]:
         return dict(parse_qsl(self.query, keep_blank_values=True))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from harness.untrusted import shown_name, url_name
 from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
 from harness.view.cells import _fmt, _num
 from harness.view.data import (MAX_IMAGE_BYTES, Plot, Run, StepView, plots as find_plots, read_trajectory,
@@ -63,12 +64,13 @@ class EpisodePage:
     def _figure(self, plot: Plot) -> Markup:
         mark = ('<span class="inspected">inspected</span>' if plot.inspected
                 else '<span class="not-inspected">not inspected</span>')
+        name = shown_name(plot.path)  # a name that is not UTF-8 is shown escaped (bad\xff.png), linked encoded
         if plot.size > MAX_IMAGE_BYTES:
-            return Markup(f'<figure class="plot"><figcaption>{escape(plot.path)} ({plot.size:,} bytes, not shown)'
+            return Markup(f'<figure class="plot"><figcaption>{escape(name)} ({plot.size:,} bytes, not shown)'
                           f' · {mark}</figcaption></figure>')
-        image = f'<img loading="lazy" src="ws/{escape(plot.path)}" alt="{escape(plot.path)}">'
+        image = f'<img loading="lazy" src="ws/{escape(url_name(plot.path))}" alt="{escape(name)}">'
         return Markup(f'<figure class="plot">{image}'
-                      f'<figcaption>{escape(plot.path)} · {mark}</figcaption></figure>')
+                      f'<figcaption>{escape(name)} · {mark}</figcaption></figure>')
 
     def episode_page(self, run: Run, slug: str) -> str:
         episode = self._episode(run, slug)
@@ -177,6 +179,7 @@ class EpisodePage:
         """An image the agent made (only listed images, at most MAX_IMAGE_BYTES)."""
         folder = run.folder(run.index_of(slug))
         images = workspace_images(folder)
+        path = next((name for name in images if path in (name, url_name(name))), path)  # a link is encoded
         if path not in images or images[path] > MAX_IMAGE_BYTES:
             return None
         media = mimetypes.guess_type(path)[0] or "application/octet-stream"

@@ -214,5 +214,5 @@ class Site(IndexPage, RunPage, ComparePage, EpisodePage):
                         yield f"runs/{run.id}/{slug}/ws/{plot.path}"
 
     @staticmethod
-    def _html(text: str) -> tuple[bytes, str]:
-        return text.encode("utf-8"), "text/html; charset=utf-8"
+    def _html(text: str) -> tuple[bytes, str]:  # a lone surrogate left anywhere shows as \udcff, the page stands
+        return text.encode("utf-8", "backslashreplace"), "text/html; charset=utf-8"

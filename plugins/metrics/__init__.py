@@ -7,7 +7,7 @@ extractor          columns
 =================  =========================================================================
 interaction        agent_iterations, tool_calls
 python-use         python_calls, python_statements, shell_parse_fallbacks
-plots              plots_generated, plots_inspected
+plots              plots_generated, plots_inspected, plots_truncated
 numeric-output     numeric_values_printed
 console-share      console_tokens, context_tokens, console_token_share, tokenizer, context_source
 usage              prompt_tokens, cached_tokens, completion_tokens, total_tokens, cost_usd,

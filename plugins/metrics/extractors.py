@@ -94,17 +94,14 @@ class PythonUseMetrics(MetricExtractor):
                 "shell_parse_fallbacks": result.fallback_parses}
 
 
-def generated_images(workspace: Path | None) -> set[str]:
-    """Image-like files in the workspace (relative POSIX paths), tool caches excluded.
-
-    The workspace is listed with the bounds of :func:`harness.untrusted.walk_files` (folder depth, entries,
-    time); ValueError naming the bound when the listing stopped (the count would be a guess)."""
+def generated_images(workspace: Path | None) -> tuple[set[str], bool]:
+    """Image-like files in the workspace (relative POSIX paths), tool caches excluded, and whether the listing
+    stopped at a bound of :func:`harness.untrusted.walk_files` (folder depth, entries, time): then the set
+    holds the images found before the bound (a count so far, never a guess past it)."""
     if workspace is None or not Path(workspace).is_dir():
-        return set()
+        return set(), False
     walk = untrusted.walk_files(workspace, SKIPPED_DIRS)
-    if not walk.complete:
-        raise ValueError(f"workspace listing stopped: {walk.reason}")
-    return {f for f in walk.files if f.lower().endswith(IMAGE_EXTENSIONS)}
+    return {f for f in walk.files if f.lower().endswith(IMAGE_EXTENSIONS)}, not walk.complete
 
 
 class PlotMetrics(MetricExtractor):
@@ -121,15 +118,21 @@ class PlotMetrics(MetricExtractor):
     naming the file, or a tool result carrying the image as a content part --
     whose result is not an error; each image counts once.  ``None`` when the
     agent profile has no image support (the model cannot see images).
+    ``plots_truncated``: the workspace listing stopped at a bound (a tree deeper
+    than 64 folders, over 200,000 entries, over 10 s); both counts are then
+    those of the images found before the bound, lower bounds (an agent cannot
+    blank its own metric by building such a tree).
     """
 
     name = "plots"
     columns = {"plots_generated": ("int", "image-like files created in the workspace"),
-               "plots_inspected": ("int", "generated images opened successfully; null without image support")}
+               "plots_inspected": ("int", "generated images opened successfully; null without image support"),
+               "plots_truncated": ("bool", "the workspace listing stopped at a bound: the counts are so far")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
-        generated = generated_images(artifacts.workspace)
-        out: dict[str, Any] = {"plots_generated": len(generated), "plots_inspected": None}
+        generated, truncated = generated_images(artifacts.workspace)
+        out: dict[str, Any] = {"plots_generated": len(generated), "plots_inspected": None,
+                               "plots_truncated": truncated}
         if getattr(artifacts.profile, "image_support", True) is False:
             return out
         if artifacts.trajectory is None:

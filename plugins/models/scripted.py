@@ -270,7 +270,7 @@ def _usage(turn: Turn, request: UpstreamRequest, reply: Reply) -> Usage:
                   else max(1, math.ceil(out_chars / 4)) + reasoning)
     cached = spec.cached_tokens if spec and spec.cached_tokens is not None else 0
     prompt = (spec.prompt_tokens if spec and spec.prompt_tokens is not None
-              else max(1, math.ceil(len(request.body) / 4), cached))
+              else max(1, math.ceil(request.body_size() / 4), cached))
     return Usage(prompt, min(cached, prompt), completion, min(reasoning, completion))
 
 

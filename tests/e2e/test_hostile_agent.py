@@ -197,9 +197,9 @@ def test_direct_run_with_a_hostile_results_json_per_episode_completes(tmp_path, 
     assert all(len(t["steps"]) == 3 and t["steps"][0]["source"] == "user" and "\ufffd" in t["steps"][1]["message"]
                for t in trajectories)
     cases = case_rows(out, frame)
-    deep = cases["deep_tree"]  # scored; only the plot count (a walk past its depth bound) is missing, named
-    assert deep["status"] == "ok" and deep["accuracy"] is not None and deep["plots_generated"] is None
-    assert deep["metrics_error"].startswith("plots: ValueError: workspace listing stopped: folders nested deeper")
+    deep = cases["deep_tree"]  # scored; the plot count is the count before the walk's depth bound, flagged
+    assert deep["status"] == "ok" and deep["accuracy"] is not None and deep["plots_generated"] is not None
+    assert deep["plots_truncated"] is True
     large = cases["large_body"]
     assert large["status"] == "ok" and large["accuracy"] is not None and large["n_requests"] == 1
     request = next(r for r in (json.loads(line) for line in (out / "episodes" / large["episode"] / "proxy.jsonl")

@@ -96,6 +96,16 @@ def test_plugins_list_json_and_table(make_distribution, fresh_plugins):
     assert table.exit_code == 0 and "flat-test" in table.output and "broken-dist" in table.output
 
 
+def test_plugins_list_prints_a_plugins_error_text_literally(make_distribution, fresh_plugins):
+    make_distribution("markup-dist", {"markup": "markup_plugin"},
+                      {"markup_plugin": "raise ImportError('needs [bold]pip install x[dask][/bold] and [/]')"})
+    with pytest.warns(PluginWarning):
+        fresh_plugins()
+    result = CliRunner().invoke(cli, ["plugins", "list"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "needs [bold]pip install x[dask][/bold] and [/]" in result.output
+
+
 MISSPELLED = GOOD + """
 @hookimpl
 def register_forcasters(register):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness import hookimpl, lazy_module
+from harness import hookimpl, lazy_module, untrusted
 from harness.pages import EpisodeText, EpisodeView, Markup, Panel, ViewPage, stacked_lines_svg
 from harness.pages import html_escape as escape, html_table as table
 
@@ -110,10 +110,11 @@ def render(episode: EpisodeView) -> list[Panel]:
     times = _intervention_times(episode)
     for path in files[:MAX_SAMPLES]:
         detail = test.get(path.name, {})
+        name = untrusted.shown_name(path.name)  # an agent's file name that is not UTF-8 is shown escaped
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001 - a damaged file is shown, not raised
-            cards.append(Markup(f'<div class="sample"><b>{escape(path.name)}</b>: unreadable ({escape(exc)})</div>'))
+            cards.append(Markup(f'<div class="sample"><b>{escape(name)}</b>: unreadable ({escape(exc)})</div>'))
             continue
         answer = _labels(detail.get("predicted")) if detail else "(not scored)"
         verdict, css = "", ""
@@ -124,8 +125,8 @@ def render(episode: EpisodeView) -> list[Panel]:
                        f' · <span class="verdict">{"right" if right else "wrong"}</span></div>')
         note = detail.get("reason") or detail.get("note")
         cards.append(Markup(
-            f'<div class="sample{css}" data-file="{escape(path.name)}">'
-            f'{_sample_chart(frame, path.name, times.get(path.name))}'
+            f'<div class="sample{css}" data-file="{escape(name)}">'
+            f'{_sample_chart(frame, name, times.get(path.name))}'
             f'<div>agent\'s answer: <b>{escape(answer)}</b></div>{verdict}'
             + (f'<div class="hint">{escape(note)}</div>' if note else "") + "</div>"))
     if cards:

@@ -111,12 +111,13 @@ def test_versions_from_write_edit_patch_and_shell(workspace):
 
 def test_plots_generated_and_inspected(mixed, workspace):
     # 3 images in the workspace; fig_a opened by a failing Read, fig_b opened (image content), fig_c never opened
-    assert PlotMetrics().extract(artifacts(mixed, workspace)) == {"plots_generated": 3, "plots_inspected": 1}
+    assert PlotMetrics().extract(artifacts(mixed, workspace)) == {"plots_generated": 3, "plots_inspected": 1,
+                                                                "plots_truncated": False}
 
 
 def test_plots_inspected_is_none_without_image_support(mixed, workspace):
     assert PlotMetrics().extract(artifacts(mixed, workspace, image_support=False)) == {
-        "plots_generated": 3, "plots_inspected": None}
+        "plots_generated": 3, "plots_inspected": None, "plots_truncated": False}
 
 
 def test_plot_read_errors_detected_from_text(workspace):
