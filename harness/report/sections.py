@@ -42,12 +42,15 @@ class ReportOptions:
 
     ``with_figures``: build figures (``--no-figures`` turns it off).  ``alpha``:
     significance level of paired tests.  ``excluded_profiles``: agent profiles
-    left out of agent-averaged effects (``--exclude-agent``).
+    left out of agent-averaged effects (``--exclude-agent``).  ``ci``: give every mean cell its
+    ``1 - alpha`` interval (``--ci``: :func:`harness.report.intervals.mean_interval`, through
+    :meth:`harness.report.tables.Table.interval`).
     """
 
     with_figures: bool = True
     alpha: float = 0.05
     excluded_profiles: tuple[str, ...] = ()
+    ci: bool = False
 
 
 _OPTIONS: contextvars.ContextVar[ReportOptions] = contextvars.ContextVar("report_options", default=ReportOptions())
