@@ -114,41 +114,30 @@ class Contrast:
 
 
 def _values(rows: pd.DataFrame, identity: list[str], column: str) -> pd.Series:
-    """``column`` per identity (mean over repeated rows), NaN dropped."""
-    values = pd.to_numeric(rows[column], errors="coerce") if column in rows.columns else None
-    if values is None:
+    """``column`` per identity (as text; mean over repeated rows), NaN dropped."""
+    if column not in rows.columns or rows.empty:
         return pd.Series(dtype=float)
-    kept = rows.assign(_v=values).dropna(subset=["_v"])
+    kept = rows.assign(_v=pd.to_numeric(rows[column], errors="coerce")).dropna(subset=["_v"])
     if kept.empty:
         return pd.Series(dtype=float)
-    keys = kept[identity].astype(str) if identity else None
-    if keys is None:
-        return pd.Series([float(kept["_v"].mean())])
-    return kept.assign(**{c: keys[c] for c in identity}).groupby(identity)["_v"].mean()
+    return kept.assign(**{c: kept[c].astype(str) for c in identity}).groupby(identity)["_v"].mean()
 
 
-def cluster_differences(frame: pd.DataFrame, design: PairedDesign, a: Selector, b: Selector,
-                        column: str) -> tuple[pd.DataFrame, tuple[int, int]]:
-    """Paired differences ``a − b`` of ``column``: one row per pair (the identity columns and ``d``), and the
-    number of episodes of a and of b dropped for want of a partner."""
-    named = set(a.columns) | set(b.columns)
-    identity = [c for c in design.factors if c not in named and c in frame.columns]
-    missing = [c for c in design.clusters if c not in frame.columns]
-    if missing:
-        raise ReportError(f"results lack the column(s) {', '.join(missing)} that pair episodes")
-    va = _values(frame[a.mask(frame)], identity, column)
-    vb = _values(frame[b.mask(frame)], identity, column)
-    joined = pd.concat([va.rename("a"), vb.rename("b")], axis=1, join="inner")
-    pairs = joined.assign(d=joined["a"] - joined["b"]).reset_index()
-    if identity and len(identity) == 1:
-        pairs = pairs.rename(columns={"index": identity[0]})
-    return pairs, (int(len(va) - len(joined)), int(len(vb) - len(joined)))
+def _per_stratum(values: pd.Series, strata: list[str]) -> dict[tuple, int]:
+    if values.empty:
+        return {}
+    if not strata:
+        return {(): len(values)}
+    counts = values.reset_index().groupby(strata).size()
+    return {k if isinstance(k, tuple) else (k,): int(v) for k, v in counts.items()}
 
 
 def compare(frame: pd.DataFrame, design: PairedDesign, a: Selector, b: Selector, alpha: float = 0.05,
             metrics: Mapping[str, str] | None = None) -> list[Contrast]:
     """Contrasts ``a − b``: one per stratum (of ``design.strata`` not named by a or b) and metric, in stratum
-    order then metric order; strata and metrics without a pair are left out.
+    order then metric order; strata and metrics without a pair are left out.  Episodes pair on the
+    design's factors that neither side names; ``unpaired`` counts, per stratum, the episodes of each side
+    with a value but no partner.
 
     Raises :class:`ReportError` when a side selects no episode or both sides select the same ones."""
     sel_a, sel_b = a.mask(frame), b.mask(frame)
@@ -157,28 +146,30 @@ def compare(frame: pd.DataFrame, design: PairedDesign, a: Selector, b: Selector,
             raise ReportError(f"--compare {side.text!r}: no episode matches")
     if (sel_a & sel_b).any():
         raise ReportError(f"--compare {a.text!r} {b.text!r}: the two sides share episodes")
+    missing = [c for c in design.clusters if c not in frame.columns]
+    if missing:
+        raise ReportError(f"results lack the column(s) {', '.join(missing)} that pair episodes")
     named = set(a.columns) | set(b.columns)
-    strata = [c for c in design.strata if c not in named and c in frame.columns]
-    out = []
-    used = frame[sel_a | sel_b]
-    keys = [()] if not strata else list(used[strata].astype(str).drop_duplicates().itertuples(index=False))
-    keys = sorted(keys, key=lambda k: tuple(str(x) for x in k))
-    for key in keys:
-        stratum = dict(zip(strata, key))
-        rows = used
-        for column, value in stratum.items():
-            rows = rows[rows[column].astype(str) == value]
-        for label, column in (metrics or design.metrics).items():
-            pairs, unpaired = cluster_differences(rows, design, a, b, column)
-            if pairs.empty:
-                continue
-            clusters = [c for c in design.clusters if c in pairs.columns]
-            d = pairs.groupby(clusters)["d"].mean().to_numpy() if clusters else pairs["d"].to_numpy()
+    identity = [c for c in design.factors if c not in named and c in frame.columns]
+    strata = [c for c in design.strata if c in identity]
+    clusters = [c for c in design.clusters if c in identity]
+    found: list[tuple[tuple, int, Contrast]] = []
+    for order, (label, column) in enumerate((metrics or design.metrics).items()):
+        va, vb = _values(frame[sel_a], identity, column), _values(frame[sel_b], identity, column)
+        joined = pd.concat([va.rename("a"), vb.rename("b")], axis=1, join="inner")
+        if joined.empty:
+            continue
+        pairs = joined.assign(d=joined["a"] - joined["b"]).reset_index()
+        count_a, count_b = _per_stratum(va, strata), _per_stratum(vb, strata)
+        for key, group in (pairs.groupby(strata) if strata else [((), pairs)]):
+            key = key if isinstance(key, tuple) else (key,)
+            d = group.groupby(clusters)["d"].mean().to_numpy() if clusters else group["d"].to_numpy()
             ci = sign_flip_ci(d, alpha)
             wins, ties, losses = win_tie_loss(d)
-            out.append(Contrast(a.text, b.text, label, stratum, d, ci, wins, ties, losses,
-                                sign_flip_pvalue(d), int(len(pairs)), unpaired))
-    return out
+            unpaired = (count_a.get(key, 0) - len(group), count_b.get(key, 0) - len(group))
+            found.append((key, order, Contrast(a.text, b.text, label, dict(zip(strata, key)), d, ci, wins, ties,
+                                               losses, sign_flip_pvalue(d), int(len(group)), unpaired)))
+    return [c for _, _, c in sorted(found, key=lambda item: (item[0], item[1]))]
 
 
 def holm(contrasts: Iterable[Contrast], alpha: float = 0.05) -> None:

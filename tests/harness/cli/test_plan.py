@@ -38,9 +38,12 @@ def test_tracebench_main_power_beside_the_cost():
 def test_detect_prints_the_seeds_needed_and_their_cost():
     out = plan("--detect", "0.10", "--alpha", "0.05", "--power-level", "0.9")
     seeds = seeds_needed(0.10, binomial_sd(10, 2), 3, 0.05, 0.9)
+    total = next(line for line in out.splitlines() if line.startswith("total:"))
+    cost = float(total.split("expected $")[1].split()[0].replace(",", ""))
     rows = power_rows(out)
+    # the seeds needed and the plan's cost scaled from its 5 seeds to that many
     assert rows and all(f" {seeds} " in r for r in rows), out
-    assert "seeds for 10 points" in out and "power 0.9" in out
+    assert all(abs(float(r.split()[-1].replace(",", "")) - cost * seeds / 5) <= 0.01 * seeds for r in rows)
 
 
 def test_a_pilot_run_gives_the_variance(tmp_path):
