@@ -12,7 +12,7 @@ none get :data:`DEFAULT_DESIGN`.  The statistics that use it are in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,10 +23,10 @@ class PairedDesign:
     """The results columns that identify an episode and how they nest.
 
     ``metrics``: label -> results column compared (the first is the primary one, e.g.
-    ``{"episode": "accuracy"}``); values in [0, 1] when ``trials`` is set.
+    ``{"score": "score"}``); values in [0, 1] when ``trials`` is set.
     ``factors``: columns that together identify one episode's condition and unit (agent, condition,
     task, seed...); two episodes pair when they agree on every factor the compared groups do not name.
-    ``clusters``: the factors whose combinations are the independent units (e.g. simulator and seed):
+    ``clusters``: the factors whose combinations are the independent units (e.g. task and seed):
     paired differences are averaged within a cluster first, and the tests and intervals treat the
     cluster means as the observations.
     ``strata``: factors reported separately (one row each); every other unnamed factor is averaged
@@ -64,14 +64,3 @@ class PairedDesign:
 DEFAULT_DESIGN = PairedDesign(metrics={"score": "score"}, factors=("profile", "task", "seed"),
                               clusters=("task", "seed"))
 
-
-def designs(templates: Iterable[str]) -> dict[str, PairedDesign]:
-    """The paired design of each named template (its ``paired_design``, else :data:`DEFAULT_DESIGN`)."""
-    from harness.plugins import plugins
-
-    registry = plugins().registry("task_template")
-    out = {}
-    for name in templates:
-        declared = getattr(registry[name].obj, "paired_design", None) if name in registry else None
-        out[name] = declared or DEFAULT_DESIGN
-    return out

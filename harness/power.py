@@ -19,7 +19,7 @@ The SD of a cluster difference comes from
   and sampling variation together; two independent agents' cluster difference
   has SD ``s * sqrt(2 / k)``;
 * else the binomial model: an episode's metric is a proportion of ``m`` scored
-  items (the design's ``trials`` parameter, e.g. TraceBench's ``n_test``), each
+  items (the design's ``trials`` parameter), each
   correct with probability 0.5 (the largest variance, so the figure is
   conservative), independently across items and agents:
   SD = ``sqrt(2 * 0.25 / m / k)``.  Correlated agents (the same hard samples)
@@ -179,7 +179,7 @@ def plan_power(episodes: Sequence[Any], alpha: float = 0.05, power: float = 0.8,
     """Power rows for the planned ``episodes`` (:class:`harness.plan.PlannedEpisode`), per template and
     stratum, and notes on the variance used.  ``pilot``: a results frame of a pilot run (else the
     binomial model)."""
-    from harness.design import designs
+    from harness.report.paired import designs
 
     by_template: dict[str, list[dict]] = {}
     for e in episodes:

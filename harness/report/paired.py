@@ -1,19 +1,19 @@
 """Paired comparisons of two groups of episodes: ``harness report RUNS --compare A B``.
 
-The statistics layer behind TraceBench Table 23 and every user comparison
+The statistics layer behind every paired comparison, a template's own paper tables included
 (one way to do it, for any template):
 
 1. each side is a :class:`Selector` -- a profile, a run, or conditions
    (``noise=low``, ``profile=x,context=False``);
 2. the episodes of the two sides pair when they agree on every factor of the
    template's :class:`~harness.design.PairedDesign` that neither side names
-   (e.g. task, simulator, seed, and the other conditions); episodes without a
+   (e.g. task, seed, and the other conditions); episodes without a
    partner are dropped and counted (the paper's rule: pairs both ran);
-3. paired differences are averaged within each cluster (e.g. a simulator-seed
-   pair, over the noise levels both ran or over agents), per stratum (e.g. the
-   submission mode), so the observations are the independent clusters;
+3. paired differences are averaged within each cluster (e.g. a task-seed
+   pair, over the conditions both ran or over agents), per stratum (a factor
+   the design reports apart), so the observations are the independent clusters;
 4. the cluster differences get the exhaustive sign-flip interval and p-value
-   (:func:`harness.report.stats.sign_flip_ci`, TraceBench Appendix J) and the
+   (:func:`harness.report.stats.sign_flip_ci`) and the
    win/tie/loss counts; p-values of several contrasts asked at once are
    Holm-corrected (:func:`statsmodels.stats.multitest.multipletests`).
 """
@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.design import DEFAULT_DESIGN, PairedDesign, designs
+from harness.design import DEFAULT_DESIGN, PairedDesign
 from harness.report.load import ReportError
 from harness.report.stats import SignFlipCI, sign_flip_ci, sign_flip_pvalue, win_tie_loss
 from harness.report.tables import Table
@@ -250,6 +250,18 @@ def comparison_table(contrasts: list[Contrast], alpha: float = 0.05, key: str = 
                            "counted per contrast in 'dropped (A/B)'.")
     table.notes += unbounded_note(contrasts, alpha)
     return table
+
+
+def designs(templates: Iterable[str]) -> dict[str, PairedDesign]:
+    """The paired design of each named template (its ``paired_design``, else :data:`DEFAULT_DESIGN`)."""
+    from harness.plugins import plugins
+
+    registry = plugins().registry("task_template")
+    out = {}
+    for name in templates:
+        declared = getattr(registry[name].obj, "paired_design", None) if name in registry else None
+        out[name] = declared or DEFAULT_DESIGN
+    return out
 
 
 def compare_frame(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]], alpha: float = 0.05,

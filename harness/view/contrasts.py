@@ -8,9 +8,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from harness.design import designs
 from harness.report.load import ReportError
-from harness.report.paired import Contrast, Selector, compare, comparison_table, holm
+from harness.report.paired import Contrast, Selector, compare, comparison_table, designs, holm
 from harness.report.tables import Table
 
 #: pairs of profiles compared per template at most (the page stays readable)

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness import (AgentTaskTemplate, EpisodeScore, Materialized, PairedDesign, Simulator, SubmissionRunner,
-                     lazy_module)
+from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
+from tsagent_plugins.tasks.tracebench.design import PAIRED_DESIGN
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
@@ -245,22 +245,6 @@ def default_simulator(name: str) -> Simulator:
     from harness import get_plugin as get
 
     return get("simulator", name)
-
-
-def _report_frame(rows: Any) -> Any:
-    """The rows with the derived ``setting`` column (:func:`.report.tables.tracebench_frame`)."""
-    from tsagent_plugins.tasks.tracebench.report.tables import tracebench_frame
-
-    return tracebench_frame(rows)
-
-
-#: Paired design (Appendix J, Table 23): episodes pair within a simulator–seed pair (the independent unit);
-#: conditions a comparison does not name are averaged within the pair, setting and submission reported apart;
-#: an episode's accuracy is a proportion of its ``n_test`` test samples.
-PAIRED_DESIGN = PairedDesign(metrics={"episode": "accuracy", "held-out": "heldout_accuracy"},
-                             factors=("profile", "setting", "noise", "submission", "simulator", "seed"),
-                             clusters=("simulator", "seed"), strata=("setting", "submission"), trials="n_test",
-                             prepare=_report_frame)
 
 
 class TracebenchTemplate(AgentTaskTemplate):
