@@ -37,6 +37,8 @@ class PlannedEpisode:
     tokens: int | None  # expected total tokens (None: unknown)
     cost_usd: float | None
     source: str
+    template: str | None = None
+    params: dict = field(default_factory=dict)  # the episode's task parameters (for ``--power``)
 
 
 @dataclass
@@ -121,7 +123,8 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
         elif not no_profile:
             source = "unknown"
         seed = getattr(plan.params, "seed", None)
-        episodes.append(PlannedEpisode(plan.key, plan.task_name, name, seed, done, tokens, cost, source))
+        episodes.append(PlannedEpisode(plan.key, plan.task_name, name, seed, done, tokens, cost, source,
+                                       plan.template.name, plan.params.model_dump(mode="json")))
         p = profiles.setdefault(name, ProfilePlan(name))
         p.episodes += 1
         p.sources.add(source)

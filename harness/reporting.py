@@ -35,6 +35,13 @@ if TYPE_CHECKING:
     from harness.report.figures import set_title as set_title
     from harness.report.figures import spread_coinciding as spread_coinciding
     from harness.report.render import render as render_report
+    from harness.report.paired import Contrast as Contrast
+    from harness.report.paired import Selector as Selector
+    from harness.report.paired import compare as compare_paired
+    from harness.report.paired import contrast_record as contrast_record
+    from harness.report.paired import effect_text as effect_text
+    from harness.report.paired import unbounded_note as unbounded_note
+    from harness.report.intervals import mean_interval as mean_interval
     from harness.report.stats import sign_flip_ci as sign_flip_ci
     from harness.report.stats import win_tie_loss as win_tie_loss
     from harness.report.stats import within_simulator_sd as within_simulator_sd

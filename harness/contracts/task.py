@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 if TYPE_CHECKING:
     from pydantic import BaseModel  # only in annotations: loading the plugins needs no pydantic
 
+    from harness.design import PairedDesign
+
 
 @dataclass
 class Materialized:
@@ -87,6 +89,9 @@ class TaskTemplate(ABC):
     #: The param an experiment stage's ``evidence_from`` source (``{"run": <run dir>, "agent": <name>}``) is
     #: written into.  None: the template reads no earlier stage's output.
     evidence_param: str | None = None
+    #: How the template's episodes pair up and nest (for ``harness report --compare``/``--ci`` and
+    #: ``harness plan --power``, see :class:`harness.design.PairedDesign`).  None: the default design.
+    paired_design: PairedDesign | None = None
 
     def prepare(self, params: BaseModel, progress: Callable[[int, int, str], None]) -> None:
         """Expensive one-time work before the episodes (e.g. building a sample pool),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -82,12 +82,15 @@ def lower_bound_notes(frame) -> list[str]:
 
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),
                  with_figures: bool = True, alpha: float = 0.05,
-                 sections: Mapping[str, Builder] | None = None, paper: bool = False) -> Report:
+                 sections: Mapping[str, Builder] | None = None, paper: bool = False, ci: bool = False,
+                 compare: Sequence[tuple[str, str]] = ()) -> Report:
     """Load ``run_dirs`` and build every table and figure their rows support.
 
     Each template's rows go to the section builder registered for it
     (:mod:`harness.report.sections`; ``sections`` replaces the registered ones),
-    which sees the options through :func:`harness.report.sections.report_options`.
+    which sees the options through :func:`harness.report.sections.report_options`.  ``ci``: intervals on
+    the cells (in columns of their own); ``compare``: pairs of selectors compared first
+    (:func:`harness.report.paired.compare_frame`; the table ``compare``).
     """
     run_dirs, folders = _split_folders(list(run_dirs))
     if run_dirs or not folders:
@@ -105,8 +108,13 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
         report.messages += section.messages
         if with_figures:
             report.figures.update(section.figures)
+    if compare:
+        from harness.report.paired import compare_frame
+
+        both = load_results(run_dirs, keep_repeats=True).frame  # two runs of the same episodes: both kept
+        report.tables.append(compare_frame(both, compare, alpha, tuple(exclude_from_conditions)))
     options = ReportOptions(with_figures=with_figures, alpha=alpha,
-                            excluded_profiles=tuple(exclude_from_conditions), paper=paper)
+                            excluded_profiles=tuple(exclude_from_conditions), paper=paper, ci=ci)
     token = _OPTIONS.set(options)
     try:
         contributed = contribute(results.frame, sections)
@@ -118,6 +126,7 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
         report.figures.update(contributed.figures)
     if not report.tables:
         report.messages.append("no rows any report section tabulates: nothing to tabulate")
+    report.tables = [t.with_interval_columns(f"{100 * (1 - alpha):.0f}% CI") for t in report.tables]
     return report
 
 

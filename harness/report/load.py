@@ -79,8 +79,9 @@ def read_run(run_dir: Path | str) -> pd.DataFrame:
     return frame
 
 
-def load_results(run_dirs: list[Path | str]) -> Results:
-    """All rows of ``run_dirs``, with flagged rows set apart."""
+def load_results(run_dirs: list[Path | str], keep_repeats: bool = False) -> Results:
+    """All rows of ``run_dirs``, with flagged rows set apart (``keep_repeats``: an episode found in several
+    run directories is kept in each, e.g. to compare two runs of the same tasks)."""
     if not run_dirs:
         raise ReportError("no run directories given")
     frames, messages, empty = [], [], []
@@ -95,7 +96,7 @@ def load_results(run_dirs: list[Path | str]) -> Results:
     if not frames:
         raise ReportError("; ".join(empty))
     frame = pd.concat(frames, ignore_index=True, sort=False)
-    if {"profile", "episode"} <= set(frame.columns):
+    if {"profile", "episode"} <= set(frame.columns) and not keep_repeats:
         templates = frame["template"].dropna().unique() if "template" in frame.columns else []
         identity = ["profile", "episode", *[c for c in identity_columns(templates) if c in frame.columns]]
         repeated = frame.duplicated(subset=identity, keep="first")

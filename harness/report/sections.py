@@ -43,13 +43,16 @@ class ReportOptions:
     ``with_figures``: build figures (``--no-figures`` turns it off).  ``alpha``:
     significance level of paired tests.  ``excluded_profiles``: agent profiles
     left out of agent-averaged effects (``--exclude-agent``).  ``paper``: put the paper's values beside
-    each reproduced table that has them (``--paper``).
+    each reproduced table that has them (``--paper``).  ``ci``: give every mean cell its
+    ``1 - alpha`` interval (``--ci``: :func:`harness.report.intervals.mean_interval`, through
+    :meth:`harness.report.tables.Table.interval`).
     """
 
     with_figures: bool = True
     alpha: float = 0.05
     excluded_profiles: tuple[str, ...] = ()
     paper: bool = False
+    ci: bool = False
 
 
 _OPTIONS: contextvars.ContextVar[ReportOptions] = contextvars.ContextVar("report_options", default=ReportOptions())

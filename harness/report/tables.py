@@ -40,6 +40,9 @@ class Table:
     reasons: dict[str, str] = field(default_factory=dict)  # reason -> mark
     #: (row index, column index) -> styles of that cell, among :data:`STYLES` (each renderer draws them)
     styles: dict[tuple[int, int], set[str]] = field(default_factory=dict)
+    #: (row index, column index) -> that cell's confidence interval as text (``harness report --ci``);
+    #: :meth:`with_interval_columns` shows them in a column of their own after each such column
+    intervals: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def style(self, row: int, column: int, name: str) -> None:
         """Mark cell (``row``, ``column``) of :attr:`rows` (column 0: the label) ``bold`` or ``underline``:
@@ -48,6 +51,43 @@ class Table:
         if name not in STYLES:
             raise ValueError(f"table {self.key}: unknown style {name!r} (known: {', '.join(STYLES)})")
         self.styles.setdefault((row, column), set()).add(name)
+
+    def interval(self, column: int, text: str | None, row: int | None = None) -> None:
+        """Give cell (``row``, ``column``) the interval ``text`` (``row`` None: the row :meth:`add` adds
+        next; ``text`` None: none)."""
+        if text is not None:
+            self.intervals[(len(self.rows) if row is None else row, column)] = text
+
+    def with_interval_columns(self, label: str = "95% CI") -> Table:
+        """A copy with, after every column some cell of which has an interval, a column ``<header> <label>``
+        holding the intervals (:data:`DASH` in the others' cells of data rows; the notes say why);
+        ``self`` when no cell has one."""
+        if not self.intervals:
+            return self
+        columns = sorted({c for _, c in self.intervals})
+        shift = {c: sum(1 for k in columns if k < c) for c in range(len(self.header))}
+        header = []
+        for c, name in enumerate(self.header):
+            header.append(name)
+            if c in columns:
+                header.append(f"{name} {label}")
+        out = Table(self.key, self.title, header, sections=set(self.sections), notes=list(self.notes),
+                    data=self.data, reasons=dict(self.reasons))
+        missing = "no interval: fewer than two independent values (simulator–seed pairs, tasks)"
+        for r, row in enumerate(self.rows):
+            if r in self.sections:
+                out.rows.append([row[0]] + [""] * (len(header) - 1))
+                continue
+            cells = []
+            for c, cell in enumerate(row):
+                cells.append(cell)
+                if c in columns:
+                    text = self.intervals.get((r, c))
+                    cells.append(text if text is not None else
+                                 "" if cell == "" or cell.startswith(DASH) else out.explain(DASH, missing))
+            out.rows.append(cells)
+        out.styles = {(r, c + shift[c]): set(v) for (r, c), v in self.styles.items()}
+        return out
 
     def section(self, title: str) -> None:
         self.sections.add(len(self.rows))
@@ -83,14 +123,17 @@ class Table:
 
     def drop_empty_sections(self) -> None:
         """Remove section titles without rows under them."""
-        keep, sections = [], set()
+        keep, sections, moved = [], set(), {}
         for index, row in enumerate(self.rows):
             if index in self.sections:
                 if index + 1 >= len(self.rows) or index + 1 in self.sections:
                     continue
                 sections.add(len(keep))
+            moved[index] = len(keep)
             keep.append(row)
         self.rows, self.sections = keep, sections
+        self.styles = {(moved[r], c): v for (r, c), v in self.styles.items() if r in moved}
+        self.intervals = {(moved[r], c): v for (r, c), v in self.intervals.items() if r in moved}
 
 
 def plain_mark(mark: str) -> str:

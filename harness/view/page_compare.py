@@ -45,8 +45,11 @@ class ComparePage:
         items = [{"slug": k, "title": v["title"], "template": v["template"], "n": len(v["members"]),
                   "agents": ", ".join(dict.fromkeys(self._agent(*m) for m in v["members"]))}
                  for k, v in self.comparisons().items()]
+        from harness.view.contrasts import agent_contrasts
+
+        paired = agent_contrasts(run.rows for run in self.runs.values())
         return self.env.get_template("compare_index.html").render(
-            title="Compare", root="../", crumbs=[("compare", None)], reveal=self.reveal, items=items)
+            title="Compare", root="../", crumbs=[("compare", None)], reveal=self.reveal, items=items, paired=paired)
 
     def _agent(self, run_id: str, episode_slug: str) -> str:
         run = self.runs[run_id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -74,3 +75,37 @@ def test_repeated_episodes_and_empty_run_dirs_are_set_aside_with_a_message(tmp_p
     assert len(results.frame) == 2 and set(results.frame["run_dir"]) == {str(src)}
     assert any("left out 2 repeated episode(s)" in m for m in results.messages)
     assert any("skipped" in m and "empty" in m for m in results.messages)
+
+
+def test_compare_prints_the_paired_table_first(runs, tmp_path):
+    out = tmp_path / "compare"
+    result = CliRunner().invoke(report, [str(runs[0]), "--no-figures", "--out", str(out), "--compare", "alpha", "beta",
+                                         "--compare", "noise=low", "noise=high"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.lstrip().startswith("Paired comparison")
+    assert "21.7 [10.0, 40.0]" in result.stdout and "p (Holm)" in result.stdout
+    rows = list(csv.reader((out / "tables" / "compare.csv").open()))
+    assert rows[0] == ["section", "Contrast", "Effect [95% CI]", "W/T/L", "n", "pairs", "dropped (A/B)", "p", "p (Holm)"]
+    assert ["", "alpha − beta, setting=main, submission=direct, episode", "21.7 [10.0, 40.0]", "6/0/0", "6", "12",
+            "0/0", "0.0312"] == rows[1][:8]
+
+
+def test_compare_with_an_unknown_side_is_one_error_line(runs, tmp_path, capsys):
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(runs[0]), "--no-figures", "--out", str(tmp_path / "x"), "--compare", "alpha", "nobody"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: --compare 'nobody': no episode has it as a profile, run or condition value" in err
+    assert "Traceback" not in err
+
+
+def test_ci_adds_interval_columns_to_csv_and_latex(runs, tmp_path):
+    out = tmp_path / "ci"
+    result = CliRunner().invoke(report, [str(runs[0]), "--no-figures", "--ci", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    header = next(csv.reader((out / "tables" / "table1.csv").open()))
+    assert header[header.index("low noise, direct, episode") + 1] == "low noise, direct, episode 95% CI"
+    assert "low noise, direct, episode 95\\% CI" in (out / "tables" / "table1.tex").read_text()
+    assert "balldrop 95% CI" in (out / "tables" / "per-simulator-main-low-direct.csv").read_text()

@@ -26,10 +26,10 @@ import pandas as pd
 
 from harness.reporting import ReportError
 from harness.reporting import Section
-from harness.reporting import DASH, Table, fmt_pm
+from harness.reporting import DASH, Table, fmt_pm, mean_interval, report_options
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
-from tsagent_plugins.tasks.drcik.forecast.metrics import (FAILED, LABELS_HIDDEN, METRICS, UNDEFINED_SCALE, average_ranks,
-                                         common_tasks, summary_table)
+from tsagent_plugins.tasks.drcik.forecast.metrics import (FAILED, LABELS_HIDDEN, METRICS, OK, UNDEFINED_SCALE,
+                                                          average_ranks, common_tasks, summary_table)
 
 CELLS = ["forecaster", "context"]
 #: Columns besides the cell and task that make a Dr-CiK row a different result (see harness.report.load).
@@ -137,6 +137,17 @@ def _counts(cell: dict) -> str:
     return str(int(cell["fail"])) if cell else DASH
 
 
+def scrps_interval(rows: pd.DataFrame, forecaster: str, context: str) -> str | None:
+    """With ``--ci``: the t-interval of the cell's mean sCRPS over its scored tasks (the tasks are the
+    independent units; :func:`harness.mean_interval`), None otherwise or with fewer than two tasks."""
+    options = report_options()
+    if not options.ci:
+        return None
+    cell = rows[(rows["forecaster"] == forecaster) & (rows["context"] == context) & (rows["status"] == OK)]
+    interval = mean_interval(cell["scrps"].to_numpy(dtype=float), alpha=options.alpha)
+    return None if interval is None else interval.text()
+
+
 def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> Table:
     """Table 2: sCRPS mean ± SE per forecaster × context, and the failures per context; the best cell over
     all forecasters and contexts underlined, as in the paper (none when all tie; bold, the best per
@@ -154,6 +165,7 @@ def table2(rows: pd.DataFrame, forecasters: list[str], contexts: list[str]) -> T
         shown = []
         for context in contexts:
             cell = cells.get((forecaster, context))
+            table.interval(len(shown) + 1, scrps_interval(rows, forecaster, context) if cell else None)
             shown.append(table.explain(fmt_pm(cell["scrps_mean"], cell["scrps_se"]) if cell else DASH,
                                        "not run in this context condition" if not cell else
                                        "no scored task: no sCRPS" if pd.isna(cell["scrps_mean"]) else

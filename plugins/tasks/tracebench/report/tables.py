@@ -24,6 +24,7 @@ import pandas as pd
 
 from harness.reporting import DASH, ReportError, Table, fmt_change, fmt_count, fmt_pm, fmt_share, within_simulator_sd
 from tsagent_plugins.tasks.tracebench.report.answers import chance_level
+from tsagent_plugins.tasks.tracebench.report.intervals import cell_interval
 
 MAIN_EXAMPLES = 3
 NOISES = ("low", "high")
@@ -177,6 +178,7 @@ def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
         for noise, submission, split in columns:
             rows = _select(main, profile=agent, noise=noise, submission=submission)
             mean, sd, n = _agg(rows, SPLITS[split])
+            table.interval(len(cells) + 1, cell_interval(_episode_means(rows, SPLITS[split])))
             reason = ("no episode of this agent in this condition" if rows.empty else
                       "a single episode: no SD" if mean is not None else f"no {split} accuracy recorded")
             cells.append(table.explain(fmt_pm(mean, sd), reason))
@@ -268,6 +270,7 @@ def resources_table(frame: pd.DataFrame, agents: list[str]) -> Table | None:
             for noise, submission in columns:
                 rows = _select(frame_time, profile=agent, noise=noise, submission=submission)
                 mean, sd, n = _agg(rows, column)
+                table.interval(len(cells) + 1, cell_interval(_episode_means(rows, column), digits, scale))
                 reason = ("no episode of this agent in this condition" if rows.empty else
                           "a single episode: no SD" if mean is not None else RESOURCE_MISSING[column])
                 cells.append(table.explain(fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits), reason))
@@ -337,6 +340,7 @@ def table2(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                         abl = _select(rows, submission=submission)
                         base = _select(main, profile=agent, noise=noise, submission=submission)
                         mean, sd, n = _agg(abl, col)
+                        table.interval(len(cells) + 1, cell_interval(_episode_means(abl, col), digits, scale))
                         change, pairs = _matched_change(abl, base, col)
                         change_scale = 100.0 if column is None else scale
                         shown_change = _scaled(change, change_scale)
@@ -389,6 +393,7 @@ def per_simulator_tables(frame: pd.DataFrame, agents: list[str]) -> list[Table]:
                             series = _episode_means(_select(rows, profile=agent, simulator=sim), column)
                             mean = float(series.mean()) if len(series) else None
                             sd = float(series.std(ddof=1)) if len(series) > 1 else None
+                            table.interval(len(cells) + 1, cell_interval(series, digits, scale))
                             cells.append(table.explain(
                                 fmt_pm(_scaled(mean, scale), _scaled(sd, scale), digits),
                                 "a single seed: no SD" if mean is not None else
