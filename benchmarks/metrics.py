@@ -38,6 +38,7 @@ import numpy as np
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
 from tsagent_plugins.metrics import all_extractors
+from tsagent_plugins.metrics.shell import _bashlex_pipelines
 from tsagent_plugins.metrics.tokenizer import get_tokenizer
 
 GOAL_RATIO = 1.5
@@ -172,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             trajectory = json.loads((Path(tmp) / "trajectory.json").read_text())  # fresh object: no reuse
             floors.append(floor_cpu(Path(tmp), trajectory))
             episode = dataclasses.replace(artifacts, trajectory=trajectory)  # fresh: proxy.jsonl parsed anew
+            _bashlex_pipelines.cache_clear()  # shell commands parsed anew too
             start, start_cpu = time.perf_counter(), time.process_time()
             row = {}
             for extractor in all_extractors():

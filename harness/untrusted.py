@@ -200,6 +200,12 @@ class IncrementalCheck:
     depth, and count as many JSON values (counted when the previous record was checked).  Records are compared
     at most ``spine`` container levels down; below that a differing sub-value is walked in full.
 
+    An equal sub-value is replaced, in the value checked, by the previous record's object: the records of a log
+    then share their repeated parts (memory grows with the new bytes too), and a later comparison of them is an
+    identity check.  Choice: ``==`` holds ``1``, ``1.0`` and ``true`` equal, so a record repeating an earlier
+    member with a number turned into an equal boolean (or float) would keep the earlier one's type; clients
+    resend their conversation verbatim, and validity does not depend on it.
+
     ``values_checked`` and ``chars_checked`` count the work done: JSON values walked, and characters of the
     strings walked (the equal parts are skipped, so both grow with the new bytes only).
     """
@@ -251,20 +257,22 @@ class IncrementalCheck:
                 self.chars_checked += chars
                 if problem is not None:
                     return problem, items
-                children.append((x, previous.get(k, _MISSING)))
+                children.append((k, x, previous.get(k, _MISSING)))
         elif (whole := known.get(id(previous))) is not None and len(value) >= len(previous) \
                 and value[:len(previous)] == previous:  # the common case: items appended (one compare)
             items += whole - 1
             if items > self.bounds.max_items:
                 return f"{what} has more than {self.bounds.max_items} JSON values", items
-            children = [(x, _MISSING) for x in value[len(previous):]]
+            value[:len(previous)] = previous
+            children = [(len(previous) + i, x, _MISSING) for i, x in enumerate(value[len(previous):])]
         else:
-            children = [(x, previous[i] if i < len(previous) else _MISSING) for i, x in enumerate(value)]
-        for x, before in children:
+            children = [(i, x, previous[i] if i < len(previous) else _MISSING) for i, x in enumerate(value)]
+        for slot, x, before in children:
             n = known.get(id(before)) if before is not _MISSING else None
             if n is not None and type(x) is type(before) and x == before:
                 items += n
-                counts[id(x)] = n
+                value[slot] = before
+                counts[id(before)] = n
                 if items > self.bounds.max_items:
                     return f"{what} has more than {self.bounds.max_items} JSON values", items
                 continue
