@@ -8,13 +8,15 @@ Each episode is a TraceBench BallDrop episode (small pool) whose agent makes
 per ``--jobs``: wall time, episodes/s, speed-up over the first ``--jobs`` value,
 and the harness overhead per episode: the episode's wall time minus the model's
 waiting (materialize, sandbox start and stop, scoring, metrics), as mean and
-95th percentile.  Targets (issue "Experiments at scale"): episodes/s at
-``--jobs 4`` at least 3x ``--jobs 1``; overhead at ``--jobs 8`` at most 1.5x
-``--jobs 1``.  ``--docker-episodes 0`` skips the Docker part.
+95th percentile.  The floor is the overhead at ``--jobs 1`` measured in the same run.  Goals: overhead at
+``--jobs 8`` at most 1.5x the floor; episodes/s at ``--jobs 4`` at least 3x ``--jobs 1`` (both judged on
+the sandbox of ``--sandbox``; the script exits 1 when one is missed, or when ``--jobs`` lacks 1, 4 or 8).
+``--docker-episodes 0`` skips the Docker part.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +35,8 @@ from harness.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 TASK = REPO / "tasks" / "tracebench" / "balldrop-low-direct.yaml"
+OVERHEAD_GOAL = 1.5
+SPEEDUP_GOAL = 3.0
 
 
 def measure(episodes: int, jobs: int, sandbox: str, turns: int, delay: float, folder: Path) -> dict:
@@ -83,10 +87,28 @@ def main(episodes, jobs_list, sandbox, turns, delay, docker_episodes, docker_job
         folder = Path(tmp)
         results = [measure(episodes, int(j), sandbox, turns, delay, folder) for j in jobs_list.split(",")]
         report(console, f"{episodes} episodes on {sandbox}, {turns} x {delay:g} s model turns", results)
+        verdict = goals(results)
+        console.print(verdict[1], highlight=False)
         if docker_episodes:
             results = [measure(docker_episodes, int(j), "docker", turns, delay, folder)
                        for j in docker_jobs.split(",")]
             report(console, f"{docker_episodes} episodes on docker, {turns} x {delay:g} s model turns", results)
+    console.print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", highlight=False)
+    raise SystemExit(0 if verdict[0] else 1)
+
+
+def goals(results: list[dict]) -> tuple[bool, str]:
+    """(both goals met, one line each): overhead at jobs 8 vs the jobs-1 floor; the jobs-4 speed-up."""
+    by_jobs = {r["jobs"]: r for r in results}
+    if not {1, 4, 8} <= set(by_jobs):
+        return False, "goals not judged: --jobs must include 1, 4 and 8"
+    overhead = by_jobs[8]["overhead"] / by_jobs[1]["overhead"]
+    speedup = by_jobs[4]["eps"] / by_jobs[1]["eps"]
+    ok = overhead <= OVERHEAD_GOAL and speedup >= SPEEDUP_GOAL
+    return ok, (f"overhead per episode: jobs 1 (floor) {by_jobs[1]['overhead']:.3f} s, jobs 8 "
+                f"{by_jobs[8]['overhead']:.3f} s: {overhead:.2f}x (goal <= {OVERHEAD_GOAL}x)\n"
+                f"speed-up at jobs 4: {speedup:.2f}x (goal >= {SPEEDUP_GOAL}x)\n"
+                f"verdict: {'within goals' if ok else 'MISSED'}")
 
 
 if __name__ == "__main__":

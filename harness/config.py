@@ -32,9 +32,13 @@ class ConfigError(ValueError):
 
 
 class Strict(BaseModel):
-    """Base for every config model: unknown fields are errors."""
+    """Base for every config model: unknown fields are errors.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Validators are built on a model's first use (``defer_build``), not when its module is imported: a
+    command that never reads a spec (``harness plugins list``) does not pay for building some forty of them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Prices(Strict):
@@ -282,7 +286,7 @@ class AxisSpec(BaseModel):
     of :class:`AxisEntry`, not beside ``agents``.  Which templates declare it is checked when the stage's
     tasks are loaded (:func:`harness.experiment.expand_stage`)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -24,13 +24,18 @@ LOG_BOUNDS = untrusted.Bounds(max_bytes=1 << 30, max_depth=512, max_items=10_000
 class ProxyRecords:
     """The records of one ``proxy.jsonl`` in file order, split by ``type``.
 
-    ``broken_lines``: lines that were not JSON objects (always 0 from a strict read).
+    ``broken_lines``: lines that were not JSON objects (always 0 from a strict read).  Each record is
+    validated where it differs from the previous record of its type only (a request repeats the conversation
+    so far), so ``values_checked`` and ``chars_checked`` grow with the log's new bytes, not its size.
     """
 
     requests: list[dict[str, Any]] = field(default_factory=list)
     responses: list[dict[str, Any]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     broken_lines: int = 0
+    #: work of the read: JSON values and string characters validated (:class:`harness.untrusted.IncrementalCheck`)
+    values_checked: int = 0
+    chars_checked: int = 0
 
 
 def load_log(path: Path | str, *, lenient: bool = False) -> ProxyRecords:
@@ -81,10 +86,11 @@ def _parse(path: Path | str) -> tuple[ProxyRecords, str | None]:
     if not read.ok:
         return out, read.reason
     first: str | None = None
+    checker = untrusted.IncrementalCheck(LOG_BOUNDS)
     for lineno, line in enumerate(read.value.split("\n"), 1):
         if not line.strip():
             continue
-        record, reason = _record(line, f"{path}: line {lineno}")
+        record, reason = _record(line, f"{path}: line {lineno}", checker)
         if record is None:
             out.broken_lines += 1
             first = first or reason
@@ -95,6 +101,7 @@ def _parse(path: Path | str) -> tuple[ProxyRecords, str | None]:
             out.requests.append(record)
         elif kind == "response":
             out.responses.append(record)
+    out.values_checked, out.chars_checked = checker.values_checked, checker.chars_checked
     return out, first
 
 
@@ -114,9 +121,11 @@ def last_request_seq(path: Path | str) -> int | None:
     return None
 
 
-def _record(line: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
-    """One log line as ``(record, None)``, or ``(None, reason)`` when it is not a JSON object within bounds."""
-    parsed = untrusted.parse_json(line, LOG_BOUNDS, name)
+def _record(line: str, name: str, checker: untrusted.IncrementalCheck | None = None
+            ) -> tuple[dict[str, Any] | None, str | None]:
+    """One log line as ``(record, None)``, or ``(None, reason)`` when it is not a JSON object within bounds;
+    ``checker``: validates the record against the previous record of its type (see :func:`_parse`)."""
+    parsed = untrusted.parse_json(line, LOG_BOUNDS, name, checker=checker)
     if not parsed.ok:
         return None, parsed.reason
     if not isinstance(parsed.value, dict):

@@ -156,34 +156,41 @@ def check_value(value: Any, bounds: Bounds = DEFAULT, what: str = "value") -> st
     Walks iteratively (no recursion), so any depth is safe; never calls a
     method of a foreign object (``__eq__``, ``__str__``, ``__iter__``).
     """
+    return _walk(value, bounds, what)[0]
+
+
+def _walk(value: Any, bounds: Bounds, what: str, depth: int = 0, items: int = 0) -> tuple[str | None, int, int]:
+    """:func:`check_value` of ``value`` found at nesting ``depth`` after ``items`` JSON values of the same whole:
+    (the problem or None, ``items`` plus the values walked here, characters of the strings walked here)."""
+    chars = 0
     try:
-        stack: list[tuple[Any, int]] = [(value, 0)]
-        items = 0
+        stack: list[tuple[Any, int]] = [(value, depth)]
         while stack:
             v, depth = stack.pop()
             items += 1
             if items > bounds.max_items:
-                return f"{what} has more than {bounds.max_items} JSON values"
+                return f"{what} has more than {bounds.max_items} JSON values", items, chars
             t = type(v)
             if t is str:
+                chars += len(v)
                 if len(v) > bounds.max_string:
-                    return f"{what} has a string longer than {bounds.max_string} characters"
+                    return f"{what} has a string longer than {bounds.max_string} characters", items, chars
                 try:
                     v.encode("utf-8")
                 except UnicodeEncodeError:
-                    return f"{what} has a string that is not valid Unicode (a lone surrogate)"
+                    return f"{what} has a string that is not valid Unicode (a lone surrogate)", items, chars
             elif t is float:
                 if not math.isfinite(v):
-                    return f"{what} holds NaN or Infinity, which JSON does not allow"
+                    return f"{what} holds NaN or Infinity, which JSON does not allow", items, chars
             elif t in (int, bool, type(None)):
                 pass
             elif t in (list, Pairs, dict):
                 if depth + 1 > bounds.max_depth:
-                    return f"{what} is nested deeper than {bounds.max_depth} levels"
+                    return f"{what} is nested deeper than {bounds.max_depth} levels", items, chars
                 if t is dict:
                     for k, x in v.items():
                         if type(k) is not str:
-                            return f"{what} has an object key that is not a string"
+                            return f"{what} has an object key that is not a string", items, chars
                         stack.append((k, depth + 1))
                         stack.append((x, depth + 1))
                 elif t is Pairs:
@@ -193,14 +200,118 @@ def check_value(value: Any, bounds: Bounds = DEFAULT, what: str = "value") -> st
                 else:
                     stack.extend((x, depth + 1) for x in v)
             else:
-                return f"{what} holds a {safe_str(t.__name__, 60)}, which is not a JSON value"
+                return f"{what} holds a {safe_str(t.__name__, 60)}, which is not a JSON value", items, chars
     except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError
-        return f"{what} could not be checked: {type(exc).__name__}"
-    return None
+        return f"{what} could not be checked: {type(exc).__name__}", items, chars
+    return None, items, chars
 
 
-def parse_json(data: bytes | str, bounds: Bounds = DEFAULT, name: str = "JSON", pairs: bool = False) -> Read:
-    """Parse JSON text within ``bounds``; objects become :class:`Pairs` with ``pairs=True``."""
+class IncrementalCheck:
+    """:func:`check_value` of a series of decoded JSON values (``json.loads`` output: objects as ``dict``, no
+    foreign objects), each walked only where it differs from the last value that passed under the same
+    ``key``; same reasons, same bounds.
+
+    Made for logs whose records repeat what the previous record held: each request of a proxy log carries the
+    whole conversation so far, so checking every record in full costs the square of the episode's length.  A
+    sub-value equal (``==``, compared by the interpreter without calling a method of a foreign object: both
+    values are plain JSON values) to the one at the same place (same key, same list index) of the previous
+    record is valid as that one was: equal JSON values have the same strings, finite numbers, shape and
+    depth, and count as many JSON values (counted when the previous record was checked).  Records are compared
+    at most ``spine`` container levels down; below that a differing sub-value is walked in full.
+
+    An equal sub-value is replaced, in the value checked, by the previous record's object: the records of a log
+    then share their repeated parts (memory grows with the new bytes too), and a later comparison of them is an
+    identity check.  Choice: ``==`` holds ``1``, ``1.0`` and ``true`` equal, so a record repeating an earlier
+    member with a number turned into an equal boolean (or float) would keep the earlier one's type; clients
+    resend their conversation verbatim, and validity does not depend on it.
+
+    ``values_checked`` and ``chars_checked`` count the work done: JSON values walked, and characters of the
+    strings walked (the equal parts are skipped, so both grow with the new bytes only).
+    """
+
+    def __init__(self, bounds: Bounds = DEFAULT, spine: int = 6):
+        self.bounds = bounds
+        self.spine = spine
+        self.values_checked = 0
+        self.chars_checked = 0
+        #: key -> (the last value that passed, JSON values below each compared container (by id) in it)
+        self._last: dict[Any, tuple[Any, dict[int, int]]] = {}
+
+    def check(self, value: Any, what: str = "value", key: Any = None) -> str | None:
+        """Why ``value`` is not a bounded plain JSON value, or None (then it is the reference for ``key``)."""
+        last = self._last.get(key)
+        counts: dict[int, int] = {}
+        try:
+            problem, _ = self._diff(value, last, 0, 0, 0, what, counts)
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError
+            problem = f"{what} could not be checked: {type(exc).__name__}"
+        if problem is None:
+            self._last[key] = (value, counts)
+        return problem
+
+    def _diff(self, value: Any, last: tuple[Any, dict[int, int]] | None, depth: int, items: int, level: int,
+              what: str, counts: dict[int, int]) -> tuple[str | None, int]:
+        """Check ``value`` against ``last`` = (the previous value at this place, its counts): (problem, items)."""
+        t = type(value)
+        previous = last[0] if last is not None else None
+        if last is None or level >= self.spine or t not in (dict, list) or type(previous) is not t:
+            problem, after, chars = _walk(value, self.bounds, what, depth, items)
+            self.values_checked += after - items
+            self.chars_checked += chars
+            counts[id(value)] = after - items
+            return problem, after
+        start = items
+        items += 1
+        self.values_checked += 1
+        if items > self.bounds.max_items:
+            return f"{what} has more than {self.bounds.max_items} JSON values", items
+        if depth + 1 > self.bounds.max_depth:
+            return f"{what} is nested deeper than {self.bounds.max_depth} levels", items
+        known = last[1]
+        if t is dict:
+            children = []
+            for k, x in value.items():
+                problem, items, chars = _walk(k, self.bounds, what, depth + 1, items)
+                self.values_checked += 1
+                self.chars_checked += chars
+                if problem is not None:
+                    return problem, items
+                children.append((k, x, previous.get(k, _MISSING)))
+        elif (whole := known.get(id(previous))) is not None and len(value) >= len(previous) \
+                and value[:len(previous)] == previous:  # the common case: items appended (one compare)
+            items += whole - 1
+            if items > self.bounds.max_items:
+                return f"{what} has more than {self.bounds.max_items} JSON values", items
+            value[:len(previous)] = previous
+            children = [(len(previous) + i, x, _MISSING) for i, x in enumerate(value[len(previous):])]
+        else:
+            children = [(i, x, previous[i] if i < len(previous) else _MISSING) for i, x in enumerate(value)]
+        for slot, x, before in children:
+            n = known.get(id(before)) if before is not _MISSING else None
+            if n is not None and type(x) is type(before) and x == before:
+                items += n
+                value[slot] = before
+                counts[id(before)] = n
+                if items > self.bounds.max_items:
+                    return f"{what} has more than {self.bounds.max_items} JSON values", items
+                continue
+            problem, items = self._diff(x, (before, known) if before is not _MISSING else None, depth + 1, items,
+                                        level + 1, what, counts)
+            if problem is not None:
+                return problem, items
+        counts[id(value)] = items - start
+        return None, items
+
+
+_MISSING = object()
+
+
+def parse_json(data: bytes | str, bounds: Bounds = DEFAULT, name: str = "JSON", pairs: bool = False,
+               checker: IncrementalCheck | None = None) -> Read:
+    """Parse JSON text within ``bounds``; objects become :class:`Pairs` with ``pairs=True``.
+
+    ``checker`` (not with ``pairs``): validates the value against the previous one it passed with the same
+    top-level ``type`` member (the records of a log; see :class:`IncrementalCheck`), else in full."""
     try:
         if isinstance(data, bytes | bytearray):
             if len(data) > bounds.max_bytes:
@@ -219,7 +330,11 @@ def parse_json(data: bytes | str, bounds: Bounds = DEFAULT, name: str = "JSON", 
         return Read(reason=f"{name} is not valid JSON: {safe_str(exc, 200)}")
     except BaseException as exc:  # noqa: BLE001 - MemoryError and the like: the episode goes on
         return Read(reason=f"{name} could not be parsed: {type(exc).__name__}")
-    problem = check_value(value, bounds, name)
+    if checker is not None and not pairs:
+        kind = value.get("type") if type(value) is dict else None
+        problem = checker.check(value, name, kind if type(kind) is str else None)
+    else:
+        problem = check_value(value, bounds, name)
     return Read(reason=problem) if problem else Read(value)
 
 

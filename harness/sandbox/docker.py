@@ -116,7 +116,7 @@ while time.monotonic() < deadline:
         print(proc.pid)
         sys.exit(0)
     except OSError:
-        time.sleep(0.02)
+        time.sleep(0.005)
 log.flush()
 sys.stderr.write(open("/tmp/harness-bridge.log", errors="replace").read()[-2000:])
 sys.exit(1)
@@ -321,15 +321,8 @@ class DockerSandbox(Sandbox):
         env = {"HOME": HOME, "LANG": "C.UTF-8", **spec.env, EXEC_MARKER: "container"}
         limits = spec.limits
         memory = f"{int(limits.memory_mb)}m"
-        container = self.client.containers.create(
-            self.image,
-            command=["sleep", "infinity"],
-            name=name,
-            labels=labels,
-            environment=env,
-            working_dir=WORKSPACE,
-            user=self.user,
-            hostname="sandbox",
+        api = self.client.api  # the low-level calls: the high-level create inspects the new container again
+        host_config = api.create_host_config(
             network_mode="none",
             init=True,
             nano_cpus=int(round(limits.cpus * 1e9)),
@@ -340,10 +333,21 @@ class DockerSandbox(Sandbox):
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             mounts=mounts,
+        )
+        created = api.create_container(
+            self.image,
+            command=["sleep", "infinity"],
+            name=name,
+            labels=labels,
+            environment=env,
+            working_dir=WORKSPACE,
+            user=self.user,
+            hostname="sandbox",
+            host_config=host_config,
             detach=True,
         )
-        self.container_id = container.id
-        container.start()
+        self.container_id = created["Id"]
+        api.start(self.container_id)
         if spec.proxy_socket is not None:
             self._start_bridge()
 
@@ -352,7 +356,7 @@ class DockerSandbox(Sandbox):
         owner = sock.stat()
         inside = f"{PROXY_DIR}/{sock.name}"
         result = self.exec(
-            ["python3", "-c", _BRIDGE_START, BRIDGE_IN_CONTAINER, str(self.spec.proxy_port), inside,
+            ["python3", "-S", "-c", _BRIDGE_START, BRIDGE_IN_CONTAINER, str(self.spec.proxy_port), inside,
              str(BRIDGE_START_TIMEOUT)],
             cwd="/", timeout=BRIDGE_START_TIMEOUT + 10, _user=f"{owner.st_uid}:{owner.st_gid}", _marker="bridge",
         )

@@ -67,6 +67,66 @@ def context_blocks(body: Any, wire: str, memo: dict | None = None) -> list[Block
     return blocks
 
 
+def context_tokens(calls: list[tuple[dict, Any]], wires: list[str], count) -> tuple[int, int]:
+    """(console tokens, input-context tokens) summed over ``calls`` (``(record, body)``, with their ``wires``);
+    ``count(text)`` tokenizes one text.  The same sums as counting every block of :func:`context_blocks` of
+    every call, computed incrementally so that the work grows with the conversation, not its square:
+
+    - every format's context is the blocks of the body without its conversation list (the format's first
+      ``completion_keys`` member: ``messages``, ``input``, ``contents``) followed by each conversation item's
+      blocks, item by item (``tests/plugins/metrics/test_context.py`` checks it on each format);
+    - a call whose leading conversation items equal (``==``) the previous call's reuses their cumulative
+      console and total tokens, and only its new items are tokenized; a body without the conversation equal
+      to the previous call's (system prompt, tool definitions) reuses its tokens too.
+
+    Choice: items are compared with Python ``==``, for which ``1``, ``1.0`` and ``true`` are equal; a client
+    resending an earlier message with a number turned into an equal boolean would keep the earlier count.
+    Clients resend their history verbatim.
+    """
+    console = total = 0
+    memo: dict = {}
+    head_of, head_sums = None, (0, 0)
+    previous: list | None = None
+    sums: list[tuple[int, int]] = [(0, 0)]  # cumulative (console, total) of previous[:i]
+    where: tuple | None = None
+
+    def blocks_sums(body: Any, wire: str) -> tuple[int, int]:
+        c = t = 0
+        for text, is_console in context_blocks(body, wire, memo):
+            n = count(text)
+            t += n
+            if is_console:
+                c += n
+        return c, t
+
+    for (_, body), wire in zip(calls, wires):
+        fmt = wire_format(wire)
+        key = fmt.completion_keys[0] if fmt is not None and fmt.completion_keys else None
+        items = body.get(key) if isinstance(body, dict) and key is not None else None
+        if not isinstance(items, list):
+            c, t = blocks_sums(body, wire)
+            console, total, previous, head_of = console + c, total + t, None, None
+            continue
+        head = {k: v for k, v in body.items() if k != key}
+        if head_of is None or head_of[0] != wire or head_of[1] != head:
+            head_of, head_sums = (wire, head), blocks_sums(head, wire)
+        same = 0
+        if previous is not None and where == (wire, key):
+            if len(items) >= len(previous) and items[:len(previous)] == previous:
+                same = len(previous)
+            else:
+                while same < min(len(items), len(previous)) and items[same] == previous[same]:
+                    same += 1
+        del sums[same + 1:]
+        for item in items[same:]:
+            c, t = blocks_sums({key: [item]}, wire)
+            sums.append((sums[-1][0] + c, sums[-1][1] + t))
+        previous, where = items, (wire, key)
+        console += head_sums[0] + sums[-1][0]
+        total += head_sums[1] + sums[-1][1]
+    return console, total
+
+
 def is_llm_call(record: dict, body: Any) -> bool:
     """A request that asks a model for a completion (not a model listing or a token count):
     :func:`harness.is_completion`."""

@@ -15,7 +15,7 @@ from typing import Any
 from harness import EpisodeArtifacts, MetricExtractor, untrusted
 from harness.atif import content_text, exchanges, parse_timestamp, steps
 from harness.wire import wire_of_record
-from tsagent_plugins.metrics.context import agent_calls, context_blocks
+from tsagent_plugins.metrics.context import agent_calls, context_tokens
 from tsagent_plugins.metrics.numbers import count_numbers
 from tsagent_plugins.metrics.shell import normalize_path
 from tsagent_plugins.metrics.sources import Replay, replay
@@ -230,13 +230,8 @@ class ConsoleShareMetrics(MetricExtractor):
         calls = agent_calls(log) if log is not None else []
         if calls:
             source = "proxy"
-            memo: dict = {}
-            for record, body in calls:
-                for text, is_console in context_blocks(body, wire_of_record(record, body), memo):
-                    n = tokenizer.count(text)
-                    total += n
-                    if is_console:
-                        console += n
+            console, total = context_tokens(calls, [wire_of_record(record, body) for record, body in calls],
+                                            tokenizer.count)
         elif artifacts.trajectory is not None:
             source = "trajectory"
             console, total = _trajectory_context(artifacts.trajectory, tokenizer)

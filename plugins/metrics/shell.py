@@ -60,6 +60,7 @@ analysis records which parser was used (``parser``: ``"bashlex"`` or
 from __future__ import annotations
 
 import codecs
+import functools
 import posixpath
 import re
 import shlex
@@ -228,7 +229,10 @@ class _Unparsable(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=1024)
 def _bashlex_pipelines(text: str) -> list[Pipeline]:
+    """The pipelines of ``text`` by bashlex (``_Unparsable`` when it rejects it).  Kept by text (an agent
+    reruns the same commands; a parse costs milliseconds): the result is shared, read-only by its callers."""
     import bashlex  # imported on use: its grammar tables are slow to build
 
     try:

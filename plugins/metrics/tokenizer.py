@@ -38,6 +38,9 @@ class Tokenizer:
         self._encoding = encoding
         self.name = f"tiktoken:{encoding.name}" if encoding is not None else FALLBACK
         self._cache: dict[str, int] = {}
+        #: work done: characters of every text asked for (each is hashed for the cache), of the texts encoded
+        self.chars_seen = 0
+        self.chars_counted = 0
 
     @property
     def is_fallback(self) -> bool:
@@ -47,8 +50,10 @@ class Tokenizer:
         """Tokens of ``text`` (special-token strings are counted as ordinary text)."""
         if not text:
             return 0
+        self.chars_seen += len(text)
         cached = self._cache.get(text)
         if cached is None:
+            self.chars_counted += len(text)
             if self._encoding is None:
                 cached = math.ceil(len(text) / 4)
             else:

@@ -88,7 +88,7 @@ class ReleasedPoolRef(BaseModel):
     run's parameters: the noise on these clean samples is this harness's model.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
     path: str
     condition: str | None = None
@@ -132,7 +132,7 @@ class TracebenchParams(BaseModel):
     Raises ValueError (a pydantic ValidationError) naming the field on bad values.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
     simulator: str
     noise: Literal["low", "high"]

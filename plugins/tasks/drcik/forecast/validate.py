@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tsagent_plugins.tasks.drcik.research import outputs as research_outputs as research_out
+from tsagent_plugins.tasks.drcik.research import outputs as research_out
 from tsagent_plugins.tasks.drcik.forecast.experiment import Validation, claim_task_id, validate_submission
 
 FORECASTS_FILE = "forecasts.jsonl"
