@@ -78,8 +78,9 @@ def test_leaderboard_ranks_scrps_lower_first(run):
     root, _ = run
     html = Site(load_runs([root])).render("index.html")[0].decode()
     assert "Leaderboard · drcik" in html and "lower is better" in html
-    cells = re.findall(r'<td class="n metric" data-sort="([^"]+)">([^<]+)</td>', html)
-    assert sorted(cells) == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself
+    cells = re.findall(r'<td class="n metric(?: best)?" data-sort="([^"]+)">([^<]+)</td>', html)
+    assert cells == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself, lowest first
+    assert '<td class="n metric best" data-sort="0.125">' in html  # only the lowest sCRPS is bold
     assert re.search(r'<th class="n" data-first="asc">sCRPS</th>', html)  # the first click: lowest first
 
 
