@@ -9,6 +9,7 @@ and lists only valid ones as known.
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +94,13 @@ def resolve_profile(name: str) -> AgentProfile:
             if path.is_file():
                 return load_checked(path)
     files = find_profiles()
-    known = ", ".join(f.name for f in files if f.profile is not None) or "none"
+    valid = [f.name for f in files if f.profile is not None]
     invalid = [str(f.path) for f in files if f.profile is None]
     note = (f"; {len(invalid)} invalid profile{'s' if len(invalid) > 1 else ''} left out: {', '.join(invalid)} "
             f"(`harness profiles list` says why)") if invalid else ""
-    raise HarnessError(f"no agent profile named {name!r} (known: {known}{note})")
+    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.75)
+    if close:  # a typo: the nearest names, not all ~30
+        guess = " or ".join(repr(c) for c in close)
+        raise HarnessError(f"no agent profile named {name!r} (did you mean {guess}? "
+                           f"`harness profiles list` lists all {len(valid)}{note})")
+    raise HarnessError(f"no agent profile named {name!r} (known: {', '.join(valid) or 'none'}{note})")

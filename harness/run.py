@@ -68,7 +68,7 @@ def choose_backend(name: str, agent) -> SandboxBackend:
     """The sandbox backend for this agent (see :func:`harness.sandbox.choose_backend`)."""
     from harness.sandbox import choose_backend as choose
 
-    backend = choose(name, prefer_image=agent.needs_image)
+    backend = choose(name, needs_image=agent.needs_image)
     if backend.runs_images and not agent.image_capable:
         raise HarnessError(f"agent {agent.name!r} runs on the host's Python and cannot run in the "
                            f"{backend.name!r} sandbox: use --sandbox auto, bubblewrap, unshare or none")

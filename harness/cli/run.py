@@ -25,6 +25,8 @@ from harness.store import RunStore, inside
 #: results column -> summary table header: the row key first, then the templates' own
 #: (``TaskTemplate.summary_columns``), then these harness columns
 ALWAYS = {"episode": "episode", "status": "status"}
+#: `harness run`'s exit status when the run finished but no episode has status ok (documented in --help).
+EXIT_ALL_FAILED = 3
 TRAILING = {"agent_seconds": "time (s)", "total_tokens": "tokens", "cost_usd": "cost ($)"}
 #: Seconds between two progress lines of a task being prepared when stderr is not a terminal (a log).
 PREPARE_LINE_EVERY = 5.0
@@ -64,7 +66,14 @@ PREPARE_LINE_EVERY = 5.0
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
         script, jobs, max_cost, executor, scheduler, wait) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
-    scored, written to a run directory that a re-run resumes."""
+    scored, written to a run directory that a re-run resumes.
+
+    \b
+    Exit codes:
+      0  the run finished and at least one episode succeeded (status ok)
+      2  bad input (spec, option, profile, sandbox unavailable): one error: line, nothing run
+      3  the run finished but every episode failed (see the summary's status and error columns)
+    """
     if (task_file is None) == (experiment_file is None):
         raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
     interrupt.install_handlers()  # SIGTERM stops the run as Ctrl-C does, leaving nothing behind
@@ -172,6 +181,10 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     if not billed:
         console().print("offline model backend: no money was spent (costs are the profiles' prices for the "
                         "tokens the script answered with)", markup=False, highlight=False)
+    if rows and not any(r.get("status") == "ok" for r in rows):
+        err.print(f"error: every episode failed ({len(rows)} of {len(rows)}): exit {EXIT_ALL_FAILED}",
+                  markup=False, highlight=False)
+        raise SystemExit(EXIT_ALL_FAILED)
 
 
 def print_whole(con, table: Table) -> None:

@@ -71,7 +71,8 @@ class Agent(ABC):
     ``version``: the pinned version of the tool it runs.
     ``needs_model``: True for LLM agents (the harness starts the model proxy).
     ``needs_image``: the agent is meant to run in the agent runtime image (its
-    tools are installed there); ``--sandbox auto`` then prefers an image backend.
+    tools are installed there); ``--sandbox auto`` then chooses only an image backend
+    (refusing the run before its folder is made when none is available).
     ``image_capable``: False for agents that run host programs (e.g. the host's
     Python) and so cannot run in an image backend such as docker.
     ``privileged_inputs``: the agent is a privileged baseline: the template also

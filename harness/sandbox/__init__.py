@@ -22,30 +22,33 @@ def _available(backend: SandboxBackend) -> tuple[bool, str]:
         return False, f"availability probe failed: {type(exc).__name__}: {exc}"
 
 
-def choose_backend(name: str = "auto", prefer_image: bool = False) -> SandboxBackend:
+def choose_backend(name: str = "auto", needs_image: bool = False) -> SandboxBackend:
     """The sandbox backend to use.
 
-    ``"auto"``: the available backend with the highest priority >= 0 (with
-    ``prefer_image``, backends that run the agent runtime image come first).
+    ``"auto"``: the available backend with the highest priority >= 0; with ``needs_image`` (an agent whose
+    tools exist only in the agent runtime image, e.g. the CLI agents), only backends that run that image:
+    a local backend would start an episode that can only fail.
     Any other value: the backend of that name.  Raises
-    :class:`SandboxUnavailable` naming the backend(s) and why each cannot run here.
+    :class:`SandboxUnavailable` naming the backend(s) and why each cannot run here (before any run folder).
     """
     from harness.plugins import plugins
 
     registry = plugins().registry("sandbox_backend")
     if name == "auto":
         reasons = []
-        def rank(reg):
-            return (not (prefer_image and reg.obj.runs_images), -reg.obj.priority, reg.name)
-
-        for reg in sorted(registry.values(), key=rank):
+        for reg in sorted(registry.values(), key=lambda reg: (-reg.obj.priority, reg.name)):
             backend = reg.obj
-            if backend.priority < 0:
+            if backend.priority < 0 or (needs_image and not backend.runs_images):
                 continue
             ok, why = _available(backend)
             if ok:
                 return backend
             reasons.append(f"{backend.name}: {why}")
+        if needs_image:
+            detail = "; ".join(reasons) or "no image backend is registered"
+            raise SandboxUnavailable(
+                f"this agent runs only in the agent runtime image and no image sandbox is available ({detail}); "
+                "start a Docker engine and build the image (`harness image build`)")
         detail = "; ".join(reasons) or "no isolating backend is registered"
         raise SandboxUnavailable(
             f"no sandbox backend is available ({detail}); install bubblewrap, or pass --sandbox none "

@@ -67,6 +67,11 @@ class IndexPage:
                 continue
             keep = [i for i, _ in enumerate(present) if any(e["conditions"][i] is not None for e in chosen)]
             shown = [{**e, "conditions": [e["conditions"][i] for i in keep]} for e in chosen]
+            means = [e["metric_mean"] for e in shown if e["metric_mean"] is not None]
+            best = (min if page.lower_is_better else max)(means) if means else None
+            if best is not None:  # ranked on load, best first (rows without the metric last)
+                sign = 1 if page.lower_is_better else -1
+                shown.sort(key=lambda e: (e["metric_mean"] is None, sign * (e["metric_mean"] or 0.0)))
             extras = [{"column": c, "label": l, "lower": low} for c, l, low in page.board_columns
                       if kind == "extra" and any(e["extra"].get(c) is not None for e in chosen)]
             title = f"{template} · " + ", ".join(x["label"] for x in extras) if kind == "extra" else template
@@ -76,5 +81,5 @@ class IndexPage:
                            "note": note if kind == "metric" else f"Means over episodes, as the run folder's scores "
                                                                   f"give them (the viewer computes none); {common}",
                            "metric_label": label, "lower_is_better": page.lower_is_better, "extras": extras,
-                           "show_metric": kind == "metric"})
+                           "show_metric": kind == "metric", "best": best})
         return boards

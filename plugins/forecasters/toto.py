@@ -64,13 +64,19 @@ class TotoForecaster(PretrainedForecaster):
         y = torch.tensor(context[-int(self.options["context_length"]):], dtype=torch.float32, device=device)[None]
         index = request.history.index[-y.shape[-1]:]
         step = int((index[1] - index[0]).total_seconds()) if len(index) > 1 else 0
-        stamps = torch.tensor(np.asarray(index.asi8 // 10**9, dtype=np.int64), device=device)[None]
+        stamps = torch.tensor(toto_timestamp_seconds(index), device=device)[None]
         series = MaskedTimeseries(series=y, padding_mask=torch.ones_like(y, dtype=torch.bool),
                                   id_mask=torch.zeros_like(y), timestamp_seconds=stamps,
                                   time_interval_seconds=torch.full((1,), step, device=device))
         out = handle.forecast(series, prediction_length=horizon, num_samples=request.n_samples,
                               samples_per_batch=request.n_samples)
         return out.samples[0, 0].T.cpu().numpy()                                          # (H, S) -> (S, H)
+
+
+def toto_timestamp_seconds(index) -> np.ndarray:
+    """(N,) int64 seconds since 1970 of a DatetimeIndex, the ``timestamp_seconds`` Toto takes, whatever the
+    index's resolution (``asi8`` is in the index's unit: microseconds for dates pandas 3 parses)."""
+    return np.asarray(index.as_unit("s").asi8, dtype=np.int64)
 
 
 #: The smallest architecture the package's classes accept (embed_dim divisible by heads, patch = stride).

@@ -30,7 +30,7 @@ TASK_IDS = ["task_163", "task_201", "task_42"]
 
 def _local_sandbox() -> str | None:
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 

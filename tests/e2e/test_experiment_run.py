@@ -164,7 +164,8 @@ def test_resolving_agents_and_forecasters_errors_name_the_experiment_file_and_fi
                    "agents: [euclidean-1nn, euclidan-1nn]\n")
     with pytest.raises(ConfigError) as caught:
         plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)
-    assert str(caught.value).startswith(f"{bad}: agents[1]: no agent profile named 'euclidan-1nn' (known: ")
+    assert str(caught.value).startswith(f"{bad}: agents[1]: no agent profile named 'euclidan-1nn' "
+                                        "(did you mean 'euclidean-1nn'")
     bad.write_text(f"name: x\nstages:\n  - name: f\n    tasks: [{SPEC}]\n    forecasters: [naive, arimma]\n")
     with pytest.raises(ConfigError) as caught:
         plan_experiment(load_experiment(bad), bad, tmp_path / "run", resolve_profile, load_task)

@@ -119,3 +119,13 @@ def test_harness_run_refuses_an_invalid_profile_with_its_file_and_field(profiles
     err = capsys.readouterr().err
     assert err.startswith(f"error: {profiles / 'typo.yaml'}: agent: no agent, forecaster or judge named 'euclidan-1nn'")
     assert not (profiles.parent / "run").exists()
+
+
+def test_a_typo_gets_did_you_mean_instead_of_every_name(profiles):
+    (profiles / "claude-opus-4.6.yaml").write_text("agent: euclidean-1nn\n")
+    with pytest.raises(HarnessError) as err:
+        resolve_profile("claude-opus-4.7")
+    message = str(err.value)
+    assert message.startswith("no agent profile named 'claude-opus-4.7' (did you mean 'claude-opus-4.6'")
+    assert "known: " not in message and "euclidean-1nn," not in message
+    assert "`harness profiles list` lists all" in message

@@ -136,3 +136,16 @@ def test_removing_a_refused_runs_folders_stops_at_what_existed_or_is_not_empty(t
     new.mkdir()
     remove_if_empty(new, tmp_path / "runs")  # a new run id under an existing runs/: the id folder only
     assert not new.exists() and (tmp_path / "runs").is_dir()
+
+
+def test_a_cli_agent_under_auto_without_docker_is_refused_before_the_run_folder(tmp_path, monkeypatch):
+    """claude-opus-4.6 runs only in the agent image: ``auto`` must not fall back to bubblewrap (where the
+    episode could only fail with "claude is not installed in this sandbox")."""
+    from harness.sandbox.docker import DockerBackend
+
+    monkeypatch.setattr(DockerBackend, "available", lambda self: (False, "no Docker engine answers"))
+    result = harness_run("--task", BALLDROP, "--agent", "claude-opus-4.6", "--model-backend", "scripted",
+                         "--script", REPO / "examples/scripts/claude-balldrop.yaml", "--out", tmp_path / "run")
+    assert result.exit_code != 0 and not (tmp_path / "run").exists(), result.output
+    message = str(result.exception)  # the entry point prints it as one error: line, exit 2
+    assert "runs only in the agent runtime image" in message and "docker: no Docker engine answers" in message

@@ -258,3 +258,16 @@ def test_index_tasks_cell_says_what_it_cut(tmp_path):
     cell = ", ".join(tasks[:6]) + ", … and 4 more"
     assert f'<td title="{full}">{cell}</td>' in html
     assert "<td>only-one</td>" in html
+
+
+def test_leaderboard_is_ranked_on_load_and_only_the_best_mean_is_bold(main_run):
+    html = Site(load_runs([main_run])).render("index.html")[0].decode()
+    board = html.split('<section class="board">')[1]
+    cells = re.findall(r'<td class="n metric( best)?" data-sort="([^"]*)"', board)
+    means = [float(v) for _, v in cells]
+    assert means == sorted(means, reverse=True) and len(means) == len(ACCURACY)  # accuracy: higher first
+    assert [bool(b) for b, _ in cells] == [m == means[0] for m in means] and cells[0][0]
+    import harness.view
+
+    css = (Path(harness.view.__file__).parent / "static" / "view.css").read_text()
+    assert "td.metric { font-weight" not in css and "td.metric.best { font-weight: 600; }" in css

@@ -101,11 +101,17 @@ def _role(doc, reveal: bool) -> str:
     return f' <span class="answer doc-role" data-role="{escape(doc.role)}">{escape(doc.role)}{subtype}</span>'
 
 
+def _epoch_seconds(index) -> np.ndarray:
+    """(N,) float seconds since 1970 of a DatetimeIndex, whatever its resolution (pandas 3 parses
+    these dates at microseconds, so ``asi8 / 1e9`` was off by 1000)."""
+    return np.asarray(index.as_unit("ms").asi8, dtype=float) / 1e3
+
+
 def _fans(episode: EpisodeView, task, forecaster: str, context: str | None) -> Panel:
     row, rows = episode.row, episode.rows
     history = task.history.iloc[-HISTORY_HORIZONS * task.horizon:]
-    hx = history.index.asi8 / 1e9
-    fx = task.future_index.asi8 / 1e9
+    hx = _epoch_seconds(history.index)
+    fx = _epoch_seconds(task.future_index)
     show_future = episode.reveal and task.future is not None
     same = rows[(rows["forecaster"] == forecaster) & (rows["benchmark_id"] == row["benchmark_id"])] \
         if {"forecaster", "benchmark_id"} <= set(rows.columns) else rows.iloc[:0]

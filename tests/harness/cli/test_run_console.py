@@ -76,3 +76,26 @@ def test_plugin_text_and_row_values_print_literally_not_as_markup(tmp_path, monk
                                       "--out", str(tmp_path / "r")], catch_exceptions=False)
     assert result.exit_code == 0, result.output[-2000:]
     assert "pip install -e '.[timesfm]'" in " ".join(result.output.split())
+
+
+def test_a_run_whose_every_episode_failed_exits_3_and_says_so(tmp_path, monkeypatch):
+    """Documented in ``harness run --help``: 3 when no episode has status ok; one ok episode keeps exit 0."""
+    from harness.cli import run as run_module
+    from tests.support.paths import REPO
+
+    statuses = ["failed", "infra_failed"]
+
+    def execute(units, store, *args, **kwargs):
+        return [{"episode": f"e{i}", "status": s, "template": "drcik", "error": "not installed"}
+                for i, s in enumerate(statuses)]
+
+    monkeypatch.setattr(run_module, "execute", execute)
+    args = ["run", "--task", str(REPO / "tasks/drcik/sample-statistical.yaml"), "--set", "forecasters=[naive]",
+            "--set", "contexts=[no-context]"]
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "r")])
+    assert result.exit_code == run_module.EXIT_ALL_FAILED == 3, result.output[-2000:]
+    assert "error: every episode failed (2 of 2): exit 3" in result.output
+    statuses[0] = "ok"
+    assert CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "r2")]).exit_code == 0
+    help_text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
+    assert "3 the run finished but every episode failed" in help_text

@@ -265,3 +265,19 @@ def test_bwrap_creates_missing_parents_world_readable():
     assert args[:3] == ["--ro-bind", "/usr", "/usr"]
     assert args[3:11] == ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", "/opt/py"]
     assert "/usr/local" not in args  # inside a bound host folder: never created
+
+
+def test_auto_for_an_image_only_agent_takes_an_image_backend_or_refuses_naming_why(fake_backends):
+    """A CLI agent (``needs_image``) under ``auto`` never gets a local backend, where it could only fail."""
+    image = FakeBackend("imagey", 5, True)
+    image.runs_images = True
+    fake_backends(FakeBackend("bwrapish", 20, True), image)
+    assert choose_backend("auto").name == "bwrapish"
+    assert choose_backend("auto", needs_image=True).name == "imagey"
+    down = FakeBackend("imagey", 5, False, "no Docker engine")
+    down.runs_images = True
+    fake_backends(FakeBackend("bwrapish", 20, True), down)
+    with pytest.raises(SandboxUnavailable) as err:
+        choose_backend("auto", needs_image=True)
+    assert "runs only in the agent runtime image" in str(err.value) and "imagey: no Docker engine" in str(err.value)
+    assert "bwrapish" not in str(err.value)

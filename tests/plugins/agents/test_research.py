@@ -37,7 +37,7 @@ IN_SANDBOX = ["tsagent_plugins.agents.research.tools", "tsagent_plugins.agents.r
 
 def _local_sandbox() -> str | None:
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 

@@ -32,7 +32,7 @@ IN_SANDBOX = ["tsagent_plugins.agents.research.episode", "tsagent_plugins.agents
 
 def _local_sandbox() -> str | None:
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 

@@ -78,8 +78,9 @@ def test_leaderboard_ranks_scrps_lower_first(run):
     root, _ = run
     html = Site(load_runs([root])).render("index.html")[0].decode()
     assert "Leaderboard · drcik" in html and "lower is better" in html
-    cells = re.findall(r'<td class="n metric" data-sort="([^"]+)">([^<]+)</td>', html)
-    assert sorted(cells) == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself
+    cells = re.findall(r'<td class="n metric(?: best)?" data-sort="([^"]+)">([^<]+)</td>', html)
+    assert cells == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself, lowest first
+    assert '<td class="n metric best" data-sort="0.125">' in html  # only the lowest sCRPS is bold
     assert re.search(r'<th class="n" data-first="asc">sCRPS</th>', html)  # the first click: lowest first
 
 
@@ -102,3 +103,17 @@ def test_research_output_links_citations_and_reveals_roles(run):
     assert "doc-role" not in hidden and "distractor" not in hidden
     # an id outside the corpus is explained on the page, not only in a tooltip
     assert "doc_nope</span><span class=\"cite-note\"> (no such document: counted as a hallucinated id" in shown
+
+
+def test_fan_axis_shows_the_tasks_dates_whatever_the_index_resolution(run):
+    """The tick labels are the task's own dates: first tick = first history point shown, last = last future
+    point (pandas 3 parses dates at microseconds; dividing ``asi8`` by 1e9 labelled a daily series 1970/01-21)."""
+    _, task = run
+    html = page(run, reveal=True)
+    fan = html[html.index('data-context="no-context"'):]
+    ticks = re.findall(r'<text class="tick"[^>]*>([^<]+)</text>', fan)[:5]
+    history = task.history.iloc[-3 * task.horizon:]
+    span = (task.future_index[-1] - history.index[0]).total_seconds()
+    fmt = "%m-%d %H:%M" if span < 10 * 86400 else "%Y-%m-%d"
+    assert ticks[0] == history.index[0].strftime(fmt) and ticks[-1] == task.future_index[-1].strftime(fmt)
+    assert not ticks[0].startswith("1970")

@@ -21,7 +21,7 @@ MADE_UP = "doc_000000000000"  # the scripted agent's last citation: an id no cor
 
 def _local_sandbox() -> str | None:
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 

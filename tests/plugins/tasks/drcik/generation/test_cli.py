@@ -225,7 +225,7 @@ def _local_sandbox() -> str | None:
     from harness.sandbox import choose_backend
 
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 

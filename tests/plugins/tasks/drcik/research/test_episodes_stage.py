@@ -31,7 +31,7 @@ TASK_IDS = ["task_42", "task_201", "task_163"]
 
 def _local_sandbox() -> str | None:
     try:
-        return choose_backend("auto", prefer_image=False).name
+        return choose_backend("auto", needs_image=False).name
     except Exception:  # noqa: BLE001
         return None
 
