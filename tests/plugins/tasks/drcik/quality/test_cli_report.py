@@ -127,7 +127,7 @@ SAMPLE_BLANKS = {"caf_pump_flow": ["Kestrel Ridge Pumping Station", "2026-06-10 
 
 
 def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
-    """The README's offline chain with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
+    """The documented offline chain (docs/benchmarks/drcik.md) with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
     (audit script, illustrative review records), harness report GEN_DIR; its tables equal the hand counts."""
     registry.plugins().commands(cli)
     out = tmp_path / "gen"
