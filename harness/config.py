@@ -44,9 +44,9 @@ class Strict(BaseModel):
 class Prices(Strict):
     """USD per 1M tokens, as the provider lists them (input, cached input, output)."""
 
-    input: float = Field(0.0, ge=0)
-    cached: float = Field(0.0, ge=0)
-    output: float = Field(0.0, ge=0)
+    input: float = Field(0.0, ge=0, description='USD per 1M uncached input tokens')
+    cached: float = Field(0.0, ge=0, description='USD per 1M cached input tokens')
+    output: float = Field(0.0, ge=0, description='USD per 1M output tokens (reasoning included)')
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
         """Token cost: ((T_prompt - T_cached) p_in + T_cached p_cached + T_completion p_out) / 1e6.
@@ -63,23 +63,23 @@ class AgentProfile(Strict):
     In a file (:func:`load_profile`) ``name`` is the file's stem; ``agent`` is the one required field.
     """
 
-    name: str
+    name: str = Field(description="the profile's name; in a file, its stem (if given, it must equal the file name)")
     agent: str = Field(description="plugin the profile configures: an agent (or a forecaster or judge), e.g. my-agent")
-    model: str | None = None
-    provider: Literal["anthropic", "openai", "google", "openrouter", "custom"] | None = None
-    base_url: str | None = None
-    reasoning_effort: Literal["low", "medium", "high", "xhigh"] | None = None
-    image_support: bool = False
-    prices: Prices = Prices()
-    options: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = Field(None, description='model name sent to the provider; null for agents that call no model')
+    provider: Literal["anthropic", "openai", "google", "openrouter", "custom"] | None = Field(None, description='model backend the proxy forwards to: anthropic, openai, google, openrouter or custom')
+    base_url: str | None = Field(None, description='upstream base URL for the custom backend (an OpenAI-compatible server)')
+    reasoning_effort: Literal["low", "medium", "high", "xhigh"] | None = Field(None, description='reasoning effort the agent asks the model for')
+    image_support: bool = Field(False, description='whether the model reads images (agents may then inspect plots)')
+    prices: Prices = Field(Prices(), description='USD per 1M tokens used to price the episode')
+    options: dict[str, Any] = Field(default_factory=dict, description='plugin-specific options (limits, flags), recorded in run.json')
 
 
 class Budget(Strict):
     """Per-episode caps enforced by the model proxy (None: no cap)."""
 
-    max_requests: int | None = Field(None, ge=1)
-    max_tokens: int | None = Field(None, ge=1)
-    max_cost_usd: float | None = Field(None, gt=0)
+    max_requests: int | None = Field(None, ge=1, description='model requests one episode may make; then the proxy refuses (429)')
+    max_tokens: int | None = Field(None, ge=1, description='total tokens one episode may spend')
+    max_cost_usd: float | None = Field(None, gt=0, description="USD one episode may spend at its profile's prices")
 
 
 class RateLimit(Strict):
@@ -91,10 +91,10 @@ class RateLimit(Strict):
     ``max_concurrent``: model requests in flight at once.  None: no limit.
     """
 
-    requests_per_min: int | None = Field(None, ge=1)
-    tokens_per_min: int | None = Field(None, ge=1)
-    max_concurrent: int | None = Field(None, ge=1)
-    window_s: float = Field(60.0, gt=0)
+    requests_per_min: int | None = Field(None, ge=1, description='upstream requests in any sliding window of window_s seconds; null: no limit')
+    tokens_per_min: int | None = Field(None, ge=1, description='prompt + completion tokens in any sliding window of window_s seconds; null: no limit')
+    max_concurrent: int | None = Field(None, ge=1, description='model requests in flight at once; null: no limit')
+    window_s: float = Field(60.0, gt=0, description='length of the sliding window, seconds')
 
 
 class RunSettings(Strict):
@@ -112,35 +112,35 @@ class RunSettings(Strict):
     in full (past it a body is stored as a short prefix with ``truncated``, ``size`` and ``sha256``).
     """
 
-    jobs: int = Field(1, ge=1)
-    sandbox_starts: int = Field(2, ge=1)
-    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
-    max_run_cost_usd: float | None = Field(None, gt=0)
-    infra_backoff_s: float = Field(2.0, ge=0)
-    proxy_inflight_mb: int = Field(1024, ge=1)
-    proxy_log_mb: int = Field(256, ge=0)
+    jobs: int = Field(1, ge=1, description='episodes run in parallel (--jobs)')
+    sandbox_starts: int = Field(2, ge=1, description='sandboxes being created at once, bounded apart from jobs')
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict, description='per provider (profile provider or --model-backend name): shared request and token limits')
+    max_run_cost_usd: float | None = Field(None, gt=0, description='USD: no new episode starts once finished episodes cost this much (--max-cost)')
+    infra_backoff_s: float = Field(2.0, ge=0, description='seconds before the first retry after an infrastructure failure (doubles each retry)')
+    proxy_inflight_mb: int = Field(1024, ge=1, description="MiB of request bodies all of a run's proxies hold at once; larger requests get 413")
+    proxy_log_mb: int = Field(256, ge=0, description="MiB of bodies one episode's proxy log stores in full; past it a prefix and sha256")
 
-    episode_timeout: float = Field(3600.0, gt=0)
-    sandbox: str = "auto"
-    cpus: float = Field(2.0, gt=0)
-    memory_mb: int = Field(4096, ge=64)
-    pids: int = Field(512, ge=16)
-    tmp_mb: int = Field(1024, ge=16)
-    workspace_mb: int = Field(10240, ge=16)
-    rule_call_timeout: float = Field(30.0, gt=0)
-    rule_budget: float = Field(600.0, gt=0)
-    rule_memory_mb: int = Field(1024, ge=64)
-    infra_retries: int = Field(2, ge=0)
-    budget: Budget = Budget()
+    episode_timeout: float = Field(3600.0, gt=0, description="seconds of wall clock for the agent's whole run")
+    sandbox: str = Field("auto", description='auto | bubblewrap | unshare | docker | none')
+    cpus: float = Field(2.0, gt=0, description='CPU share of a sandbox (Docker only; local backends do not enforce it)')
+    memory_mb: int = Field(4096, ge=64, description="MiB: total memory of all of a sandbox's processes")
+    pids: int = Field(512, ge=16, description='processes and threads of a sandbox at once')
+    tmp_mb: int = Field(1024, ge=16, description="MiB: size of the sandbox's private /tmp and of its /dev/shm")
+    workspace_mb: int = Field(10240, ge=16, description="MiB: most an agent may write into its workspace; past it the agent is stopped")
+    rule_call_timeout: float = Field(30.0, gt=0, description='seconds per predict(df) call of a programmatic submission')
+    rule_budget: float = Field(600.0, gt=0, description='seconds for all predict(df) calls of one episode; then the rest are scored wrong')
+    rule_memory_mb: int = Field(1024, ge=64, description='MiB: memory of the rule.py worker')
+    infra_retries: int = Field(2, ge=0, description='retries of an episode after an infrastructure failure (sandbox start, provider)')
+    budget: Budget = Field(Budget(), description='model-proxy caps per episode; null fields: no cap')
 
 
 class TaskSpec(Strict):
     """A YAML task spec under ``tasks/``: a template name and its parameters."""
 
-    name: str
-    description: str = ""
-    template: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(description="the spec's name (task column of every row; part of each episode id)")
+    description: str = Field("", description='free text shown by harness tasks list')
+    template: str = Field(description='registered task template that materialises the episodes (harness plugins list)')
+    params: dict[str, Any] = Field(default_factory=dict, description="the template's parameters (its docs list them); --set overrides them by dotted path")
 
 
 def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
@@ -276,8 +276,8 @@ class AxisEntry(Strict):
     """One entry of a template-declared experiment axis (``TaskTemplate.experiment_axis``): a registered name
     and its options (a bare name is ``{name: NAME}``)."""
 
-    name: str = Field(min_length=1)
-    options: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(min_length=1, description='a registered name (e.g. a forecaster)')
+    options: dict[str, Any] = Field(default_factory=dict, description='options handed to it')
 
 
 class AxisSpec(BaseModel):
@@ -322,14 +322,14 @@ class AxisSpec(BaseModel):
 class StageSpec(AxisSpec):
     """One stage of an :class:`ExperimentSpec`: a grid of episodes (see there)."""
 
-    name: str = Field("main", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    tasks: list[str] = Field(min_length=1)
-    agents: list[str] = Field(default_factory=list)
-    seeds: list[int] = Field(default_factory=list)
-    set: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
-    evidence_from: str | None = None
-    scripts: dict[str, str] = Field(default_factory=dict)
+    name: str = Field("main", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description='stage name: the sub-folder of the run directory')
+    tasks: list[str] = Field(min_length=1, description='task spec files or glob patterns, relative to the experiment file')
+    agents: list[str] = Field(default_factory=list, description='agent profile names or paths')
+    seeds: list[int] = Field(default_factory=list, description="repetition seeds (default: each spec's own seed)")
+    set: dict[str, Any] = Field(default_factory=dict, description='param overrides for every task (dotted paths)')
+    grid: dict[str, list[Any]] = Field(default_factory=dict, description='param axes: their cartesian product')
+    evidence_from: str | None = Field(None, description="an earlier stage whose agents' episodes are this stage's evidence")
+    scripts: dict[str, str] = Field(default_factory=dict, description='agent profile -> its own model script file (as --script, per agent)')
 
     @field_validator("name")
     @classmethod
@@ -422,14 +422,14 @@ class ExperimentSpec(AxisSpec):
     Errors are :class:`ConfigError` naming the file and the field.
     """
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str = ""
-    tasks: list[str] = Field(default_factory=list)
-    agents: list[str] = Field(default_factory=list)
-    seeds: list[int] = Field(default_factory=list)
-    set: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
-    stages: list[StageSpec] = Field(default_factory=list)
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="the run directory's default name (runs/<name>)")
+    description: str = Field("", description='free text shown by harness tasks list')
+    tasks: list[str] = Field(default_factory=list, description='task spec files or glob patterns, relative to this file')
+    agents: list[str] = Field(default_factory=list, description="agent profile names or paths (or the template's declared axis, not both)")
+    seeds: list[int] = Field(default_factory=list, description="repetition seeds (default: each spec's own seed)")
+    set: dict[str, Any] = Field(default_factory=dict, description='param overrides for every task (dotted paths)')
+    grid: dict[str, list[Any]] = Field(default_factory=dict, description='param axes: their cartesian product')
+    stages: list[StageSpec] = Field(default_factory=list, description='named grids run in order, each into <run dir>/<stage>/ (instead of the top-level grid)')
 
     @field_validator("name")
     @classmethod

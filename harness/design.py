@@ -6,7 +6,7 @@ A template declares its design as the class attribute
 none get :data:`DEFAULT_DESIGN`.  The statistics that use it are in
 :mod:`harness.report.paired` (comparisons), :mod:`harness.report.intervals`
 (intervals on table cells) and :mod:`harness.power` (planning); see
-``docs/statistics.md``.
+``docs/results/statistics.md``.
 """
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ def register_view_pages(register):
 
 @hookspec
 def register_exporters(register):
-    """Add formats to ``harness export SOURCE --format NAME --out DIR`` (docs/exports.md).
+    """Add formats to ``harness export SOURCE --format NAME --out DIR`` (docs/results/exports.md).
 
     :param register: ``register(name, source, export)``: ``name`` is the ``--format`` value; ``source`` what
         SOURCE names: ``"run"`` (a run directory: ``export(run_dir, out)``) or ``"task"`` (a TaskSpec YAML,

@@ -27,7 +27,7 @@ The SD of a cluster difference comes from
 
 :func:`detectable_difference` is the smallest true difference of means found
 with the chosen power; :func:`seeds_needed` the fewest replicates (seeds)
-for a given difference.  ``docs/statistics.md`` shows how to read them; a test
+for a given difference.  ``docs/results/statistics.md`` shows how to read them; a test
 checks them against a simulation of the same design.
 """
 

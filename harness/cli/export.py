@@ -41,7 +41,7 @@ def formats() -> dict[str, tuple[str, object]]:
               help="Folder to write into (created; files of the same name are replaced).")
 def export(source: Path, format_: str, dest: Path) -> None:
     """Write SOURCE (a run directory, or a task spec YAML for task formats) in another tool's format into
-    --out.  The harness's results stay as they are: an export is a view of them (docs/exports.md)."""
+    --out.  The harness's results stay as they are: an export is a view of them (docs/results/exports.md)."""
     known = formats()
     if format_ not in known:
         raise click.UsageError(f"--format: unknown format {format_!r} (known: {', '.join(sorted(known))})")

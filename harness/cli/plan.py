@@ -29,7 +29,7 @@ from harness.plan import plan_costs
               help="Directory of earlier runs whose episodes give the per-condition token estimate; repeatable.")
 @click.option("--episodes/--no-episodes", "show_episodes", default=True, help="List every episode (default).")
 @click.option("--power", "with_power", is_flag=True,
-              help="Also print the smallest paired difference the planned seeds detect (docs/statistics.md).")
+              help="Also print the smallest paired difference the planned seeds detect (docs/results/statistics.md).")
 @click.option("--detect", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="D",
               help="Also print the seeds needed to detect a difference D (0.10 = 10 points); implies --power.")
 @click.option("--pilot", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
@@ -134,4 +134,4 @@ def print_power(con, name: str, episodes, alpha: float, power: float, detect: fl
         con.print(f"  {note}", highlight=False)
     con.print("  detectable difference: the smallest true difference in mean accuracy (a − b) that `harness report "
               f"--compare` finds at α = {alpha:g} in {100 * power:g}% of such runs; est. $: the whole plan's cost "
-              "(docs/statistics.md)", highlight=False)
+              "(docs/results/statistics.md)", highlight=False)

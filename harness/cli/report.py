@@ -20,7 +20,7 @@ from harness.report.render import FORMATS
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 @click.option("--paper", is_flag=True, help="Put the paper's values beside each reproduced table that has them.")
 @click.option("--ci", is_flag=True, help="A 95% interval beside every mean cell, in columns of their own "
-              "(docs/statistics.md).")
+              "(docs/results/statistics.md).")
 @click.option("--compare", "compare", nargs=2, multiple=True, metavar="A B",
               help="Paired comparison A − B: a profile, a run (id or folder name) or conditions KEY=VALUE[,...] "
                    "(e.g. noise=low noise=high); repeatable, p-values Holm-corrected over all; printed first.")

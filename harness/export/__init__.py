@@ -1,4 +1,4 @@
-"""``harness export``: runs and tasks in other tools' formats (docs/exports.md).
+"""``harness export``: runs and tasks in other tools' formats (docs/results/exports.md).
 
 Built in: ``inspect`` (:mod:`.inspect_log`: a run directory as Inspect AI eval logs, one per task and agent,
 the transcript from :mod:`.transcript`).  Plugins add formats through the ``register_exporters`` hook (e.g.

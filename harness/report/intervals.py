@@ -15,7 +15,7 @@ variances; N - H degrees of freedom account for the estimated stratum means.
 Why not a cluster bootstrap: with 5 seeds a percentile bootstrap of a mean
 undercovers (its spread is too small by sqrt((n-1)/n) and it lacks the t
 tails); why not a sign-flip interval: it is unbounded for n <= 5 clusters at
-alpha = 0.05.  ``docs/statistics.md`` shows the coverage (tests check 92-98 %
+alpha = 0.05.  ``docs/results/statistics.md`` shows the coverage (tests check 92-98 %
 over 1,000 simulated runs).
 """
 

@@ -1,4 +1,5 @@
-"""Following the README leaves a clean clone: every file or folder its commands write is git-ignored."""
+"""Following the README and the documentation leaves a clean clone: every file or folder their commands write is
+git-ignored."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 
 import pytest
 
+from tests.support import docs
 from tests.support.paths import REPO
 
 #: a command's output: the value of an output option or the target of a shell redirect
@@ -32,7 +34,7 @@ def test_the_outputs_are_found():
 def test_every_readme_output_is_ignored():
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
-    outputs = readme_outputs((REPO / "README.md").read_text())
+    outputs = readme_outputs(docs.text())
     proc = subprocess.run(["git", "check-ignore", "--no-index", "--verbose", "--non-matching", *outputs],
                           cwd=REPO, capture_output=True, text=True)
     not_ignored = [line.split("\t")[1] for line in proc.stdout.splitlines() if line.startswith("::")]

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from tests.support import docs
 from tests.support.paths import REPO
 
 BASE = yaml.safe_load((REPO / "tasks/tracebench/balldrop-low-direct.yaml").read_text())
@@ -143,12 +144,12 @@ def test_resume_refuses_a_run_of_another_task(tmp_path, cache_dir):
     assert "holds a run of another task or agent profile" in proc.stderr and "Traceback" not in proc.stderr
 
 
-README = (REPO / "README.md").read_text()
+README = docs.text()  # the README and the documentation pages
 
 
 @pytest.mark.slow
 def test_readme_set_example_on_a_shipped_spec_runs_the_overridden_condition(tmp_path, cache_dir):
-    """README, Running: ``--set noise=high --set n_test=20`` on a shipped spec (they used to state a
+    """The docs, Running: ``--set noise=high --set n_test=20`` on a shipped spec (they used to state a
     slug that the override contradicted); the row and the folder name say what ran."""
     assert "--set noise=high --set n_test=20" in README
     out = tmp_path / "run"
@@ -166,7 +167,7 @@ def test_readme_set_example_on_a_shipped_spec_runs_the_overridden_condition(tmp_
 
 
 def test_readme_grid_experiment_plans_every_condition(tmp_path):
-    """README, Experiments: the ``my-grid`` experiment (a noise axis over shipped specs) plans 3 specs
+    """The docs, Experiments: the ``my-grid`` experiment (a noise axis over shipped specs) plans 3 specs
     x 2 noise levels x 2 seeds, each with the slug of the settings it runs, and no repeated settings."""
     import re
 

@@ -215,16 +215,15 @@ def test_built_in_commands_are_registered_once(fresh_plugins):
     assert sorted(names) == sorted(set(names)) and {"generate", "plot-sample", "dr-score"} <= set(names)
 
 
-def test_the_readme_lists_every_hook_once():
-    """The hook list of README "Adding a plugin" (between the dashes after "register-callback hooks") is the
+def test_the_docs_list_every_hook_once():
+    """The hook list of docs/plugins/index.md "How plugins are found" (between the dashes after "register-callback hooks") is the
     hookspecs'."""
     import re
 
     from harness.plugins import HOOKS
-    from tests.support.paths import REPO
+    from tests.support import docs
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Adding a plugin", 1)[1].split("\n## ", 1)[0]
+    section = docs.section("plugins/index.md", "## How plugins are found")
     listed = re.findall(r"`(register_\w+)`", section.split("register-callback hooks", 1)[1].split(" — ")[1])
     assert len(listed) == len(set(listed)), listed
     assert sorted(listed) == sorted(HOOKS)

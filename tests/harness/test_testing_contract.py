@@ -138,13 +138,13 @@ def test_the_kit_emits_no_pytest_deprecation_warning(pytester):
     assert "Warning" not in result.stdout.str()
 
 
-def test_the_readme_table_matches_the_kit_docstrings():
-    """README "Adding a plugin": kind -> class -> required and optional fixtures -> scope, as each aggregate
+def test_the_docs_kit_table_matches_the_kit_docstrings():
+    """docs/plugins/index.md "Conformance kits": kind -> class -> required and optional fixtures -> scope, as each aggregate
     class's docstring states them."""
     import harness.testing
-    from tests.support.paths import REPO
+    from tests.support import docs
 
-    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Adding a plugin", 1)[1].split("\n## ")[0]
+    section = docs.section("plugins/index.md", "## Conformance kits")
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -194,7 +194,7 @@ def read_task(path: Path | str) -> CafTask:
 
 
 #: text addressed to a model rather than describing the series (prompt injection); flagged, never rewritten
-#: (the decision and its evidence: docs/drcik-own-data.md, "Prompt-injection text in a context")
+#: (the decision and its evidence: docs/benchmarks/drcik-own-data.md, "Prompt-injection text in a context")
 INJECTION = re.compile(
     r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|preceding)\s+"
     r"(instructions?|prompts?|messages?|rules?)|\b(you are now|act as|new instructions?:|system prompt|"
@@ -206,7 +206,7 @@ def injection_warnings(task: CafTask) -> list[str]:
     parts = {f"context.{k}": getattr(task.context, k) for k in ("background", "scenario", "constraints")}
     parts["target_description"] = task.target_description
     return [f"{name}: {m.group(0)!r} reads as an instruction to a model; kept verbatim and flagged "
-            "(docs/drcik-own-data.md)" for name, text in parts.items() for m in [INJECTION.search(text)] if m]
+            "(docs/benchmarks/drcik-own-data.md)" for name, text in parts.items() for m in [INJECTION.search(text)] if m]
 
 
 def size_problems(task: CafTask, estimate_usd: float | None = None) -> list[str]:

@@ -110,4 +110,4 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
         raise HarnessError(
             f"{out}: no task written: {len(held)} held back for repair, {len(incomplete)} incomplete (see "
             f"{out / 'generation' / 'repair_queue.json'}); with --model-backend scripted, a script made for other "
-            "tasks answers none of these (make one for them: docs/drcik-own-data.md)")
+            "tasks answers none of these (make one for them: docs/benchmarks/drcik-own-data.md)")

@@ -5,7 +5,7 @@
     harness dr-offline-scripts SPEC --out DIR
 
 writes, for the CAF tasks of the generation spec ``SPEC``, the scripted model's answers of every model
-call of the chain (``docs/drcik-own-data.md`` shows it end to end)::
+call of the chain (``docs/benchmarks/drcik-own-data.md`` shows it end to end)::
 
     DIR/generate.yaml   harness dr-generate SPEC --model-backend scripted --script DIR/generate.yaml
     DIR/audit.yaml      harness dr-audit / dr-calibrate GEN --model-backend scripted --script DIR/audit.yaml
@@ -259,7 +259,7 @@ def make_all(spec_file: Path, out: Path) -> dict[str, Any]:
 def dr_offline_scripts(spec_file: Path, out: Path) -> None:
     """Write scripted-model answers for the whole Dr-CiK chain on the CAF tasks of SPEC_FILE (offline, no key).
 
-    See docs/drcik-own-data.md for the chain they answer."""
+    See docs/benchmarks/drcik-own-data.md for the chain they answer."""
     made = make_all(spec_file, out)
     click.echo(f"{out}: generate.yaml ({made['generate']} rules), audit.yaml ({made['audit']} rules), llm-dp.yaml "
                f"({made['forecast']} tasks), reviews.jsonl ({made['reviews']} records) for {len(made['tasks'])} "

@@ -5,7 +5,7 @@
   ``generation.flagged_for_repair`` (exported with ``--include-flagged``);
 * **anonymisation** (Section 4.1 Phase 1): every real name of Phase 1 found in the exported release
   (:func:`..generation.anonymity.leaks`: task files, documents, manifest, file names);
-* **injection text** (flagged, never rewritten: docs/drcik-own-data.md): a document holding text addressed to a
+* **injection text** (flagged, never rewritten: docs/benchmarks/drcik-own-data.md): a document holding text addressed to a
   model (:data:`..generation.caf.INJECTION`), which research agents will read;
 * **evidence roles** (Appendix K.2, behind Tables 16-17): a ground-truth evidence item whose role its own
   dates contradict (:func:`..generation.checks.role_problems`: retrospective but dated inside the forecast

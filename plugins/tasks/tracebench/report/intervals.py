@@ -6,7 +6,7 @@ strata of different difficulty, so the interval is the stratified t-interval
 of :func:`harness.mean_interval` over the pairs with the simulator as stratum
 (the pooled within-simulator SD of the aggregate tables, N − H degrees of
 freedom); a per-simulator cell is the plain t-interval across seeds.  The
-reasons are in ``docs/statistics.md``.
+reasons are in ``docs/results/statistics.md``.
 """
 
 from __future__ import annotations

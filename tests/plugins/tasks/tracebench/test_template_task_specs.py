@@ -83,7 +83,7 @@ def test_a_slug_must_match_the_condition():
 
 
 def test_an_override_of_a_setting_re_derives_the_slug():
-    """README: ``--set noise=high --set n_test=20`` on a shipped spec runs the high-noise condition."""
+    """The docs (Running): ``--set noise=high --set n_test=20`` on a shipped spec runs the high-noise condition."""
     task = load_task(SPECS / "balldrop-low-direct.yaml", {"noise": "high", "n_test": 20})
     assert (task.params.noise, task.params.slug, task.params.n_test) == ("high", "gentle-pine", 20)
     assert task.template.episode_label(task.spec.name, task.params, "0") == "balldrop-high-direct-n20-seed0"

@@ -1,4 +1,4 @@
-"""``harness dr-offline-scripts``: the documented offline chain (docs/drcik-own-data.md) on a CAF folder that is
+"""``harness dr-offline-scripts``: the documented offline chain (docs/benchmarks/drcik-own-data.md) on a CAF folder that is
 not one of the samples, and what the chain must guarantee on it (issue 37): no real name of Phase 1 in the
 export, flagged units held back in the repair queue and counted, a script made for other tasks failing loudly."""
 
@@ -169,11 +169,11 @@ def test_a_script_made_for_other_tasks_fails_loudly(own_spec, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith(f"error: {tmp_path / 'gen'}: no task written")
-    assert "docs/drcik-own-data.md" in err
+    assert "docs/benchmarks/drcik-own-data.md" in err
 
 
 def test_injection_text_in_a_context_is_kept_verbatim_warned_about_and_counted_by_dr_audit(tmp_path):
-    """The decision of docs/drcik-own-data.md: text addressed to a model is the source's content; the chain keeps
+    """The decision of docs/benchmarks/drcik-own-data.md: text addressed to a model is the source's content; the chain keeps
     it (the rewrite may not change the context's information) and says where it went: a warning line naming the
     file and field before any call, and dr-audit's count of the documents an agent will read it in."""
     from .conftest import district, mill, write_caf

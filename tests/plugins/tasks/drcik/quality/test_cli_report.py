@@ -129,7 +129,7 @@ SAMPLE_BLANKS = {"caf_pump_flow": ["Alder Creek Pumping Station", "2026-06-10 04
 
 
 def test_the_shipped_scripts_run_generate_audits_calibrate_and_report(tmp_path):
-    """The README's offline chain with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
+    """The documented offline chain (docs/benchmarks/drcik.md) with shipped files only: dr-generate (sample script), dr-audit and dr-calibrate
     (audit script, illustrative review records), harness report GEN_DIR; its tables equal the hand counts."""
     registry.plugins()
     out = tmp_path / "gen"
