@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from harness.contracts.task import TaskTemplate as TaskTemplate
     from harness.contracts.task import AgentTaskTemplate as AgentTaskTemplate
     from harness.contracts.task import InHarnessTaskTemplate as InHarnessTaskTemplate
-    from harness.design import PairedDesign as PairedDesign
-    from harness.design import PairedDesign as PairedDesign
     from harness.contracts.agent import Agent as Agent
     from harness.contracts.agent import AgentContext as AgentContext
     from harness.contracts.agent import AgentInvocation as AgentInvocation

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from harness.report.figures import set_title as set_title
     from harness.report.figures import spread_coinciding as spread_coinciding
     from harness.report.render import render as render_report
+    from harness.design import PairedDesign as PairedDesign
     from harness.report.paired import Contrast as Contrast
     from harness.report.paired import Selector as Selector
     from harness.report.paired import compare as compare_paired

@@ -1,7 +1,7 @@
 """Write the scripted model's scripts for the shipped sample chain (``tasks/drcik/generate-sample.yaml``).
 
 The one way to make offline scripts for any CAF tasks is ``harness dr-offline-scripts SPEC --out DIR``
-(:mod:`tsagent_plugins.tasks.drcik.generation.offline`, ``docs/benchmarks/drcik-own-data.md``); this wrapper runs it on
+(:mod:`tsagent_plugins.tasks.drcik.quality.offline`, ``docs/benchmarks/drcik-own-data.md``); this wrapper runs it on
 the sample and puts the files where the sample spec and the tests expect them::
 
     python scripts/make_dr_generate_script.py
@@ -26,7 +26,7 @@ NAMES = {"generate.yaml": "sample.yaml", "audit.yaml": "audit.yaml", "reviews.js
 
 
 def main() -> None:
-    from tsagent_plugins.tasks.drcik.generation.offline import make_all
+    from tsagent_plugins.tasks.drcik.quality.offline import make_all
 
     with tempfile.TemporaryDirectory() as tmp:
         made = make_all(SPEC, Path(tmp))

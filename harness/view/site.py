@@ -27,10 +27,9 @@ from importlib import resources
 from typing import Any, Iterator
 
 import jinja2
-import pandas as pd
 
 from harness.view.cells import _clip, _fmt, _num, _pm, _sortval, scrub_paths
-from harness.view.data import MAX_IMAGE_BYTES, Run, load_run, run_stamp
+from harness.view.data import MAX_IMAGE_BYTES, Run, load_run, run_stamp, with_run_columns
 from harness.view.calls import CallSummary
 from harness.view.folders import Folder, folder_html, run_post
 from harness.view.html import highlight_numbers

@@ -51,7 +51,7 @@ def test_every_public_name_resolves_lazily_and_none_is_private():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['harness']"  # importing the package loads no engine module
     assert harness.Simulator.__module__ == "harness.contracts.simulator"
-    assert harness.process_owner.__name__ == "harness.sandbox.owner"
+    assert harness.sandboxing.process_owner.__name__ == "harness.sandbox.owner"
 
 
 def test_import_linter_sees_the_public_api():

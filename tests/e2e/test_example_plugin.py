@@ -1,33 +1,26 @@
-"""The shipped example plugin (``tests/example_plugin/``), as a third party uses it: copied to a folder of
-any name, its tests pass with ``pytest``, its entry point registers the simulator, and the README's
-listings are the shipped files."""
+"""The shipped example plugins (``tests/example_plugin/`` and every folder of ``examples/plugins/``), as a third
+party uses them: copied to a folder of any name, their tests pass with ``pytest``; the simulator's entry point
+registers it; the plugin pages of the documentation show the shipped files themselves (snippets)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import REPO
 
 EXAMPLE = REPO / "tests" / "example_plugin"
+EXAMPLES = [EXAMPLE, *sorted(p for p in (REPO / "examples" / "plugins").iterdir() if p.is_dir())]
 
 
-def _code(text: str) -> list[str]:
-    """The lines of a listing that are code: no docstring, comment-only or blank lines."""
-    if text.startswith('"""'):
-        text = text.split('"""', 2)[2]
-    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-def _readme_block(lang: str, header: str) -> str:
-    [block] = [b for b in (REPO / "README.md").read_text().split(f"```{lang}\n")[1:] if b.startswith(header)]
-    return block.split("```")[0]
-
-
-def test_a_copy_in_a_hyphenated_folder_passes_its_tests(tmp_path):
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_a_copy_in_a_hyphenated_folder_passes_its_tests(example, tmp_path):
     copy = tmp_path / "my-plugin"
-    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(example, copy, ignore=shutil.ignore_patterns("__pycache__"))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=copy,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -42,6 +35,12 @@ def test_its_entry_point_registers_the_simulator(make_distribution, fresh_plugin
     assert registered.obj.name == "conveyor" and registered.obj.channels[0].name == "Reading"
 
 
-def test_the_readme_shows_the_shipped_test_file_and_pyproject():
-    assert _code(_readme_block("python", "# test_conveyor.py")) == _code((EXAMPLE / "test_conveyor.py").read_text())
-    assert _code(_readme_block("toml", "# pyproject.toml")) == _code((EXAMPLE / "pyproject.toml").read_text())
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_the_docs_show_every_shipped_file(example):
+    """Each example's files are included verbatim into a plugin page (``--8<--`` snippets, resolved by the
+    strict site build), so a listing in the docs cannot drift from the code that is tested."""
+    pages = "\n".join(p.read_text() for p in (REPO / "docs" / "plugins").glob("*.md"))
+    included = set(re.findall(r'--8<-- "([^":]+)', pages))
+    for path in sorted(example.iterdir()):
+        if path.suffix in (".py", ".toml") and path.name != "__init__.py" and path.name != "conftest.py":
+            assert str(path.relative_to(REPO)) in included, path

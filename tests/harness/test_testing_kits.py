@@ -25,12 +25,15 @@ def registered(kind: str) -> list[str]:
     return names
 
 
+# --8<-- [start:metric-extractor]
 class TestBuiltinMetricExtractors(MetricExtractorTests):
     @pytest.fixture(params=registered("metric_extractor"))
     def extractor(self, request):
         return harness.plugins.get("metric_extractor", request.param)
+# --8<-- [end:metric-extractor]
 
 
+# --8<-- [start:model-backend]
 class TestBuiltinModelBackends(ModelBackendTests):
     @pytest.fixture(params=registered("model_backend"))
     def backend(self, request):
@@ -44,8 +47,10 @@ class TestBuiltinModelBackends(ModelBackendTests):
     @pytest.fixture
     def model_request(self):
         return chat_request("Say hello.")
+# --8<-- [end:model-backend]
 
 
+# --8<-- [start:task-template]
 class TestTracebenchTemplate(AgentTaskTemplateTests):
     @pytest.fixture(autouse=True)
     def simulators(self):
@@ -62,6 +67,7 @@ class TestTracebenchTemplate(AgentTaskTemplateTests):
         return TracebenchTemplate(
             pool_loader=lambda sim, seed, per_class, progress: pools.setdefault((sim.name, seed), FakePool(sim)),
             simulator_lookup=simulators.__getitem__)
+# --8<-- [end:task-template]
 
     def _params(self, template, **changes):
         base = dict(simulator="toyball", noise="high", context=True, examples_per_class=3, submission="programmatic",
@@ -124,6 +130,7 @@ class TestDrcikResearch(TaskTemplateTests, TaskTemplateLeakTests, TaskTemplateSc
         return load_task(DRCIK_SPEC, {"episode_kind": "research", "forecasters": [], "episodes": ["task_42"]}).params
 
 
+# --8<-- [start:sandbox]
 ISOLATING = ["bubblewrap", "unshare", "docker"]
 
 
@@ -146,6 +153,7 @@ class TestNoneSandboxBackend(SandboxTimeoutTests):
 
 
 def test_every_builtin_sandbox_backend_runs_a_kit_class():
+# --8<-- [end:sandbox]
     assert set(ISOLATING) | {"none"} == set(registered("sandbox_backend"))
 
 

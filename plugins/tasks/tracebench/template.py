@@ -42,7 +42,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
-from tsagent_plugins.tasks.tracebench.design import PAIRED_DESIGN
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
@@ -254,7 +253,11 @@ class TracebenchTemplate(AgentTaskTemplate):
     result_columns = RESULT_COLUMNS
     summary_columns = {"accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
                        "n_invalid": "invalid"}
-    paired_design = PAIRED_DESIGN
+    @property
+    def paired_design(self):  # type: ignore[override]  # read from report/ on first use: listing plugins loads no pandas
+        from tsagent_plugins.tasks.tracebench.report.design import PAIRED_DESIGN
+
+        return PAIRED_DESIGN
 
     def __init__(self, pool_loader: PoolLoader | None = None,
                  simulator_lookup: Callable[[str], Simulator] | None = None):

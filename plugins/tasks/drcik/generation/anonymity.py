@@ -83,12 +83,6 @@ def record_leaks(record: dict, names: list[str], file_names: list[str] = ()) -> 
     return out
 
 
-def write_names(out: Path, task_id: str, data: dict) -> None:
-    from tsagent_plugins.tasks.drcik.generation.output import write_json
-
-    write_json(Path(out) / FOLDER / f"{task_id}.json", data)
-
-
 def leaks(gen_dir: Path) -> list[dict[str, str]]:
     """Every real name (of ``generation/anonymisation/``) found in the exported release of ``gen_dir``:
     ``[{task, where, name}]``; ``where`` is ``tasks/<id>.json: <field>``, ``documents/<doc>.md``,

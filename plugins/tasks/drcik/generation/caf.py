@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -51,6 +51,8 @@ from harness import ConfigError, Strict, format_validation_error
 from tsagent_plugins.tasks.drcik.dataset.frequency import FrequencyError, parse_frequency
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+#: an ISO date with an optional time in a context text (the dates the window shift moves, :mod:`.window`)
+DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:([ T])(\d{2}:\d{2}(?::\d{2})?))?\b")
 MAX_TASK_ID = 100
 MAX_CONTEXT_CHARS = 20_000
 
@@ -111,8 +113,6 @@ class CafContext(Strict):
     @field_validator("background", "scenario", "constraints")
     @classmethod
     def _dates(cls, text: str) -> str:
-        from tsagent_plugins.tasks.drcik.generation.window import bad_dates
-
         bad = bad_dates(text)
         if bad:
             raise ValueError(f"{bad[0]!r} is not a calendar date (YYYY-MM-DD [HH:MM[:SS]])")
@@ -228,8 +228,6 @@ def read_folder(folder: Path | str, shift_weeks: int = 0) -> list[CafTask]:
     """Every ``*.json`` CAF task of ``folder`` in file-name order; ConfigError for a missing or empty folder,
     a bad file, a date the window shift of ``shift_weeks`` weeks would move off the
     calendar, or a task id used twice (naming both files)."""
-    from tsagent_plugins.tasks.drcik.generation.window import shift_problems
-
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(folder, ["<folder>: no such folder of CAF tasks"])
@@ -249,3 +247,43 @@ def read_folder(folder: Path | str, shift_weeks: int = 0) -> list[CafTask]:
     return tasks
 
 
+def parse_date(match: re.Match) -> datetime:
+    clock = match.group(3) or "00:00:00"
+    return datetime.strptime(f"{match.group(1)} {clock if clock.count(':') == 2 else clock + ':00'}",
+                             TIMESTAMP_FORMAT)
+
+
+def bad_dates(text: str) -> list[str]:
+    """The ISO dates (and date-times) of ``text`` that are no calendar date or time (``2023-02-30``)."""
+    out = []
+    for m in DATE.finditer(text):
+        try:
+            parse_date(m)
+        except ValueError:
+            out.append(m.group(0))
+    return out
+
+
+def shift_problems(task: CafTask, weeks: int) -> list[str]:
+    """``field: ...`` for every timestamp of ``task`` that a shift of ``weeks`` weeks moves off the calendar
+    (before year 1 or after 9999); empty when the shift is possible (or the task does not move)."""
+    if task.origin != "real" or weeks == 0:
+        return []
+    offset = timedelta(weeks=weeks)
+    fields = {"series.history_timestamps": task.series.history_timestamps,
+              "series.future_timestamps": task.series.future_timestamps,
+              **{f"context.{k}": [m.group(0) for m in DATE.finditer(getattr(task.context, k))]
+                 for k in ("background", "scenario", "constraints")}}
+    problems = []
+    for name, stamps in fields.items():
+        for text in stamps:
+            moved = None
+            try:
+                moved = parse_date(DATE.match(text)) + offset
+            except (OverflowError, ValueError):
+                pass
+            if moved is None or not 1 <= moved.year <= 9999:
+                problems.append(f"{name}: {text!r} moved by the window shift of {weeks} weeks leaves the calendar "
+                                "(years 1-9999); fix the date or set the spec's window_shift_weeks")
+                break
+    return problems

@@ -114,7 +114,7 @@ def write_release(out: Path, states: dict[str, TaskState], hops: int, split: str
             continue
         documents = _documents(st, counter + 1)
         record = task_record(st, hops, split, documents)
-        anonymity.write_names(out, tid, {"task": tid, "real_names": st.real_names,
+        write_json(Path(out) / anonymity.FOLDER / f"{tid}.json", {"task": tid, "real_names": st.real_names,
                                          "original_context": st.caf.context.model_dump(mode="json"),
                                          "original_target_description": st.caf.target_description,
                                          "shifted_context": st.shifted.context.text()})

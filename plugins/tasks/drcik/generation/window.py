@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from tsagent_plugins.tasks.drcik.generation.caf import TIMESTAMP_FORMAT, CafTask
+from tsagent_plugins.tasks.drcik.generation.caf import DATE, TIMESTAMP_FORMAT, CafTask, parse_date
 
-DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:([ T])(\d{2}:\d{2}(?::\d{2})?))?\b")
 DEFAULT_WEEKS = 156
 
 
@@ -34,51 +33,9 @@ def shift_text(text: str, offset: timedelta) -> str:
     return DATE.sub(move, text)
 
 
-def _parse(match: re.Match) -> datetime:
-    clock = match.group(3) or "00:00:00"
-    return datetime.strptime(f"{match.group(1)} {clock if clock.count(':') == 2 else clock + ':00'}",
-                             TIMESTAMP_FORMAT)
-
-
-def bad_dates(text: str) -> list[str]:
-    """The ISO dates (and date-times) of ``text`` that are no calendar date or time (``2023-02-30``)."""
-    out = []
-    for m in DATE.finditer(text):
-        try:
-            _parse(m)
-        except ValueError:
-            out.append(m.group(0))
-    return out
-
-
-def shift_problems(task: CafTask, weeks: int) -> list[str]:
-    """``field: ...`` for every timestamp of ``task`` that a shift of ``weeks`` weeks moves off the calendar
-    (before year 1 or after 9999); empty when the shift is possible (or the task does not move)."""
-    if task.origin != "real" or weeks == 0:
-        return []
-    offset = timedelta(weeks=weeks)
-    fields = {"series.history_timestamps": task.series.history_timestamps,
-              "series.future_timestamps": task.series.future_timestamps,
-              **{f"context.{k}": [m.group(0) for m in DATE.finditer(getattr(task.context, k))]
-                 for k in ("background", "scenario", "constraints")}}
-    problems = []
-    for name, stamps in fields.items():
-        for text in stamps:
-            moved = None
-            try:
-                moved = _parse(DATE.match(text)) + offset
-            except (OverflowError, ValueError):
-                pass
-            if moved is None or not 1 <= moved.year <= 9999:
-                problems.append(f"{name}: {text!r} moved by the window shift of {weeks} weeks leaves the calendar "
-                                "(years 1-9999); fix the date or set the spec's window_shift_weeks")
-                break
-    return problems
-
-
 def dates_in(text: str) -> list[datetime]:
     """Every ISO date or date-time named in ``text`` (a bare date at midnight)."""
-    return [_parse(m) for m in DATE.finditer(text)]
+    return [parse_date(m) for m in DATE.finditer(text)]
 
 
 def shift_task(task: CafTask, weeks: int) -> CafTask:

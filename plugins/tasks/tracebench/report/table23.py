@@ -2,7 +2,7 @@
 
 Every row is a :func:`harness.compare_paired` contrast (the statistics layer of
 ``harness report --compare``) under the template's paired design
-(:data:`tsagent_plugins.tasks.tracebench.design.PAIRED_DESIGN`): episode
+(:data:`tsagent_plugins.tasks.tracebench.report.design.PAIRED_DESIGN`): episode
 accuracies paired within simulator–seed pairs, averaged within the pair over
 what the contrast does not name (agent contrasts over the noise levels both
 agents ran, condition effects over agents), with the exhaustive sign-flip
@@ -18,7 +18,7 @@ import pandas as pd
 from harness.reporting import (Contrast, Selector, Table, compare_paired, contrast_record, effect_text,
                                unbounded_note)
 from tsagent_plugins.tasks.tracebench.report.tables import MAIN_EXAMPLES, NOISES, SPLITS
-from tsagent_plugins.tasks.tracebench.design import PAIRED_DESIGN
+from tsagent_plugins.tasks.tracebench.report.design import PAIRED_DESIGN
 
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from harness import AgentProfile, ModelClient
 from tsagent_plugins.tasks.drcik.generation.engine import Engine
+from tests.support.own_caf import own_scripts, own_spec  # noqa: F401 - fixtures of the offline-scripts tests
 
 PROFILE = AgentProfile(name="qc", agent="dr-generate", provider="custom", model="scripted-model",
                        prices={"input": 1.0, "cached": 0.0, "output": 2.0})

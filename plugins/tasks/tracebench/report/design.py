@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import PairedDesign
+from harness.reporting import PairedDesign
 
 
 def _report_frame(rows: Any) -> Any:
-    """The rows with the derived ``setting`` column (:func:`.report.tables.tracebench_frame`)."""
+    """The rows with the derived ``setting`` column (:func:`.tables.tracebench_frame`)."""
     from tsagent_plugins.tasks.tracebench.report.tables import tracebench_frame
 
     return tracebench_frame(rows)
