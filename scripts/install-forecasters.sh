@@ -47,7 +47,7 @@ fi
 # machine kind's disk) from plugins/forecasters/aurora_requirements.txt.  The harness finds it there, or
 # through $HARNESS_AURORA_PYTHON.
 install_aurora() {
-  local venv="${AURORA_VENV:-$("$PY" -c 'from harness import cache_root; print(cache_root() / "envs" / "aurora")')}"
+  local venv="${AURORA_VENV:-$("$PY" -c 'from harness.sandboxing import cache_root; print(cache_root() / "envs" / "aurora")')}"
   local start end
   start=$(date +%s.%N)
   if "$venv/bin/python" -c "import aurora, torchvision" >/dev/null 2>&1; then

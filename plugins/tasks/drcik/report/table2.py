@@ -139,7 +139,7 @@ def _counts(cell: dict) -> str:
 
 def scrps_interval(rows: pd.DataFrame, forecaster: str, context: str) -> str | None:
     """With ``--ci``: the t-interval of the cell's mean sCRPS over its scored tasks (the tasks are the
-    independent units; :func:`harness.mean_interval`), None otherwise or with fewer than two tasks."""
+    independent units; :func:`harness.reporting.mean_interval`), None otherwise or with fewer than two tasks."""
     options = report_options()
     if not options.ci:
         return None

@@ -3,7 +3,7 @@
 A cell's episodes are nested in simulator–seed pairs (the independent units;
 repeated episodes of a pair are averaged first) and simulators are fixed
 strata of different difficulty, so the interval is the stratified t-interval
-of :func:`harness.mean_interval` over the pairs with the simulator as stratum
+of :func:`harness.reporting.mean_interval` over the pairs with the simulator as stratum
 (the pooled within-simulator SD of the aggregate tables, N − H degrees of
 freedom); a per-simulator cell is the plain t-interval across seeds.  The
 reasons are in ``docs/results/statistics.md``.

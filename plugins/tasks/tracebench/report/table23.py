@@ -1,6 +1,6 @@
 """TraceBench Table 23: paired contrasts between agents, conditions and ablations.
 
-Every row is a :func:`harness.compare_paired` contrast (the statistics layer of
+Every row is a :func:`harness.reporting.compare_paired` contrast (the statistics layer of
 ``harness report --compare``) under the template's paired design
 (:data:`tsagent_plugins.tasks.tracebench.report.design.PAIRED_DESIGN`): episode
 accuracies paired within simulator–seed pairs, averaged within the pair over
