@@ -34,13 +34,16 @@ line is dropped) and any frame after it reads as usual.  ``max_bytes`` counts de
 read stops, having yielded the lines before the bound, and says why (``problem``): a small file cannot expand
 without bound, and a log over the bound still reads up to it.  Offsets are positions in the decompressed
 stream (the frames' output concatenated; the file's bytes for a plain log): :func:`line_at` reads one line back.
+:func:`lines_from_end` gives the last lines first (a plain log read backwards; a compressed one decompressed
+from its start, keeping only its last lines).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -298,6 +301,65 @@ def line_at(path: Path | str, offset: int, max_bytes: int = MAX_BYTES) -> bytes 
     for at, line, _ in read_lines(path, max_bytes, start=offset):
         return line if at == offset else None
     return None
+
+
+class LastLines:
+    """The lines of a log that ``keep`` accepts, last first, without their ``\\n`` (iterate; a last fragment
+    without one is a line too).  A plain log is read backwards from its end, a block at a time, so a long log
+    costs only its last lines; a compressed one is decompressed from its start (frames cannot be read
+    backwards), holding the last accepted lines up to ``hold`` bytes -- ``dropped`` (after the iteration)
+    says whether earlier accepted lines were let go.  Nothing is yielded when the file cannot be read (links
+    not followed), nor for a plain file over ``max_bytes``; a compressed one is read up to ``max_bytes``
+    decompressed."""
+
+    def __init__(self, path: Path | str, max_bytes: int = MAX_BYTES, keep: Callable[[bytes], bool] = bool,
+                 hold: int = 64 << 20, block: int = CHUNK):
+        self.path, self.max_bytes, self.keep, self.hold, self.block = path, max_bytes, keep, hold, block
+        self.dropped = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return
+            if is_compressed(fh):
+                yield from self._held()
+                return
+            if st.st_size > self.max_bytes:
+                return
+            pos, partial = st.st_size, b""
+            while pos > 0:
+                step = min(self.block, pos)
+                pos -= step
+                fh.seek(pos)
+                lines = (fh.read(step) + partial).split(b"\n")
+                partial = lines.pop(0)  # may continue in the block before
+                yield from (line for line in reversed(lines) if self.keep(line))
+            if self.keep(partial):
+                yield partial
+
+    def _held(self) -> Iterator[bytes]:
+        recent: deque[bytes] = deque()
+        held = 0
+        for _, line, _ in read_lines(self.path, self.max_bytes):
+            if not self.keep(line):
+                continue
+            recent.append(line)
+            held += len(line)
+            while held > self.hold and len(recent) > 1:
+                held -= len(recent.popleft())
+                self.dropped = True
+        yield from reversed(recent)
+
+
+def lines_from_end(path: Path | str, max_bytes: int = MAX_BYTES, keep: Callable[[bytes], bool] = bool,
+                   hold: int = 64 << 20) -> LastLines:
+    """The lines of the log at ``path`` that ``keep`` accepts, last first: see :class:`LastLines`."""
+    return LastLines(path, max_bytes, keep, hold)
 
 
 # -- writing ---------------------------------------------------------------------------------------------------

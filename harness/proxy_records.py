@@ -10,8 +10,6 @@ in decompressed bytes); :func:`proxy_log` finds an episode folder's log under ei
 from __future__ import annotations
 
 import os
-import stat
-from collections import deque
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -136,36 +134,24 @@ def last_request_seq(path: Path | str) -> int | None:
     """The ``seq`` of the last request record (with an integer ``seq``) of a proxy log; None when there is
     none or the file cannot be read.
 
-    Parses lines as a lenient :func:`load_log` does (broken lines skipped) but only near the log's end, so a
-    long log costs little more than reading its bytes: a plain log is read backwards from its end (a 70 MB log:
-    milliseconds); a compressed one is decompressed once, keeping only its last lines that may be requests
-    (the full read is the fallback when none of them is).
+    Parses lines as a lenient :func:`load_log` does (broken lines skipped) but only near the log's end
+    (:func:`harness.logfile.lines_from_end`), so a long log costs little more than reading its bytes: a plain
+    log is read backwards from its end (a 70 MB log: milliseconds); a compressed one is decompressed once,
+    keeping only its last lines that may be requests (the full read is the fallback when none of them is).
     """
-    with _open_plain(path) as fh:
-        if fh is not None:
-            for line in _lines_from_end(fh):
-                seq = _request_seq(line)
-                if seq is not None:
-                    return seq
-            return None
-    recent: deque[bytes] = deque()
-    held, dropped = 0, False
-    for _, line, _ in logfile.read_lines(path, LOG_BOUNDS.max_bytes, str(path)):
-        if b'"request"' not in line:  # how the proxy writes a request's type (not escaped)
-            continue
-        recent.append(line)
-        held += len(line)
-        while held > _RECENT_BYTES and len(recent) > 1:
-            held -= len(recent.popleft())
-            dropped = True
-    for line in reversed(recent):
+    last = logfile.lines_from_end(path, LOG_BOUNDS.max_bytes, keep=_may_be_request, hold=_RECENT_BYTES)
+    for line in last:
         seq = _request_seq(line)
         if seq is not None:
             return seq
-    if dropped:
+    if last.dropped:  # every line held was another record's: read the whole log
         seqs = [r["seq"] for r in load_log(path, lenient=True).requests if type(r.get("seq")) is int]
         return seqs[-1] if seqs else None
     return None
+
+
+def _may_be_request(line: bytes) -> bool:
+    return b'"request"' in line  # how the proxy (json.dumps) writes a request's type: not escaped
 
 
 #: Bytes of a compressed log's last candidate request lines :func:`last_request_seq` keeps.
@@ -195,33 +181,6 @@ def _record(line: str, name: str, checker: untrusted.IncrementalCheck | None = N
 
 def _kind(record: dict[str, Any]) -> Any:
     return record.get("type", record.get("kind"))
-
-
-@contextmanager
-def _open_plain(path: Path | str) -> Iterator[Any]:
-    """The open file when ``path`` is a plain (not compressed) regular log within the bound, else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        yield None
-        return
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        plain = stat.S_ISREG(st.st_mode) and st.st_size <= LOG_BOUNDS.max_bytes and not logfile.is_compressed(fh)
-        yield fh if plain else None
-
-
-def _lines_from_end(fh: Any, block: int = 1 << 20) -> Iterator[bytes]:
-    """The ``\\n``-separated lines of an open plain log, last line first."""
-    pos, partial = os.fstat(fh.fileno()).st_size, b""
-    while pos > 0:
-        step = min(block, pos)
-        pos -= step
-        fh.seek(pos)
-        lines = (fh.read(step) + partial).split(b"\n")
-        partial = lines.pop(0)  # may continue in the block before
-        yield from reversed(lines)
-    yield partial
 
 
 def first_record(path: Path | str) -> dict[str, Any] | None:

@@ -82,7 +82,7 @@ class ModelProxy:
         self.limiter = limiter  # harness.limits.RateLimiter shared by the run's proxies (None: no limit)
         # harness.limits.InflightBytes shared by the run's proxies: request bodies held at once
         self.inflight = inflight if inflight is not None else InflightBytes(DEFAULT_INFLIGHT_BYTES)
-        self.log_budget = log_budget  # bytes of bodies each episode's proxy.jsonl stores in full (None: all)
+        self.log_budget = log_budget  # bytes of bodies (uncompressed) each episode's proxy log stores in full (None: all)
         self.max_connections = max_connections  # per episode socket, see harness.proxy.connections
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

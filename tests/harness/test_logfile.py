@@ -179,3 +179,15 @@ def test_an_old_plain_log_reads_as_before_and_is_found_under_its_name(tmp_path):
     assert log_file(tmp_path / "linked", "proxy.jsonl") is None  # links are not followed
     missing = read_lines(tmp_path / "nothing.zst")
     assert list(missing) == [] and missing.problem == f"{tmp_path / 'nothing.zst'} not found"
+
+
+def test_the_last_lines_come_first_from_either_form(tmp_path):
+    lines = [b"a1", b"b2", b"a3", b"b4", b"a5"]
+    written(tmp_path / "log.zst", lines)
+    written(tmp_path / "log.txt", lines)
+    for name in ("log.zst", "log.txt"):
+        last = logfile.lines_from_end(tmp_path / name, keep=lambda line: line.startswith(b"a"))
+        assert list(last) == [b"a5", b"a3", b"a1"] and not last.dropped
+    held = logfile.lines_from_end(tmp_path / "log.zst", keep=lambda line: line.startswith(b"a"), hold=4)
+    assert list(held) == [b"a5", b"a3"] and held.dropped  # a compressed log keeps only its last lines
+    assert list(logfile.lines_from_end(tmp_path / "missing.zst")) == []
