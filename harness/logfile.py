@@ -29,8 +29,9 @@ mostly against itself (a synthetic conversation of 4.3 MB requests: 10 MB of 28 
 8 MiB window).
 
 Reading (:func:`read_lines`).  Frames are found from their headers and block headers without decompressing
-(:func:`frames`); each is decompressed on its own, so a cut frame yields its complete lines (its last, partial
-line is dropped) and any frame after it reads as usual.  ``max_bytes`` counts decompressed bytes: past it the
+(:func:`frames`) and decompressed one after the other; a cut last frame yields its complete lines (its last,
+partial line is dropped).  Bytes after a cut frame (only a writer other than :class:`LogWriter` leaves any)
+are not read, and the read says so.  ``max_bytes`` counts decompressed bytes: past it the
 read stops, having yielded the lines before the bound, and says why (``problem``): a small file cannot expand
 without bound, and a log over the bound still reads up to it.  Offsets are positions in the decompressed
 stream (the frames' output concatenated; the file's bytes for a plain log): :func:`line_at` reads one line back.
@@ -117,7 +118,8 @@ def is_compressed(fh: BinaryIO) -> bool:
 def frames(fh: BinaryIO, size: int) -> tuple[list[Frame], str | None]:
     """The frames of the zstd data in ``fh`` (``size`` bytes), found from frame and block headers without
     decompressing, and the reason the walk stopped before ``size`` (None: it reached the end, or the file ends
-    inside its last frame).  Every frame but the last listed is complete."""
+    inside its last frame).  Every frame but the last listed is complete; the walk ends at a frame that is not
+    (what follows it would be read as its blocks: a frame appended after a cut one is reported corrupt)."""
     out: list[Frame] = []
     pos = 0
     while pos < size:
@@ -233,8 +235,8 @@ class LogLines:
         found, problem = frames(fh, size)
         dctx = zstandard.ZstdDecompressor()
         for frame in found:
-            reader = dctx.stream_reader(_Slice(fh, frame.start, frame.end), read_size=CHUNK,
-                                        read_across_frames=False)
+            source = _Slice(fh, frame.start, frame.end)  # zstandard reads any object with read()
+            reader = dctx.stream_reader(source, read_size=CHUNK, read_across_frames=False)  # type: ignore[arg-type]
             try:
                 while chunk := reader.read(CHUNK):
                     yield chunk

@@ -37,11 +37,12 @@ class ProxyRecords:
 
     ``broken_lines``: lines that were not JSON objects (always 0 from a strict read).  ``cut``: the log
     ends cut short -- a compressed frame without its end, or a last line without ``\\n`` that is not a whole
-    record: its writer was stopped, and the record it had in flight (if any) is left out, without an error.  ``unread``: why the log was not read to its end (past :data:`LOG_BOUNDS` in decompressed
-    bytes, corrupt compressed data, a file that cannot be read), None when it was; the records before that
-    point are kept by a lenient read.  Each record is
-    validated where it differs from the previous record of its type only (a request repeats the conversation
-    so far), so ``values_checked`` and ``chars_checked`` grow with the log's new bytes, not its size.
+    record: its writer was stopped, and the record it had in flight (if any) is left out, without an error.
+    ``unread``: why the log was not read to its end (past :data:`LOG_BOUNDS` in decompressed bytes, corrupt
+    compressed data, a file that cannot be read), None when it was; the records before that point are kept
+    by a lenient read.  Each record is validated where it differs from the previous record of its type only
+    (a request repeats the conversation so far), so ``values_checked`` and ``chars_checked`` grow with the
+    log's new bytes, not its size.
     """
 
     requests: list[dict[str, Any]] = field(default_factory=list)

@@ -29,8 +29,9 @@ string escaping keeps every record on one line.  Headers are logged from an
 allowlist only, so credentials never reach the file; every line is also scrubbed
 of the upstream's secrets before it is written.  The log stays within the
 reader's bound (:data:`harness.logfile.MAX_BYTES` of uncompressed lines, whatever
-the budget): a record that would pass it is stored with its body truncated, or
-left out when even that does not fit, so every log reads back whole.
+the budget): a record that would pass it is stored with its body truncated (``size``
+and ``sha256`` then those of the body as the log would have held it, JSON
+re-serialized), or left out when even that does not fit, so every log reads back whole.
 """
 
 from __future__ import annotations

@@ -191,3 +191,11 @@ def test_the_last_lines_come_first_from_either_form(tmp_path):
     held = logfile.lines_from_end(tmp_path / "log.zst", keep=lambda line: line.startswith(b"a"), hold=4)
     assert list(held) == [b"a5", b"a3"] and held.dropped  # a compressed log keeps only its last lines
     assert list(logfile.lines_from_end(tmp_path / "missing.zst")) == []
+
+
+def test_a_frame_appended_after_a_cut_one_by_another_writer_is_reported_not_misread(tmp_path):
+    sizes = written(tmp_path / "log.zst", lines_of(4), close=False)
+    tail = zstandard.ZstdCompressor().compress(b'{"other": 1}\n')
+    (tmp_path / "bad.zst").write_bytes((tmp_path / "log.zst").read_bytes()[:sizes[2]] + tail)  # not LogWriter's way
+    got, lines = read(tmp_path / "bad.zst")
+    assert got == lines_of(3) and lines.problem.startswith(f"{tmp_path / 'bad.zst'}: a corrupt block header at byte")
