@@ -108,8 +108,9 @@ class RunSettings(Strict):
 
     The model proxy's own memory and disk are bounded apart from the agent's: ``proxy_inflight_mb``, the
     request bodies all of the run's proxies hold at once (a request that would pass it waits for room; one
-    larger than it is refused with 413); ``proxy_log_mb``, the bodies one episode's ``proxy.jsonl`` stores
-    in full (past it a body is stored as a short prefix with ``truncated``, ``size`` and ``sha256``).
+    larger than it is refused with 413); ``proxy_log_mb``, the bodies one episode's proxy log stores in full,
+    counted uncompressed (past it a body is stored as a short prefix with ``truncated``, ``size`` and ``sha256``;
+    the log is stored compressed, and stays under the reader's 1 GiB of uncompressed lines whatever this is).
     """
 
     jobs: int = Field(1, ge=1, description='episodes run in parallel (--jobs)')
@@ -118,7 +119,7 @@ class RunSettings(Strict):
     max_run_cost_usd: float | None = Field(None, gt=0, description='USD: no new episode starts once finished episodes cost this much (--max-cost)')
     infra_backoff_s: float = Field(2.0, ge=0, description='seconds before the first retry after an infrastructure failure (doubles each retry)')
     proxy_inflight_mb: int = Field(1024, ge=1, description="MiB of request bodies all of a run's proxies hold at once; larger requests get 413")
-    proxy_log_mb: int = Field(256, ge=0, description="MiB of bodies one episode's proxy log stores in full; past it a prefix and sha256")
+    proxy_log_mb: int = Field(256, ge=0, description="MiB of bodies (uncompressed) one episode's proxy log stores in full; past it a prefix and sha256")
 
     episode_timeout: float = Field(3600.0, gt=0, description="seconds of wall clock for the agent's whole run")
     sandbox: str = Field("auto", description='auto | bubblewrap | unshare | docker | none')

@@ -36,7 +36,7 @@ from harness.contracts import (
 from harness import interrupt
 from harness.diskfull import check_room, is_disk_full, reason as disk_full_reason, release_reserves, stopped
 from harness.errors import EpisodeError, ErrorKind
-from harness.proxy_records import last_request_seq, one_parse_per_episode
+from harness.proxy_records import last_request_seq, one_parse_per_episode, proxy_log as find_proxy_log
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt
@@ -157,7 +157,7 @@ def run_episode(
 
     usage = channel.close() if channel is not None else None
     signature = plan.agent.classify_failure(result.stdout, result.stderr, result.returncode)
-    status, error_kind, error = _status(result, usage, signature, paths.root / "proxy.jsonl")
+    status, error_kind, error = _status(result, usage, signature, find_proxy_log(paths.root))
     if cap.over is not None:  # stopped for writing past workspace_mb: that, not how it died, is the reason
         status, error_kind, error = "failed", ErrorKind.WORKSPACE_LIMIT.value, cap.reason()
 
@@ -198,15 +198,14 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
     without one.  Nothing here touches the proxy's usage columns (tokens, cost), which the row takes from
     the proxy.  ``floor``: (prompt, time it was handed over, how the agent ended, proxy usage): an agent that
     uses a model always has a trajectory, at least the prompt and what the proxy saw (:func:`with_prompt`).
-    The converter, the floor and the extractors share one parse of ``proxy.jsonl``."""
+    The converter, the floor and the extractors share one parse of the proxy log."""
     with one_parse_per_episode():
         return _metrics_once(plan, paths, stdout, floor)
 
 
 def _metrics_once(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
                   floor: tuple[str, float, str, Any]) -> list[tuple[Any, dict[str, Any]]]:
-    proxy_log = paths.root / "proxy.jsonl"
-    log = proxy_log if proxy_log.exists() else None
+    log = find_proxy_log(paths.root)
     metrics: list[tuple[Any, dict[str, Any]]] = []
     errors: list[str] = []
     trajectory = None
@@ -333,7 +332,7 @@ PROXY_ERROR_KINDS = {"rate_limited": ErrorKind.RATE_LIMIT, "upstream_error": Err
                      "upstream_unreachable": ErrorKind.UPSTREAM}
 
 
-def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str, str | None, str | None]:
+def _status(result, usage, signature: str | None, proxy_log: Path | None) -> tuple[str, str | None, str | None]:
     """(status, error kind, message) of a finished agent run; raises EpisodeError for infra failures.
 
     Order: a budget cap; an agent that failed right after the provider failed
@@ -346,7 +345,7 @@ def _status(result, usage, signature: str | None, proxy_log: Path) -> tuple[str,
     failed = result.timed_out or result.returncode != 0 or signature is not None
     errors = list(getattr(usage, "errors", None) or [])
     infra_signature = signature is None or ErrorKind(signature).infra
-    if failed and errors and infra_signature and errors[-1].seq == last_request_seq(proxy_log):
+    if failed and errors and infra_signature and proxy_log is not None and errors[-1].seq == last_request_seq(proxy_log):
         last = errors[-1]
         raise EpisodeError(PROXY_ERROR_KINDS.get(str(last.kind), ErrorKind.UPSTREAM), last.message)
     if signature is not None and ErrorKind(signature).infra:

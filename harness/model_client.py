@@ -6,12 +6,12 @@ profile (:meth:`harness.contracts.TaskTemplate.model_profile`) and hands it to
 :meth:`~harness.contracts.TaskTemplate.run_in_harness` as ``model=``: its requests go through the
 run's proxy for that profile (``--model-backend``, ``--script``), wait for the run's
 :class:`harness.limits.RateLimiter` of the provider, are logged in the episode folder beside the
-episode's other files (``proxy/<call>/proxy.jsonl``, as agents' ``proxy.jsonl``), and their cost
+episode's other files (``proxy/<call>/proxy.jsonl.zst``, as agents' ``proxy.jsonl.zst``), and their cost
 reaches the results row and so the run's ``--max-cost``.  Plugin commands outside a run (a judging
 or a generation command) open a client themselves with :meth:`ModelClient.open` (``settings`` gives the
 rate limits, ``max_cost_usd`` or a shared :class:`CostCap` the command's cap).
 
-A *call* (:meth:`ModelClient.call`) is one proxy episode: one socket, one ``proxy.jsonl``, its own
+A *call* (:meth:`ModelClient.call`) is one proxy episode: one socket, one proxy log, its own
 usage and per-call :class:`harness.config.Budget`.  A client with ``max_cost_usd`` refuses to open a
 call once the cost of its finished calls reaches the cap (:class:`CostCapReached`), and gives each
 call at most the remaining amount as its budget, so a cap is never passed by more than one
@@ -104,7 +104,7 @@ class ModelCall:
 class ModelClient:
     """A model (``session.profile``) behind a proxy session (:class:`harness.model_session.ProxySession`).
 
-    ``log_dir``: where each call's ``<key>/proxy.jsonl`` goes; ``budget``: per-call caps;
+    ``log_dir``: where each call's ``<key>/proxy.jsonl.zst`` goes; ``budget``: per-call caps;
     ``max_cost_usd``: the cap of all calls of this client together (None: none), or ``cap``: a
     :class:`CostCap` shared with other clients; ``owns_session``: :meth:`stop` stops the proxy (True when
     the client started it, :meth:`open`).

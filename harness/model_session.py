@@ -26,6 +26,7 @@ from harness import plugins as registry
 from harness.config import AgentProfile, Budget, RunSettings
 from harness.contracts.sandbox import SandboxSpec
 from harness.errors import HarnessError
+from harness.proxy_records import LOG_NAME
 
 PROXY_PORT = SandboxSpec.__dataclass_fields__["proxy_port"].default
 
@@ -59,7 +60,7 @@ class ProxySession:
             self._count += 1
             socket_path = self._dir / f"{self._count}.sock"
         episode_root.mkdir(parents=True, exist_ok=True)
-        self.proxy.open_episode(key, socket_path, episode_root / "proxy.jsonl", self.profile.prices, budget)
+        self.proxy.open_episode(key, socket_path, episode_root / LOG_NAME, self.profile.prices, budget)
         return EpisodeChannel(self, key, socket_path, f"http://127.0.0.1:{PROXY_PORT}")
 
     def stop(self) -> None:
@@ -72,7 +73,7 @@ def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, A
     """Start the run's proxy for ``profile`` on model backend ``backend`` (default: the profile's provider);
     ``limiter``: the provider's :class:`harness.limits.RateLimiter`, shared with the run's other proxies;
     ``inflight``: the run's :class:`harness.limits.InflightBytes` (request bodies held at once, shared too);
-    ``log_budget``: bytes of bodies each episode's ``proxy.jsonl`` stores in full (see ``RunSettings``)."""
+    ``log_budget``: bytes of bodies (uncompressed) each episode's proxy log stores in full (see ``RunSettings``)."""
     from harness.proxy import ModelProxy
 
     name = backend or profile.provider

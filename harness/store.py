@@ -9,7 +9,8 @@ Layout::
         workspace/                what the agent saw and left (mounted at /workspace)
         home/                     the agent's per-episode home (native logs)
         key/                      the answer key (never mounted into a sandbox)
-        prompt.txt, agent.stdout, agent.stderr, score.json, trajectory.json, proxy.jsonl
+        prompt.txt, agent.stdout, agent.stderr, score.json, trajectory.json,
+        proxy.jsonl.zst           the model proxy's log, compressed (an older run's: proxy.jsonl)
 """
 
 from __future__ import annotations

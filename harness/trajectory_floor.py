@@ -31,7 +31,7 @@ def with_prompt(doc: dict | None, prompt: str, started: float, why: str, *, agen
     ``doc``: the agent plugin's trajectory, or None.  One with a user step is returned unchanged; one without
     gets the prompt put first (steps renumbered) and a note.  None becomes the prompt (timestamp ``started``,
     Unix seconds) followed by one agent step per model request the proxy forwarded (``proxy_log``: the
-    episode's ``proxy.jsonl``, see :mod:`harness.proxy.log`; unreadable lines are skipped), each with the
+    episode's proxy log, see :mod:`harness.proxy.log`; unreadable lines are skipped), each with the
     token counts of its response when one was logged; ``final_metrics`` are the proxy's totals (``usage``:
     the episode's :class:`harness.proxy.accounting.EpisodeUsage`, else the sum of the logged responses).
     ``why``: the reason, written into the notes (e.g. ``agent killed after 1 s wall-clock limit``).

@@ -2,7 +2,9 @@
 
 Upstreams (a provider's HTTP API, or a backend that answers in process), the wire formats the proxy speaks
 (request and response shapes per provider, :func:`wire_format` by name), server-sent events, token usage, the
-proxy log an episode's ``proxy.jsonl`` holds and its reader, and a client request to the proxy.  (A plugin
+proxy log an episode's ``proxy.jsonl.zst`` (an older run's ``proxy.jsonl``) holds and its readers (every read of
+a proxy log goes through them: compressed or plain, several frames, a cut last record), and a client request to the
+proxy.  (A plugin
 that calls a model opens a :class:`harness.ModelClient`, whose proxy gets the run's caps.)
 Loaded lazily like the package root (:func:`harness.lazy.public_api`).
 """
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from harness.proxy.log import decode_body as decode_body
     from harness.proxy_records import load_log as load_log
     from harness.proxy_records import read_log as read_log
+    from harness.proxy_records import first_record as first_record
+    from harness.proxy_records import proxy_log as proxy_log
+    from harness.proxy_records import LOG_NAMES as PROXY_LOG_NAMES
     from harness.proxy.client import request as proxy_request
     from harness.limits import RunLimits as RunLimits
 

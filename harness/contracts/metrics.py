@@ -16,10 +16,11 @@ T = TypeVar("T")
 
 @dataclass
 class EpisodeArtifacts:
-    """Where an episode's evidence lives: the ATIF ``trajectory`` dict (or None),
-    the proxy log path (or None), the copied-out ``workspace``, and the agent profile.
+    """Where an episode's evidence lives: the ATIF ``trajectory`` dict (or None), the proxy log path (or None;
+    ``proxy.jsonl.zst``, or an older run's plain ``proxy.jsonl``), the copied-out ``workspace``, and the agent
+    profile.
 
-    One instance serves every extractor of an episode: :attr:`proxy_records` parses ``proxy.jsonl`` once, and
+    One instance serves every extractor of an episode: :attr:`proxy_records` parses the proxy log once, and
     :meth:`shared` keeps any other value several extractors derive from the artifacts.
     """
 

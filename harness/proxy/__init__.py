@@ -9,7 +9,7 @@ where a bridge exposes it as ``http://127.0.0.1:<port>``)::
 
     upstream = plugins.get("model_backend", "anthropic").upstream({})
     with ModelProxy(upstream) as proxy:
-        proxy.open_episode("ep-1", run_dir / "ep-1/proxy.sock", run_dir / "ep-1/proxy.jsonl",
+        proxy.open_episode("ep-1", run_dir / "ep-1/proxy.sock", run_dir / "ep-1/proxy.jsonl.zst",
                            Prices(input=5, cached=0.5, output=25), Budget(max_cost_usd=2.0))
         ...  # run the agent; its CLI talks to the socket
         usage = proxy.close_episode("ep-1")    # EpisodeUsage
@@ -31,7 +31,7 @@ API
 
 Every request, on any path, is forwarded to the upstream and the answer is
 relayed chunk by chunk (SSE is never buffered).  Each request and response
-body is appended to ``proxy.jsonl`` (see :mod:`harness.proxy.log`), usage is
+body is appended to the episode's log (``proxy.jsonl.zst``, compressed; see :mod:`harness.proxy.log`), usage is
 normalised per wire format (:mod:`harness.proxy.wire`) and priced, and the
 episode's :class:`harness.config.Budget` caps are enforced
 (:mod:`harness.proxy.accounting`): a request after a cap is answered with HTTP

@@ -1,5 +1,6 @@
-"""An episode's ``proxy.jsonl``: one JSON object per line, request and response records (read back by
-:mod:`harness.proxy_records`).
+"""An episode's proxy log, ``proxy.jsonl.zst``: one JSON object per line, request and response records, stored
+zstd-compressed and flushed record by record (:mod:`harness.logfile`: a killed run loses at most the record in
+flight); read back by :mod:`harness.proxy_records`.  A log path not ending in ``.zst`` is written plain.
 
 Request line::
 
@@ -20,13 +21,17 @@ Response line (same ``seq``)::
 ``ts`` values are Unix epoch seconds.  Bodies are parsed JSON when the bytes are
 strict JSON (``body_encoding: "json"``), else UTF-8 text (``"text"``), else
 base64 (``"base64"``), image inputs included, while the episode's body budget
-lasts (``RunSettings.proxy_log_mb``); past it, or over :data:`FULL_BODY_MAX`
+lasts (``RunSettings.proxy_log_mb``, counted in uncompressed bytes); past it, or over :data:`FULL_BODY_MAX`
 bytes, a body is stored truncated: its
 first :data:`TRUNCATED_PREFIX` bytes as text, with ``"truncated": true``,
 ``"size"`` (bytes of the whole body) and ``"sha256"`` (hex digest of it).  JSON
 string escaping keeps every record on one line.  Headers are logged from an
 allowlist only, so credentials never reach the file; every line is also scrubbed
-of the upstream's secrets before it is written.
+of the upstream's secrets before it is written.  The log stays within the
+reader's bound (:data:`harness.logfile.MAX_BYTES` of uncompressed lines, whatever
+the budget): a record that would pass it is stored with its body truncated (``size``
+and ``sha256`` then those of the body as the log would have held it, JSON
+re-serialized), or left out when even that does not fit, so every log reads back whole.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.logfile import MAX_BYTES, LogWriter
 from harness.proxy.redact import Redactor
 
 #: Request/response headers worth keeping in the log (never credentials).
@@ -95,17 +101,22 @@ def logged_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class ProxyLogWriter:
-    """Appends records to ``path`` (created with its parent folders); thread-safe.
+    """Appends records to ``path`` (created with its parent folders; compressed when its name ends in ``.zst``);
+    thread-safe.
 
-    ``body_budget``: bytes of bodies stored in full (None: no bound); :meth:`body_fields` spends it."""
+    ``body_budget``: bytes of bodies stored in full (None: no bound); :meth:`body_fields` spends it.
+    ``max_bytes``: uncompressed bytes the log holds at most (the reader's bound); ``left_out``: records
+    past it that were not written."""
 
-    def __init__(self, path: Path | str, redact: Redactor | None = None, body_budget: int | None = None):
+    def __init__(self, path: Path | str, redact: Redactor | None = None, body_budget: int | None = None,
+                 max_bytes: int = MAX_BYTES):
         self.body_budget = body_budget
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.max_bytes = max_bytes
+        self.left_out = 0
         self._redact = redact or Redactor([])
         self._lock = threading.Lock()
-        self._file = self.path.open("a", encoding="utf-8")
+        self._log = LogWriter(self.path)
 
     def body_fields(self, raw: bytes, parsed: tuple[Any, str | None] | None = None) -> dict[str, Any]:
         """``{"body", "body_encoding"}`` of ``raw`` (``parsed``: its :func:`encode_body`, when already
@@ -119,16 +130,27 @@ class ProxyLogWriter:
         body, encoding = parsed if parsed is not None else encode_body(raw)
         return {"body": body, "body_encoding": encoding}
 
-    def write(self, record: dict[str, Any]) -> None:
+    def _line(self, record: dict[str, Any]) -> bytes:
         line = json.dumps(record, ensure_ascii=False, default=str)
         # U+2028/U+2029 are valid inside JSON strings but split lines in some readers
-        line = self._redact(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+        return (self._redact(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")) + "\n").encode()
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` as one line (see the module docstring for what is done past ``max_bytes``)."""
+        data = self._line(record)
         with self._lock:
-            if self._file.closed:
+            room = self.max_bytes - self._log.size
+        if len(data) > room and record.get("body") is not None and not record.get("truncated"):
+            data = self._line({**record, **truncated_body(decode_body(record["body"], record.get("body_encoding")))})
+        with self._lock:
+            if self._log.closed:
                 return
-            self._file.write(line + "\n")
-            self._file.flush()
+            if len(data) > self.max_bytes - self._log.size:
+                self.left_out += 1
+                return
+            self._log.write(data)
 
     def close(self) -> None:
+        """End the log (its last compressed frame) and close the file."""
         with self._lock:
-            self._file.close()
+            self._log.close()

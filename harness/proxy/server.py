@@ -2,7 +2,7 @@
 
 One :class:`ModelProxy` serves a whole run from a background thread that owns
 an asyncio event loop (the harness itself is synchronous).  Each episode gets
-its own socket, ``proxy.jsonl``, prices, budget and counters; every request on
+its own socket, proxy log, prices, budget and counters; every request on
 that socket goes to the run's :class:`~harness.proxy.upstream.Upstream` (or an
 episode-specific one), and the answer is streamed back chunk by chunk as the
 upstream produces it.
@@ -82,7 +82,7 @@ class ModelProxy:
         self.limiter = limiter  # harness.limits.RateLimiter shared by the run's proxies (None: no limit)
         # harness.limits.InflightBytes shared by the run's proxies: request bodies held at once
         self.inflight = inflight if inflight is not None else InflightBytes(DEFAULT_INFLIGHT_BYTES)
-        self.log_budget = log_budget  # bytes of bodies each episode's proxy.jsonl stores in full (None: all)
+        self.log_budget = log_budget  # bytes of bodies (uncompressed) each episode's proxy log stores in full (None: all)
         self.max_connections = max_connections  # per episode socket, see harness.proxy.connections
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -149,7 +149,7 @@ class ModelProxy:
                      budget: Any, upstream: Upstream | None = None) -> None:
         """Serve ``episode_id`` on a new Unix socket at ``socket_path`` (mode 0666).
 
-        Requests and responses go to ``log_path`` (``proxy.jsonl``); usage is
+        Requests and responses go to ``log_path`` (``proxy.jsonl.zst``: compressed); usage is
         priced with ``prices`` (:class:`harness.config.Prices`) and capped by
         ``budget`` (:class:`harness.config.Budget`).  ``upstream`` overrides the
         run's upstream for this episode only.  Raises ``ValueError`` for a

@@ -1,9 +1,9 @@
 """Large request bodies go to disk, not memory.
 
 A request body over :data:`SPOOL_BYTES` is written, chunk by chunk as it arrives, to an anonymous temporary
-file in the episode's folder (beside its ``proxy.jsonl``; removed when the request is done) and streamed from
+file in the episode's folder (beside its proxy log; removed when the request is done) and streamed from
 there to the upstream, so one body costs the proxy a few chunks of memory, not its size.  The threshold is
-:data:`harness.proxy.log.FULL_BODY_MAX`, the size past which ``proxy.jsonl`` stores a body truncated anyway
+:data:`harness.proxy.log.FULL_BODY_MAX`, the size past which the proxy log stores a body truncated anyway
 (a text prefix, ``size`` and ``sha256``, computed here while the body is written): nothing that the log or
 the usage arithmetic needs is lost by spooling.  An upstream that wants the bytes themselves (the offline
 script backends) reads them from :attr:`harness.proxy.UpstreamRequest.body_file`

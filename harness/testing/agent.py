@@ -64,7 +64,8 @@ class AgentTests:
       episode of (default ``None``: that check is skipped);
     - ``params`` (optional, function scope): small params for ``template`` (default ``None``);
     - ``recorded_home`` (optional, function scope): a folder holding a recorded episode of the agent --
-      ``home/`` (its native log), and optionally ``agent.stdout`` and ``proxy.jsonl`` (the proxy's log) --
+      ``home/`` (its native log), and optionally ``agent.stdout`` and the proxy's log (``proxy.jsonl.zst`` or
+      a plain ``proxy.jsonl``) --
       whose trajectory must follow ATIF-v1.6's rules (:func:`atif_problems`; default ``None``: skipped).
     """
 
@@ -124,8 +125,9 @@ class AgentTests:
 
         folder = Path(recorded_home)
         stdout = (folder / "agent.stdout").read_text(encoding="utf-8") if (folder / "agent.stdout").is_file() else ""
-        proxy = folder / "proxy.jsonl"
-        traj = agent.trajectory(folder / "home", stdout, proxy if proxy.is_file() else None)
+        from harness.proxy_records import proxy_log
+
+        traj = agent.trajectory(folder / "home", stdout, proxy_log(folder))
         assert traj is not None, f"{folder}: the agent made no trajectory of its recorded episode"
         assert atif_problems(traj) == []
 

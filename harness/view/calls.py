@@ -1,10 +1,12 @@
-"""Raw model calls of an episode, read on demand from its proxy logs (``proxy.jsonl``).
+"""Raw model calls of an episode, read on demand from its proxy logs (``proxy.jsonl.zst``, or an older run's
+``proxy.jsonl``).
 
-An episode folder holds ``proxy.jsonl`` (an agent's sandbox) and/or ``proxy/<session>/proxy.jsonl`` (one per
-model session of a forecaster); the format is :mod:`harness.proxy.log`'s.  A log can be tens of
-megabytes, so the viewer reads it only when a page asks for its calls: :func:`call_index` scans the
-lines once (byte offsets and a summary per call, request and response paired by ``seq``) and
-:func:`call_detail` reads the two lines of one call back.  Headers are shown through the proxy's
+An episode folder holds a proxy log (an agent's sandbox) and/or ``proxy/<session>/`` logs (one per
+model session of a forecaster); the format is :mod:`harness.proxy.log`'s, the bytes are read through
+:mod:`harness.logfile`.  A log can be tens of megabytes uncompressed, so the viewer reads it only when a
+page asks for its calls: :func:`call_index` scans the lines once (their offsets in the decompressed stream
+and a summary per call, request and response paired by ``seq``) and :func:`call_detail` reads the two lines
+of one call back (a compressed log is decompressed up to them again).  Headers are shown through the proxy's
 own allowlist (:func:`harness.proxy.log.logged_headers`): a credential never reaches a page even
 from a log written by hand.
 
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import logfile
+from harness.proxy_records import LOG_BOUNDS, LOG_NAME, PLAIN_LOG_NAME
 from harness.view.data import regular_file
 
 #: Characters of one body shown; the rest is cut with a note.
@@ -29,7 +33,7 @@ BODY_CLIP = 200_000
 @dataclass(frozen=True)
 class CallSummary:
     """One model call: ``n`` (1-based, time order over the episode's logs), the log, the line offsets
-    of its request and response, and what a list shows (path, model, status, tokens, cost, latency s)."""
+    of its request and response (in the decompressed stream), and what a list shows (path, model, status, tokens, cost, latency s)."""
 
     n: int
     log: Path
@@ -47,14 +51,18 @@ class CallSummary:
 
 
 def proxy_logs(folder: Path | None) -> list[Path]:
-    """The proxy logs of an episode folder: ``proxy.jsonl``, then ``proxy/*/proxy.jsonl`` sorted."""
+    """The proxy logs of an episode folder: its own, then ``proxy/*/``'s sorted by folder (each
+    ``proxy.jsonl.zst``, else an older run's ``proxy.jsonl``)."""
     if folder is None:
         return []
-    found = [regular_file(folder, "proxy.jsonl")]
+
+    def one(relative: str) -> Path | None:
+        return regular_file(folder, f"{relative}{LOG_NAME}") or regular_file(folder, f"{relative}{PLAIN_LOG_NAME}")
+
+    found = [one("")]
     session_dir = Path(folder) / "proxy"
     if session_dir.is_dir() and not session_dir.is_symlink():
-        found += [regular_file(folder, f"proxy/{p.parent.name}/proxy.jsonl")
-                  for p in sorted(session_dir.glob("*/proxy.jsonl"))]
+        found += [one(f"proxy/{p.name}/") for p in sorted(session_dir.iterdir()) if p.is_dir()]
     return [p for p in found if p is not None]
 
 
@@ -68,32 +76,29 @@ def call_index(folder: Path | None) -> list[CallSummary]:
     for log in proxy_logs(folder):
         pending: dict[Any, dict] = {}
         order: list[Any] = []
-        with open(log, "rb") as handle:
-            offset = 0
-            for line in handle:
-                at, offset = offset, offset + len(line)
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(record, dict) or record.get("type") not in ("request", "response"):
-                    continue
-                seq = record.get("seq")
-                if seq not in pending:
-                    pending[seq] = {}
-                    order.append(seq)
-                body = record.get("body") if isinstance(record.get("body"), dict) else {}
-                if record["type"] == "request":
-                    pending[seq]["request"] = {"at": at, "ts": _number(record.get("ts")),
-                                               "path": str(record.get("path") or ""),
-                                               "model": str(body.get("model") or "")}
-                else:
-                    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-                    end = _number(record.get("last_byte_ts")) or _number(record.get("ts"))
-                    pending[seq]["response"] = {"at": at, "end": end, "status": record.get("status"),
-                                                "prompt_tokens": _number(usage.get("prompt_tokens")),
-                                                "completion_tokens": _number(usage.get("completion_tokens")),
-                                                "cost_usd": _number(record.get("cost_usd"))}
+        for at, line, _ in logfile.read_lines(log, LOG_BOUNDS.max_bytes):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict) or record.get("type") not in ("request", "response"):
+                continue
+            seq = record.get("seq")
+            if seq not in pending:
+                pending[seq] = {}
+                order.append(seq)
+            body = record.get("body") if isinstance(record.get("body"), dict) else {}
+            if record["type"] == "request":
+                pending[seq]["request"] = {"at": at, "ts": _number(record.get("ts")),
+                                           "path": str(record.get("path") or ""),
+                                           "model": str(body.get("model") or "")}
+            else:
+                usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+                end = _number(record.get("last_byte_ts")) or _number(record.get("ts"))
+                pending[seq]["response"] = {"at": at, "end": end, "status": record.get("status"),
+                                            "prompt_tokens": _number(usage.get("prompt_tokens")),
+                                            "completion_tokens": _number(usage.get("completion_tokens")),
+                                            "cost_usd": _number(record.get("cost_usd"))}
         calls += [(log, seq, pending[seq].get("request", {}), pending[seq].get("response", {})) for seq in order]
     calls.sort(key=lambda c: (c[2].get("ts") is None, c[2].get("ts") or 0.0))
     out = []
@@ -109,14 +114,11 @@ def call_index(folder: Path | None) -> list[CallSummary]:
 
 
 def _line(log: Path, at: int | None) -> dict | None:
-    if at is None:
+    line = logfile.line_at(log, at, LOG_BOUNDS.max_bytes) if at is not None else None
+    try:
+        record = json.loads(line) if line is not None else None
+    except ValueError:
         return None
-    with open(log, "rb") as handle:
-        handle.seek(at)
-        try:
-            record = json.loads(handle.readline())
-        except ValueError:
-            return None
     return record if isinstance(record, dict) else None
 
 

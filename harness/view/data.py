@@ -3,7 +3,7 @@
 A run directory is what ``harness run`` (or another template's runner)
 writes: ``run.json``, ``results.parquet`` and, per episode with a sandboxed
 agent, ``episodes/<episode>/`` (``trajectory.json``, ``prompt.txt``,
-``workspace/``, ``proxy.jsonl``, ...).  ``key/`` and ``proxy.jsonl`` are never
+``workspace/``, ``proxy.jsonl.zst``, ...).  ``key/`` and the proxy log are never
 read here: the answer key belongs to template panels that check
 ``reveal``, and the proxy log can be tens of megabytes (the trajectory already
 carries per-step tokens and cost; :mod:`harness.view.calls` reads it when asked).

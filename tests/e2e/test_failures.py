@@ -21,6 +21,7 @@ from tests.support.terminal_e2e import CLIS, e2e_marks, run_episode
 
 from harness import plugins as registry
 from harness.sandbox.docker import LABEL_RUN, connect
+from harness.wire import proxy_log, read_log
 from tests.support.paths import TESTS
 
 pytestmark = e2e_marks
@@ -110,7 +111,7 @@ def test_rate_limited_model_call_is_classified(tmp_path, profile):
     assert episode.row["status"] == "infra_failed" and episode.row["error_kind"] == "provider_rate_limited"
     kind = agent.classify_failure(episode.read("agent.stdout"), episode.read("agent.stderr"), 1)
     assert kind == "provider_rate_limited"
-    log = [json.loads(line) for line in episode.read("proxy.jsonl").splitlines()]
+    log = read_log(proxy_log(episode.root))
     statuses = [entry["status"] for entry in log if entry["type"] == "response"]
     assert statuses[-1] == 429 and statuses.count(429) >= 1
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from harness.wire import proxy_log, read_log
 from tests.support.paths import REPO
 
 BASE = yaml.safe_load((REPO / "tasks/tracebench/balldrop-low-direct.yaml").read_text())
@@ -202,8 +203,7 @@ def test_direct_run_with_a_hostile_results_json_per_episode_completes(tmp_path, 
     assert deep["plots_truncated"] is True
     large = cases["large_body"]
     assert large["status"] == "ok" and large["accuracy"] is not None and large["n_requests"] == 1
-    request = next(r for r in (json.loads(line) for line in (out / "episodes" / large["episode"] / "proxy.jsonl")
-                               .read_text().splitlines()) if r["type"] == "request")
+    request = next(r for r in read_log(proxy_log(out / "episodes" / large["episode"])) if r["type"] == "request")
     assert request["truncated"] is True and request["size"] > 64 << 20 and len(request["sha256"]) == 64
 
 

@@ -13,6 +13,7 @@ from harness.cli import cli
 from harness.config import AgentProfile, Budget
 from harness.limits import RateLimiter
 from harness.model_client import CostCapReached, ModelClient
+from harness.wire import read_log
 from tests.support.paths import REPO
 
 LLM_DP = REPO / "tasks" / "drcik" / "sample-llm-dp-scripted.yaml"
@@ -25,10 +26,9 @@ prices: {input: 2.0, cached: 0.0, output: 10.0}
 
 
 def upstream_requests(run_dir):
-    """Requests the proxy sent upstream, from the episodes' proxy logs (``episodes/*/proxy/*/proxy.jsonl``)."""
-    logs = sorted(run_dir.glob("episodes/*/proxy/*/proxy.jsonl"))
-    return logs, sum(1 for log in logs for line in log.read_text().splitlines()
-                     if json.loads(line).get("type") == "request")
+    """Requests the proxy sent upstream, from the episodes' proxy logs (``episodes/*/proxy/*/proxy.jsonl.zst``)."""
+    logs = sorted(run_dir.glob("episodes/*/proxy/*/proxy.jsonl.zst"))
+    return logs, sum(1 for log in logs for record in read_log(log) if record.get("type") == "request")
 
 
 def test_the_client_is_public_api():
@@ -98,4 +98,4 @@ def test_a_client_refuses_a_call_once_its_max_cost_is_spent(tmp_path):
                 pass
     finally:
         client.stop()
-    assert (tmp_path / "logs" / "first-0001" / "proxy.jsonl").is_file()
+    assert (tmp_path / "logs" / "first-0001" / "proxy.jsonl.zst").is_file()

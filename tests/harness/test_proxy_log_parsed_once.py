@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import EpisodeArtifacts, untrusted
+from harness import EpisodeArtifacts, logfile
 from harness.wire import load_log, read_log
 from harness.episode import _metrics
 from harness.proxy_records import one_parse_per_episode
@@ -24,9 +24,9 @@ RESPONSE = {"type": "response", "seq": 1, "ts": 101.0, "status": 200, "cost_usd"
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
     seen: list[str] = []
-    read_text = untrusted.read_text
-    monkeypatch.setattr(untrusted, "read_text",
-                        lambda path, *a, **k: seen.append(str(path)) or read_text(path, *a, **k))
+    read_lines = logfile.read_lines
+    monkeypatch.setattr(logfile, "read_lines",
+                        lambda path, *a, **k: seen.append(str(path)) or read_lines(path, *a, **k))
     return seen
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from harness.config import AgentProfile, load_profile
 from harness.plugins import Plugins
 from harness.testing.judge import MATCH_ITEM, MISS_ITEM, JudgeTests
 from harness.model_client import ModelClient
+from harness.wire import read_log
 from tsagent_plugins.judges import lexical
 from tsagent_plugins.judges.lexical import LexicalJudge
 from tsagent_plugins.judges.llm import PROMPT_VERSION, LLMJudge, parse_answer
@@ -38,8 +37,8 @@ def scripted_judge(tmp_path):
 
 def logged(tmp_path, kind):
     out = []
-    for log in sorted((tmp_path / "proxy").glob("*/proxy.jsonl")):
-        out += [json.loads(line) for line in log.read_text().splitlines() if json.loads(line).get("type") == kind]
+    for log in sorted((tmp_path / "proxy").glob("*/proxy.jsonl.zst")):
+        out += [record for record in read_log(log) if record.get("type") == kind]
     return out
 
 

@@ -76,14 +76,15 @@ def agent_requests(folder: Path) -> list[dict]:
             and isinstance(r["body"], dict) and r["body"].get("tools") and r["seq"] not in failed]
 
 
-def extract_all(agent: str, case: str, workspace: Path) -> tuple[dict, dict]:
-    """(trajectory, every registered extractor's values) for one captured episode."""
+def extract_all(agent: str, case: str, workspace: Path, log: Path | None = None) -> tuple[dict, dict]:
+    """(trajectory, every registered extractor's values) for one captured episode (``log``: its proxy log in
+    another file, e.g. compressed)."""
     folder = FIXTURES / agent / case
-    trajectory = registry.get("agent", agent).trajectory(folder / "home", (folder / "agent.stdout").read_text(),
-                                                         folder / "proxy.jsonl")
+    log = log or folder / "proxy.jsonl"
+    trajectory = registry.get("agent", agent).trajectory(folder / "home", (folder / "agent.stdout").read_text(), log)
     assert trajectory is not None
     profile = resolve_profile(AGENTS[agent][0])
-    artifacts = EpisodeArtifacts(trajectory, folder / "proxy.jsonl", workspace, profile)
+    artifacts = EpisodeArtifacts(trajectory, log, workspace, profile)
     extractors = registry.plugins().registry("metric_extractor")
     assert set(extractors) == BUILTIN_EXTRACTORS, "a new extractor needs expected values here"
     values: dict = {}
@@ -356,3 +357,34 @@ def test_a_request_refused_upstream_is_not_an_iteration(tmp_path, workspace):
     assert (with_retry["console_tokens"], with_retry["context_tokens"]) == expected_context("claude-code", "direct")
     calls = InteractionMetrics().extract(EpisodeArtifacts(None, folder / "proxy.jsonl", workspace, profile))
     assert calls == {"agent_iterations": 2, "tool_calls": None}  # from the proxy log alone: the refused call is no iteration
+
+
+# -- the same episodes with their proxy log compressed, as the proxy writes it now -------------------------------
+
+CASES = [(a, c) for a in sorted(AGENTS) for c in ("direct", "timeout") if (FIXTURES / a / c / "proxy.jsonl").is_file()]
+
+
+@pytest.mark.parametrize(("agent", "case"), CASES)
+def test_a_compressed_proxy_log_gives_the_same_trajectory_and_metrics(agent, case, workspace, tmp_path):
+    """The fixture's plain proxy.jsonl rewritten as the proxy writes a log today (proxy.jsonl.zst, a block flushed
+    per record): the agent's trajectory, the trajectory floor and every extractor's values are those of the
+    plain log, with and without a trajectory."""
+    from harness.logfile import LogWriter
+    from harness.trajectory_floor import with_prompt
+
+    plain = FIXTURES / agent / case / "proxy.jsonl"
+    compressed = tmp_path / "proxy.jsonl.zst"
+    writer = LogWriter(compressed)
+    for line in plain.read_bytes().splitlines(keepends=True):
+        writer.write(line)
+    writer.close()
+    assert compressed.stat().st_size < plain.stat().st_size / 2
+    assert extract_all(agent, case, workspace, compressed) == extract_all(agent, case, workspace)
+    profile = resolve_profile(AGENTS[agent][0])
+    floors = [with_prompt(None, "prompt", 1.0, "it exited 0", agent=agent, version="1", proxy_log=log)
+              for log in (plain, compressed)]
+    assert floors[0] == floors[1] and len(floors[0]["steps"]) > 1
+    without = [{k: v for entry in registry.plugins().registry("metric_extractor").values()
+                for k, v in entry.obj.extract(EpisodeArtifacts(None, log, workspace, profile)).items()}
+               for log in (plain, compressed)]
+    assert without[0] == without[1] and without[0]["agent_iterations"] is not None

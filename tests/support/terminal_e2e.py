@@ -29,6 +29,7 @@ from harness import plugins as registry
 from harness.config import RunSettings
 from harness.sandbox.docker_engine import DockerSandboxError, connect, no_engine_reason
 from harness.trajectory import load_trajectory, to_dict
+from harness.wire import proxy_log, read_log
 from tsagent_plugins.models.script_format import Script, load_script
 from tests.support.paths import REPO
 
@@ -149,9 +150,12 @@ def capture(episode: Episode, agent_name: str, case: str) -> None:
         target = dest / "home" / path.relative_to(episode.home)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    for name in ("agent.stdout", "agent.stderr", "proxy.jsonl", "prompt.txt"):
+    for name in ("agent.stdout", "agent.stderr", "prompt.txt"):
         if (episode.root / name).exists():
             shutil.copyfile(episode.root / name, dest / name)
+    log = proxy_log(episode.root)
+    if log is not None:  # fixtures keep the proxy's log plain, to be read and diffed as text
+        (dest / "proxy.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in read_log(log)))
     (dest / "outcome.json").write_text(json.dumps({k: episode.row.get(k) for k in (
         "status", "error_kind", "exit_code", "agent", "model", "profile")}, indent=1) + "\n")
 

@@ -225,22 +225,20 @@ def _documents(task, reveal: bool) -> Panel:
 def _given_context(episode: EpisodeView) -> Panel | None:
     """The context block of the forecaster's first model request (``<context>…</context>`` of the prompt, as
     the model read it), for a DR or other context condition of a model-backed forecaster; None otherwise."""
-    import json
+    from harness.wire import PROXY_LOG_NAMES, first_record
 
     folder = episode.folder
     if folder is None or not episode.row.get("context") or episode.row.get("context") == "no-context":
         return None
-    sessions = sorted((folder / "proxy").glob("*/proxy.jsonl")) if (folder / "proxy").is_dir() else []
-    for log in sessions:
-        path = episode.file(f"proxy/{log.parent.name}/proxy.jsonl")
-        if path is None:
+    calls = folder / "proxy"
+    sessions = sorted(p.name for p in calls.iterdir() if p.is_dir()) if calls.is_dir() else []
+    for session in sessions:  # each model call's log (proxy.jsonl.zst; an older run's proxy.jsonl)
+        path = next(filter(None, (episode.file(f"proxy/{session}/{name}") for name in PROXY_LOG_NAMES)), None)
+        first = first_record(path) if path is not None else None
+        if first is None:
             continue
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            try:
-                first = json.loads(handle.readline())
-            except ValueError:
-                continue
-        messages = (first.get("body") or {}).get("messages") if isinstance(first, dict) else None
+        body = first.get("body")
+        messages = body.get("messages") if isinstance(body, dict) else None
         prompt = messages[-1].get("content") if isinstance(messages, list) and messages and \
             isinstance(messages[-1], dict) else None
         found = re.search(r"<context>\n?(.*?)\n?</context>", prompt, re.S) if isinstance(prompt, str) else None

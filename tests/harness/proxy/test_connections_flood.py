@@ -11,7 +11,6 @@ episode and write ``results.parquet``, with no "Too many open files" anywhere.
 
 from __future__ import annotations
 
-import json
 import resource
 
 import pyarrow.parquet as pq
@@ -19,6 +18,7 @@ import pytest
 import yaml
 
 from harness import plugins as registry
+from harness.wire import proxy_log, read_log
 from harness.sandbox.docker_engine import no_engine_reason
 from harness.sandbox.mounts import PROXY_SOCKET_PATH
 from tests.support.docker import ENGINE
@@ -99,5 +99,5 @@ def flood(tmp_path, sandbox: str) -> None:
     [episode] = out.glob("episodes/*")
     assert (episode / "agent.stdout").read_text().split() == ["made", "10000", "status", "200"]
     assert "Too many open files" not in (episode / "agent.stderr").read_text()
-    calls = [json.loads(line) for line in (episode / "proxy.jsonl").read_text().splitlines()]
+    calls = read_log(proxy_log(episode))
     assert [c["status"] for c in calls if c["type"] == "response"] == [200]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -16,6 +15,7 @@ from harness.model_session import ProxySession
 from harness.proxy import ModelProxy, Upstream, UpstreamRequest, UpstreamResponse
 from harness.testing.forecaster import ForecasterTests
 from harness.model_client import ModelClient
+from harness.wire import read_log
 from tsagent_plugins.forecasters.llm import (DirectPromptError, DirectPromptForecaster, InvalidSample,
                                      build_prompt, estimate_output_tokens, format_value, parse_forecast,
                                      text_tokens)
@@ -56,9 +56,8 @@ def scripted(tmp_path):
 
 def logged_requests(tmp_path):
     bodies = []
-    for log in sorted((tmp_path / "proxy").glob("*/proxy.jsonl")):
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
+    for log in sorted((tmp_path / "proxy").glob("*/proxy.jsonl.zst")):
+        for entry in read_log(log):
             if entry.get("type") == "request":
                 bodies.append(entry["body"])
     return bodies

@@ -174,7 +174,7 @@ def test_each_episode_reads_its_proxy_log_and_replays_its_trajectory_once(mixed,
     """Every extractor of an episode reads the same ``EpisodeArtifacts``: its ``proxy.jsonl`` is opened and
     parsed once and its trajectory's shell replay computed once, even when two episodes' extractors run
     interleaved (episodes run side by side in one process)."""
-    from harness import untrusted
+    from harness import logfile
     from tsagent_plugins.metrics import extractors
 
     def write_log(path, prompt_tokens):
@@ -189,9 +189,9 @@ def test_each_episode_reads_its_proxy_log_and_replays_its_trajectory_once(mixed,
 
     logs = [write_log(tmp_path / "a.jsonl", 100), write_log(tmp_path / "b.jsonl", 300)]
     reads, replays = [], []
-    read_text, replay_ = untrusted.read_text, extractors.replay
-    monkeypatch.setattr(untrusted, "read_text",
-                        lambda path, *a, **k: reads.append(str(path)) or read_text(path, *a, **k))
+    read_lines, replay_ = logfile.read_lines, extractors.replay
+    monkeypatch.setattr(logfile, "read_lines",
+                        lambda path, *a, **k: reads.append(str(path)) or read_lines(path, *a, **k))
     monkeypatch.setattr(extractors, "replay", lambda trajectory: replays.append(trajectory) or replay_(trajectory))
 
     episodes = [artifacts(json.loads(json.dumps(mixed)), workspace, proxy_log=log) for log in logs]

@@ -352,7 +352,7 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
     assert (dp["status"] == "ok").all() and (dp["profile"] == "scripted-dp").all()
     assert (dp["model"] == "scripted-model").all() and (dp["n_requests"] == 3).all()
     assert rows.loc[rows["forecaster"] == "naive", "model"].isna().all()
-    assert len(list((tmp_path / "good" / "episodes").glob("llm-dp*/proxy/*/proxy.jsonl"))) == 3
+    assert len(list((tmp_path / "good" / "episodes").glob("llm-dp*/proxy/*/proxy.jsonl.zst"))) == 3
     meta = json.loads((tmp_path / "good" / "submissions" / "llm-dp__no-context" / "metadata.json").read_text())
     assert (meta["type"], meta["base_model"]) == ("direct_llm", "scripted-model")
     spec = spec_file(tmp_path, "bad", forecasters=["llm-dp"], samples=2, model_backend="scripted",

@@ -117,3 +117,33 @@ def test_fan_axis_shows_the_tasks_dates_whatever_the_index_resolution(run):
     fmt = "%m-%d %H:%M" if span < 10 * 86400 else "%Y-%m-%d"
     assert ticks[0] == history.index[0].strftime(fmt) and ticks[-1] == task.future_index[-1].strftime(fmt)
     assert not ticks[0].startswith("1970")
+
+
+def test_the_context_given_is_read_from_a_compressed_or_an_old_plain_proxy_log(tmp_path):
+    """The forecaster's first request (``proxy/<call>/proxy.jsonl.zst``, or an older run's ``proxy.jsonl``)
+    shows as the context panel."""
+    from harness.logfile import LogWriter
+
+    task = {t.benchmark_id: t for t in load_tasks(SAMPLE_DIR)}[TASK]
+    store = RunStore.create(tmp_path / "dr")
+    write_json(store.root / "run.json", {"spec": {"template": "drcik", "params": {"tasks": "sample"}}})
+    for forecaster, name in (("llm-new", "proxy.jsonl.zst"), ("llm-old", "proxy.jsonl")):
+        label = f"{forecaster}_supporting-evidence_{TASK}"
+        paths = store.episode(label).create()
+        np.save(paths.root / "samples.npy", np.tile(np.arange(20, dtype=float)[:, None], (1, task.horizon)))
+        prompt = f"Forecast.\n<context>\nA bug inflated sales ({forecaster}).\n</context>\nGo."
+        first = {"type": "request", "seq": 1, "body": {"messages": [{"role": "user", "content": prompt}]}}
+        log = paths.root / "proxy" / "llm-dp-0001" / name
+        log.parent.mkdir(parents=True)
+        writer = LogWriter(log)
+        writer.write((json.dumps(first) + "\n").encode())
+        writer.close()
+        write_json(paths.row, {"run_id": store.run_id, "episode": label, "template": "drcik", "task": "t",
+                               "forecaster": forecaster, "context": "supporting-evidence", "benchmark_id": TASK,
+                               "status": "ok", "scale_status": task.scale_status, "scrps": 0.1})
+    store.write_results()
+    site = Site(load_runs([store.root]), reveal=False)
+    for forecaster in ("llm-new", "llm-old"):
+        html = site.render(f"runs/dr/{forecaster}_supporting-evidence_{TASK}/index.html")[0].decode()
+        assert "Context given to the forecaster · supporting-evidence" in html
+        assert f'<pre class="text">A bug inflated sales ({forecaster}).</pre>' in html

@@ -19,6 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli import cli
+from harness.wire import read_log
 from tests.support.paths import REPO
 from tsagent_plugins.tasks.drcik.generation import caf, checks, window
 from tsagent_plugins.tasks.drcik.generation.pipeline import STAGES
@@ -70,8 +71,8 @@ def test_every_attempt_records_prompt_hash_model_verdict_tokens_and_cost(generat
     assert gen["model"] == "google/gemini-3-flash-preview" and json.loads(gen["response"])["extracted_events"]
     assert judge["verdict"] == "correct" and judge["model"] == "openai/gpt-5.4-nano" and judge["tokens"] > 0
     assert attempt["cost_usd"] == pytest.approx(gen["cost_usd"] + judge["cost_usd"]) and attempt["status"] == "accepted"
-    logs = sorted((generated / "generation" / "proxy" / "dr-generator-gemini-3-flash").glob("*/proxy.jsonl"))
-    request = json.loads(logs[0].read_text().splitlines()[0])
+    logs = sorted((generated / "generation" / "proxy" / "dr-generator-gemini-3-flash").glob("*/proxy.jsonl.zst"))
+    request = read_log(logs[0])[0]
     assert request["type"] == "request" and request["body"]["seed"] == 0  # the spec's seed on every request
     assert request["body"]["model"] == "google/gemini-3-flash-preview"
 

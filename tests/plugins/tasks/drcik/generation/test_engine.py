@@ -116,7 +116,7 @@ def test_resume_keeps_accepted_units_and_redoes_unfinished_ones(tmp_path, run):
     assert (tmp_path / "out" / "generation" / "evidence" / "t1" / "result.json").read_bytes() == before
     assert len(attempts(tmp_path, "t1")) == 1 and len(attempts(tmp_path, "t2")) == 1  # partial attempt replaced
     # the kept unit made no request: its proxy logs are those of the first run only
-    logs = sorted(p.parent.name for p in (tmp_path / "proxy").glob("*/proxy.jsonl"))
+    logs = sorted(p.parent.name for p in (tmp_path / "proxy").glob("*/proxy.jsonl.zst"))
     assert sum(name.startswith("evidence__t1__") for name in logs) == 2  # generator + judge, first run only
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from tests.support.drcik_research_runs import GHOST, write_episode
 from harness.config import AgentProfile
 from harness.model_client import ModelClient
+from harness.wire import read_log
 from tsagent_plugins.forecasters.llm import DirectPromptForecaster
 from tsagent_plugins.tasks.drcik.research.as_context import dr_outputs_from_run, forecasting_contexts
 from tsagent_plugins.tasks.drcik.forecast.experiment import run_experiment
@@ -60,9 +60,8 @@ def test_forecasting_contexts_record_status_and_source(research_run, tasks):
 
 def prompts(log_dir: Path) -> list[str]:
     out = []
-    for log in sorted(log_dir.glob("*/proxy.jsonl")):
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
+    for log in sorted(log_dir.glob("*/proxy.jsonl.zst")):
+        for entry in read_log(log):
             if entry.get("type") == "request":
                 out.append(entry["body"]["messages"][-1]["content"])
     return out
