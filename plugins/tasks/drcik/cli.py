@@ -79,7 +79,7 @@ def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: 
 def dr_validate(folder: Path, release: Path | None, hidden_only: bool) -> None:
     """Check a Dr-CiK submission FOLDER against the release template: files, fields, ids, metadata.
 
-    Prints one ``error:`` line per problem (file and field named) and exits 2, or says it is valid and
+    Prints one "error:" line per problem (file and field named) and exits 2, or says it is valid and
     exits 0; warnings (e.g. empty organization/contact) do not fail it."""
     from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
     from tsagent_plugins.tasks.drcik.forecast.validate import validate_folder
