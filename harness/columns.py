@@ -3,7 +3,8 @@
 A results row (``row.json``, one row of ``results.parquet``) is made of parts, each declared by its owner as
 ``name -> (dtype, meaning)`` (dtype ``str``, ``int``, ``float`` or ``bool``):
 
-- the harness's own columns: :data:`CORE` for agent episodes, :data:`IN_HARNESS` for in-harness episodes;
+- the harness's own columns: :data:`CORE` for agent episodes, :data:`IN_HARNESS` for in-harness episodes,
+  both with :data:`PROVENANCE` (the code versions and digests a row was computed with, :mod:`harness.provenance`);
 - the task template's ``result_columns`` (its params and score);
 - each metric extractor's ``columns`` (agent episodes);
 - the model proxy's measured usage, :data:`USAGE` (agent episodes that reach a model).
@@ -33,6 +34,25 @@ if TYPE_CHECKING:
 #: column -> (dtype, meaning)
 Columns = dict[str, tuple[str, str]]
 
+#: Where a row's values came from (:mod:`harness.provenance`), in every row: the code versions that computed
+#: them and digests of what they were computed from.
+PROVENANCE: Columns = {
+    "scorer_version": ("str", "version of the task template's scoring that computed the score columns "
+                              "(TaskTemplate.scorer_version)"),
+    "extractor_versions": ("str", "JSON object: metric extractor name -> version of each extractor that computed "
+                                  "the metric columns (MetricExtractor.version); null: no extractor ran"),
+    "spec_sha256": ("str", "sha256 of the task spec as run: its canonical JSON after --set and experiment "
+                           "overrides"),
+    "inputs_digest": ("str", "digest of what the episode's inputs were made from, given by the template "
+                             "(e.g. a generated pool's sample ids and noise seeds); null: none given"),
+    "harness_version": ("str", "version of the tsagent-harness distribution that computed the row "
+                               "(package metadata)"),
+    "harness_commit": ("str", "git commit of the harness checkout that computed the row; null: not run from a "
+                              "git checkout"),
+    "rescored_at": ("str", "when `harness rescore` last recomputed the row's scores and metrics (ISO 8601); "
+                           "null: as the run computed them"),
+}
+
 CORE: Columns = {
     "run_id": ("str", "run directory name"),
     "episode": ("str", "episode key (folder under episodes/): <label>-<episode_id>"),
@@ -50,7 +70,9 @@ CORE: Columns = {
     "agent_seconds": ("float", "agent wall-clock from start to exit (s)"),
     "episode_seconds": ("float", "whole episode incl. scoring (s)"),
     "infra_retries": ("int", "infrastructure retries spent (infra_failed rows)"),
+    **PROVENANCE,
 }
+
 
 TOKENS: Columns = {
     "prompt_tokens": ("int", "input tokens incl. cached"),
@@ -85,7 +107,8 @@ SHARED: Columns = {
 #: The harness's columns of in-harness rows (``TaskTemplate.agent_episode_columns`` False): the row key, the
 #: episode's wall-clock and failure.  Such a template declares ``status`` itself; the harness writes ``failed``
 #: there when the template raises and ``infra_failed`` after the allowed infrastructure retries.
-IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error", "infra_retries")}}
+IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error", "infra_retries")},
+                       **PROVENANCE}
 
 
 class ColumnCollision(HarnessError):

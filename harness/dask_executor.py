@@ -54,7 +54,7 @@ def _payload(plan: EpisodePlan) -> dict[str, Any]:
             "params": plan.params.model_dump(mode="json"), "episode": plan.episode,
             "profile": plan.profile.model_dump(mode="json") if plan.profile else None,
             "run_id": plan.run_id, "episode_id": plan.episode_id, "in_harness": plan.in_harness,
-            "task_file": plan.task_file}
+            "task_file": plan.task_file, "spec_sha256": plan.spec_sha256}
 
 
 class _SharedLimiter:
@@ -130,7 +130,8 @@ def run_on_worker(payload: dict[str, Any], settings_data: dict, model_backend: s
     extractors = list(r.obj for r in registry.plugins().registry("metric_extractor").values())
     plan = EpisodePlan(payload["key"], payload["task_name"], template, params, payload["episode"], profile,
                        agent, backend, settings, payload["run_id"], extractors, episode_id=payload["episode_id"],
-                       in_harness=payload["in_harness"], task_file=payload["task_file"])
+                       in_harness=payload["in_harness"], task_file=payload["task_file"],
+                       spec_sha256=payload.get("spec_sha256"))
     template.prepare(params, lambda done, total, text: None)
     limits = _worker_limits(payload["run_id"], settings_data.get("rate_limits") or {}, workers)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as tmp:

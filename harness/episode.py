@@ -64,6 +64,7 @@ class EpisodePlan:
     episode_id: str = ""
     in_harness: bool = False
     task_file: str = ""
+    spec_sha256: str | None = None  # the task spec as run (harness.provenance.spec_sha256)
 
 
 def limits(settings: RunSettings) -> Limits:
@@ -111,6 +112,7 @@ def run_episode(
     if plan.agent.privileged_inputs:
         plan.template.write_privileged(plan.params, plan.episode, paths.workspace, paths.key)
     (paths.root / "prompt.txt").write_text(materialized.prompt)
+    inputs = inputs_digest(plan, paths.key)
 
     channel = plan.model_channel
     ctx = AgentContext(
@@ -161,15 +163,9 @@ def run_episode(
     if cap.over is not None:  # stopped for writing past workspace_mb: that, not how it died, is the reason
         status, error_kind, error = "failed", ErrorKind.WORKSPACE_LIMIT.value, cap.reason()
 
-    try:
-        score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
-    except SandboxError as exc:  # the rule sandbox could not start: infrastructure, retried
-        interrupt.check()
-        raise EpisodeError(ErrorKind.SANDBOX_START, f"rule evaluation: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - nothing an agent produces may stop the run
-        score = EpisodeScore(metrics={}, warnings=[f"scoring failed: {type(exc).__name__}: {exc}"])
-        status, error_kind, error = "failed", ErrorKind.SCORING.value, f"scoring raised {type(exc).__name__}: {exc}"
-    write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
+    score, failure = score_episode(plan, paths, runner_factory)
+    if failure is not None:
+        status, error_kind, error = "failed", ErrorKind.SCORING.value, failure
 
     metrics = _metrics(plan, paths, result.stdout, (materialized.prompt, handed, error or "it exited 0", usage))
     failures = list(getattr(usage, "assertion_failures", None) or [])
@@ -186,7 +182,27 @@ def run_episode(
         ("template", score.metrics),
         *metrics,
         ("proxy", _usage_columns(usage) if usage is not None else {}),
+        ("harness", provenance(plan, inputs)),
     ])
+
+
+def score_episode(plan: EpisodePlan, paths: EpisodePaths,
+                  runner_factory: Callable[[], SubmissionRunner]) -> tuple[EpisodeScore, str | None]:
+    """Score what the agent left in the episode's workspace (the template's
+    :meth:`~harness.contracts.AgentTaskTemplate.score`) and write ``score.json``; returns the score and, when
+    the scoring raised, why (``scoring raised Type: message``; the score is then empty).  A rule sandbox that
+    cannot start raises :class:`EpisodeError` (``sandbox_start``, infrastructure)."""
+    try:
+        score = plan.template.score(plan.params, plan.episode, paths.workspace, paths.key, runner_factory())
+        failure = None
+    except SandboxError as exc:  # the rule sandbox could not start: infrastructure, retried
+        interrupt.check()
+        raise EpisodeError(ErrorKind.SANDBOX_START, f"rule evaluation: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - nothing an agent produces may stop the run
+        score = EpisodeScore(metrics={}, warnings=[f"scoring failed: {type(exc).__name__}: {exc}"])
+        failure = f"scoring raised {type(exc).__name__}: {exc}"
+    write_json(paths.score, {"metrics": score.metrics, "details": score.details, "warnings": score.warnings})
+    return score, failure
 
 
 def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
@@ -206,7 +222,6 @@ def _metrics(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
 def _metrics_once(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
                   floor: tuple[str, float, str, Any]) -> list[tuple[Any, dict[str, Any]]]:
     log = find_proxy_log(paths.root)
-    metrics: list[tuple[Any, dict[str, Any]]] = []
     errors: list[str] = []
     trajectory = None
     try:
@@ -228,7 +243,16 @@ def _metrics_once(plan: EpisodePlan, paths: EpisodePaths, stdout: str,
         trajectory = None
         errors.append(f"trajectory: {type(exc).__name__}: {one_line(str(exc), 200)}")
     artifacts = EpisodeArtifacts(trajectory, log, paths.workspace, plan.profile)
-    for extractor in plan.extractors:
+    return run_extractors(plan.extractors, artifacts, errors)
+
+
+def run_extractors(extractors: list[MetricExtractor], artifacts: EpisodeArtifacts,
+                   errors: list[str]) -> list[tuple[Any, dict[str, Any]]]:
+    """Each extractor's columns on ``artifacts`` as ``(extractor, values)`` parts of the row, then ``(None,
+    {"metrics_error": ...})`` when ``errors`` (earlier problems, e.g. the trajectory's) or an extractor raised:
+    one that raises leaves its own columns None and is named there (``name: Type: message``)."""
+    metrics: list[tuple[Any, dict[str, Any]]] = []
+    for extractor in extractors:
         try:
             metrics.append((extractor, extractor.extract(artifacts)))
         except Exception as exc:  # noqa: BLE001 - this extractor's columns only
@@ -264,7 +288,8 @@ def run_harness_episode(plan: EpisodePlan, paths: EpisodePaths, attempt: int = 0
         ("harness", _key(plan)),
         ("template", {"status": "ok", **score.metrics}),
         ("harness", {"error_kind": error_kind, "error": one_line(error),
-                     "episode_seconds": round(time.time() - started, 3)}),
+                     "episode_seconds": round(time.time() - started, 3),
+                     **provenance(plan, inputs_digest(plan, None))}),
     ])
 
 
@@ -274,7 +299,7 @@ def infra_failed_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int, exc: 
     ``row.json``): ``status`` ``infra_failed`` (an in-harness template's own ``status`` column); ``status``
     and ``error`` (default ``str(exc)``) for another failure of the harness's own (a full disk)."""
     paths.root.mkdir(parents=True, exist_ok=True)
-    failure = {"error_kind": exc.kind.value, "error": error or str(exc)}
+    failure = {"error_kind": exc.kind.value, "error": error or str(exc), **provenance(plan, None, scored=False)}
     if plan.in_harness:
         return write_row(plan, paths, attempt, [("harness", _key(plan)), ("template", {"status": status}),
                                                 ("harness", failure)])
@@ -304,6 +329,28 @@ def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,
     builder.add(parts[0], {"infra_retries": attempt})
     write_json(paths.row, builder.row)
     return builder.row
+
+
+def provenance(plan: EpisodePlan, inputs: str | None, scored: bool = True) -> dict[str, Any]:
+    """The row's provenance columns (:data:`harness.columns.PROVENANCE`): the spec hash, ``inputs`` (the
+    template's inputs digest), the harness version and commit and, for a row the template scored
+    (``scored``), the scorer's and the extractors' versions."""
+    from harness.provenance import code_columns
+
+    code = code_columns(plan.template, [] if plan.in_harness else plan.extractors)
+    if not scored:
+        code.update(scorer_version=None, extractor_versions=None)
+    return {**code, "spec_sha256": plan.spec_sha256, "inputs_digest": inputs, "rescored_at": None}
+
+
+def inputs_digest(plan: EpisodePlan, key_dir: Path | None) -> str | None:
+    """The template's :meth:`~harness.contracts.TaskTemplate.inputs_digest` of the episode (None when it gives
+    none, or fails: a digest never stops an episode)."""
+    try:
+        digest = plan.template.inputs_digest(plan.params, plan.episode, key_dir)
+    except Exception:  # noqa: BLE001 - provenance is a record, not a condition of the episode
+        return None
+    return str(digest) if digest is not None else None
 
 
 def _key(plan: EpisodePlan) -> dict[str, Any]:

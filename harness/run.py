@@ -30,6 +30,7 @@ from harness.contracts import SandboxBackend, TaskTemplate
 from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harness_episode
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
+from harness.provenance import run_provenance, spec_sha256
 from harness.store import RunStore, keep_earlier, kept_row, versions
 
 
@@ -157,6 +158,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
     extractors = list(r.obj for r in plugin_registry.plugins().registry("metric_extractor").values())
     agents: dict[str, tuple[Any, SandboxBackend]] = {}
     plans: dict[str, EpisodePlan] = {}
+    spec_hashes: dict[int, str] = {}
     for unit in units:
         task = unit.task
         params = with_seed(task, unit.seed)
@@ -183,7 +185,8 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
             if eid not in plans:
                 plans[eid] = EpisodePlan(f"{label}-{eid}", task.spec.name, task.template, params, episode,
                                          unit.profile, agent, backend, settings, run_id, extractors,
-                                         episode_id=eid, in_harness=in_harness, task_file=str(task.path))
+                                         episode_id=eid, in_harness=in_harness, task_file=str(task.path),
+                                         spec_sha256=spec_hashes.setdefault(id(task), spec_sha256(task.spec)))
     return list(plans.values())
 
 
@@ -246,6 +249,7 @@ def execute(
         "rule_budget_seconds": settings.rule_budget,
         "model_backend": model_backend,
         "versions": versions(),
+        "provenance": run_provenance(plans),
         "started_at": (previous or {}).get("started_at") or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "resumed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z") if previous else None,
     }))
@@ -255,28 +259,40 @@ def execute(
     own_options = {u.profile.name: u.model_options for u in units if u.profile is not None and u.model_options}
     rows = run_plans(plans, store, settings, on_event, model_backend, model_options or {}, executor,
                       profile_options=own_options)
-    data = store.read_run_json() or {}
-    finished = data.setdefault("finished", {})
-    invalid: list[str] = []   # exports a template's finish() found invalid (``invalid_exports``)
-    for plan in distinct.values():
-        mine = [rows[p.key] for p in plans if p.params is plan.params and p.key in rows]
-        summary = plan.template.finish(plan.params, mine, store.root)
-        invalid += [str(store.root / path) for path in summary.pop("invalid_exports", [])]
-        for text in summary.pop("messages", []):
-            on_event("message", {"text": text, "final": True})
-        mine_before = finished.setdefault(plan.task_name, {})
-        for key, value in summary.items():
-            if isinstance(value, dict) and isinstance(mine_before.get(key), dict):
-                mine_before[key].update(value)
-            else:
-                mine_before[key] = value
-    data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    store.write_run_json(data)
+    invalid = finish_tasks([(plan.task_name, plan.template, plan.params,
+                             [rows[p.key] for p in plans if p.params is plan.params and p.key in rows])
+                            for plan in distinct.values()], store, on_event)
     store.write_results()
     if invalid:  # the episodes' results are written; the files meant for others are not fit to hand over
         raise HarnessError(f"{len(invalid)} invalid export(s) (see the messages above): " + ", ".join(invalid[:5])
                            + (", ..." if len(invalid) > 5 else ""))
     return [rows[p.key] for p in plans if p.key in rows]
+
+
+def finish_tasks(groups: list[tuple[str, TaskTemplate, Any, list[dict[str, Any]]]], store: RunStore,
+                 on_event: Callable[[str, dict], None], stamp: bool = True) -> list[str]:
+    """Call each template's :meth:`~harness.contracts.TaskTemplate.finish` on its rows, ``groups`` being
+    ``(task name, template, params, rows)``; store the summaries in ``run.json`` under ``finished.<task
+    name>`` (merged into what is there), send their ``messages`` as ``message`` events and, with ``stamp``,
+    set ``finished_at``.  Returns the invalid exports' paths (``invalid_exports``, under the run folder)."""
+    data = store.read_run_json() or {}
+    finished = data.setdefault("finished", {})
+    invalid: list[str] = []   # exports a template's finish() found invalid (``invalid_exports``)
+    for task_name, template, params, mine in groups:
+        summary = template.finish(params, mine, store.root)
+        invalid += [str(store.root / path) for path in summary.pop("invalid_exports", [])]
+        for text in summary.pop("messages", []):
+            on_event("message", {"text": text, "final": True})
+        mine_before = finished.setdefault(task_name, {})
+        for key, value in summary.items():
+            if isinstance(value, dict) and isinstance(mine_before.get(key), dict):
+                mine_before[key].update(value)
+            else:
+                mine_before[key] = value
+    if stamp:
+        data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    store.write_run_json(data)
+    return invalid
 
 
 class _BoundedBackend:

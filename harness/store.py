@@ -3,7 +3,8 @@
 Layout::
 
     runs/<run_id>/
-      run.json                    identity, episodes (id, task, params, profile), profiles, settings, versions
+      run.json                    identity, episodes (id, task, params, profile), profiles, settings, versions,
+                                  provenance (harness.provenance), rescores (harness rescore)
       results.parquet             one typed row per episode, each episode id once
       episodes/<label>-<episode_id>/
         workspace/                what the agent saw and left (mounted at /workspace)

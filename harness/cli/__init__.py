@@ -33,6 +33,8 @@ BUILTIN: dict[str, tuple[str, str, str]] = {
     "settings": ("harness.cli.settings", "settings", "Show the --settings file format (run settings)."),
     "plan": ("harness.cli.plan", "plan", "List an experiment's episodes, those already done, and its token and cost estimate."),
     "runs": ("harness.cli.runs", "runs_group", "Inspect run directories."),
+    "rescore": ("harness.cli.rescore", "rescore", "Recompute a run's stored scores and metrics with today's code "
+                                                  "(new versions recorded in its rows)."),
     "export": ("harness.cli.export", "export", "Write a run (or a task spec) in another tool's format: Inspect AI "
                                                "eval logs, Harbor tasks."),
 }

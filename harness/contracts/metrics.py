@@ -54,10 +54,16 @@ class MetricExtractor(ABC):
     ``columns``: the results columns it returns, ``name -> (dtype, meaning)`` with dtype ``str``, ``int``,
     ``float`` or ``bool``; they join the results schema (:mod:`harness.columns`), and a name another owner
     declares (the harness, the task template, another extractor) is refused before a run starts.
+
+    ``version``: the version of what :meth:`extract` computes, changed whenever a value could change on the
+    same episode (a definition, a parser, a tokenizer); every results row records it (``extractor_versions``,
+    :mod:`harness.provenance`), ``harness report`` keeps rows of two versions apart and ``harness rescore``
+    recomputes old rows with the current one.  Default ``"0"``: never versioned.
     """
 
     name: str
     columns: dict[str, tuple[str, str]]
+    version: str = "0"
 
     @abstractmethod
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:

@@ -74,10 +74,16 @@ class TaskTemplate(ABC):
     columns (profile, agent, sandbox, status, token usage, trajectory metrics);
     False for templates whose rows are in-harness episodes only: the row key,
     ``episode_seconds``, ``error_kind``, ``error`` and ``result_columns``.
+    ``scorer_version``: the version of the template's scoring (what :meth:`AgentTaskTemplate.score` and the
+    scoring part of :meth:`InHarnessTaskTemplate.run_in_harness` compute), changed whenever a score could
+    change on the same episode output; every results row records it (``scorer_version``,
+    :mod:`harness.provenance`), ``harness report`` keeps rows of two versions apart and ``harness rescore``
+    recomputes old rows with the current one.  Default ``"0"``: never versioned.
     """
 
     name: str
     params_model: type[BaseModel]
+    scorer_version: str = "0"
     result_columns: dict[str, tuple[str, str]] = {}
     identity_columns: tuple[str, ...] = ()
     summary_columns: dict[str, str] = {}
@@ -140,6 +146,23 @@ class TaskTemplate(ABC):
         includes cached), optionally ``"source"`` (where the numbers come from) and
         ``"reported_cost_usd": [low, high]`` (a published per-episode cost range).  Default None: unknown."""
         return None
+
+    def inputs_digest(self, params: BaseModel, episode: str, key_dir: Path | None) -> str | None:
+        """A short digest of what the episode's inputs were made from (e.g. the sample ids and noise seeds
+        of a generated pool), recorded in the row's ``inputs_digest`` so that two rows can be told to have
+        seen the same inputs.  Called once the episode's inputs are written: ``key_dir`` is the agent
+        episode's answer key folder (None for in-harness episodes).  Default None: the template gives none."""
+        return None
+
+    def model_rescoring(self, params: BaseModel, run_dir: Path,
+                        model: dict[str, Any]) -> list[tuple[str, float | None, Callable[[], str]]]:
+        """What ``harness rescore`` may recompute for these params' episodes in ``run_dir`` only by calling a
+        model (an LLM judge's verdicts): ``(description, estimated cost in USD or None, run)`` per piece of
+        work, ``run()`` doing it and returning one line to print.  ``harness rescore`` prints each
+        description and estimate and calls ``run`` only with ``--yes``.  ``model``: the command's
+        ``{"backend": NAME or None, "options": {...}}`` (e.g. the ``script`` of a backend answering from a script).
+        Default: nothing (the template's scoring calls no model)."""
+        return []
 
     def finish(self, params: BaseModel, rows: list[dict[str, Any]], run_dir: Path) -> dict[str, Any]:
         """After a run's episodes of these params: write run-level files (e.g. submission files) from
@@ -205,6 +228,15 @@ class InHarnessTaskTemplate(TaskTemplate):
         run's proxy for the profile :meth:`model_profile` names (rate-limited and priced with the run's other
         model calls; logs under ``folder/proxy/``); None when the episode calls no model (the argument is
         then not passed)."""
+
+    def rescore_in_harness(self, params: BaseModel, episode: str, folder: Path,
+                           row: dict[str, Any]) -> EpisodeScore:
+        """Score again, with today's code, the in-harness episode whose files are in ``folder`` and whose
+        results row is ``row`` (``harness rescore``), without running the model under test again: its
+        ``metrics`` replace the row's score columns.  Raises NotImplementedError (the default) when the
+        template cannot: ``harness rescore`` then leaves such episodes as they are and says why."""
+        raise NotImplementedError(f"template {self.name!r} cannot score its in-harness episodes again without "
+                                  "running them again")
 
     def model_settings(self, params: BaseModel) -> dict[str, Any]:
         """For episodes that call a model: the params' own model settings, ``{"backend": NAME or None,

@@ -13,16 +13,25 @@ returns tables, figures and messages; it reads the user's report options
 (:func:`report_options`) when it has any use for them.  A builder that raises
 is reported as a message, not fatal; rows of a template nobody registered are
 named in a message.
+
+Rows of one template computed by different code versions (``scorer_version``, ``extractor_versions``:
+:mod:`harness.provenance`) are never mixed in one table: the builder is called once per version
+(:func:`harness.provenance.version_groups`), and each of its tables gets the version in its key
+(``<key>@<version>``) and title (``<title> [scorer 2]``), with a message naming the versions (rows that
+record no version join the one version there is).  The report cannot know which table reads which column,
+so every table of that template is split.
 """
 
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from harness.provenance import version_groups
 from harness.report.load import ReportError
 from harness.report.tables import Table
 
@@ -89,14 +98,33 @@ def contribute(frame: pd.DataFrame, builders: Mapping[str, Builder] | None = Non
             out.messages.append(f"{len(rows)} row(s) of template {template!r}: no report section is registered "
                                 f"for it (left out)")
             continue
-        try:
-            section = build(rows)
-        except ReportError:  # the rows themselves are unusable: the user must hear it, naming the run
-            raise
-        except Exception as exc:  # noqa: BLE001
-            out.messages.append(f"the report section of template {template!r} failed: {type(exc).__name__}: {exc}")
-            continue
-        out.tables += section.tables
-        out.messages += section.messages
-        out.figures.update(section.figures)
+        groups = version_groups(rows)
+        if len(groups) > 1:
+            out.messages.append(f"template {template!r}: rows of {len(groups)} code versions ("
+                                + "; ".join(f"{label}: {len(part)} row(s)" for label, part in groups)
+                                + "): its tables and figures are built per version, the version in their "
+                                  "titles (`harness rescore RUN` recomputes old rows with today's code)")
+        for label, part in groups:
+            try:
+                section = build(part)
+            except ReportError:  # the rows themselves are unusable: the user must hear it, naming the run
+                raise
+            except Exception as exc:  # noqa: BLE001
+                out.messages.append(f"the report section of template {template!r}"
+                                    + (f" ({label})" if label else "") + f" failed: {type(exc).__name__}: {exc}")
+                continue
+            out.tables += [_versioned(t, label) for t in section.tables] if label else section.tables
+            out.messages += [f"[{label}] {m}" for m in section.messages] if label else section.messages
+            out.figures.update({f"{k}@{_slug(label)}": f for k, f in section.figures.items()} if label
+                               else section.figures)
     return out
+
+
+def _slug(label: str) -> str:
+    """A version label as a file-name part: ``scorer 2; extractors usage@1`` -> ``scorer-2-extractors-usage-1``."""
+    return re.sub(r"[^A-Za-z0-9.]+", "-", label).strip("-")
+
+
+def _versioned(table: Table, label: str) -> Table:
+    """``table`` of the rows of one code version: its key and title name the version."""
+    return replace(table, key=f"{table.key}@{_slug(label)}", title=f"{table.title} [{label}]")

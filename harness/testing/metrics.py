@@ -30,7 +30,7 @@ SCALARS = (type(None), bool, int, float, str)
 
 
 class MetricExtractorContractTests:
-    """The declared columns: non-empty, unique names.
+    """The declared columns: non-empty, unique names; the ``version``: a non-empty string.
 
     Fixtures (override one by defining a fixture of the same name and scope in your subclass):
 
@@ -43,6 +43,7 @@ class MetricExtractorContractTests:
 
     def test_columns_are_declared_once(self, extractor):
         assert isinstance(extractor, MetricExtractor)
+        assert isinstance(extractor.version, str) and extractor.version, "version must be a non-empty string"
         columns = tuple(extractor.columns)
         assert columns and all(isinstance(c, str) and c for c in columns), columns
         assert len(set(columns)) == len(columns), f"duplicate columns in {columns}"

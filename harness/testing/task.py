@@ -101,6 +101,8 @@ class TaskTemplateTests(_Base):
 
     def test_declared_columns_and_params(self, template, params):
         assert template.name and isinstance(params, template.params_model)
+        assert isinstance(template.scorer_version, str) and template.scorer_version, \
+            "scorer_version must be a non-empty string"
         for column, (dtype, meaning) in template.result_columns.items():
             assert dtype in DTYPES and meaning.strip(), f"result column {column!r}: ({dtype!r}, {meaning!r})"
         assert set(template.identity_columns) <= set(template.result_columns), "identity columns not declared"

@@ -3,7 +3,8 @@
 Each extractor reads :class:`harness.contracts.EpisodeArtifacts`: the ATIF
 ``trajectory`` dict, the ``proxy_records`` of ``proxy.jsonl`` (read once per episode), the copied-out
 ``workspace`` and the agent ``profile`` (``image_support``, ``prices``).
-Missing evidence gives ``None`` (shown as "–"), never a made-up zero.
+Missing evidence gives ``None`` (shown as "–"), never a made-up zero.  Each extractor's ``version`` changes
+with anything that could change its values on the same episode (tests/plugins/test_metrics_versions.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class InteractionMetrics(MetricExtractor):
     """
 
     name = "interaction"
+    version = "1"
     columns = {"agent_iterations": ("int", "LLM calls"), "tool_calls": ("int", "well-formed tool calls")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class PythonUseMetrics(MetricExtractor):
     """
 
     name = "python-use"
+    version = "1"
     columns = {"python_calls": ("int", "Python interpreter invocations"),
                "python_statements": ("int", "AST statements over distinct displayed source versions"),
                "shell_parse_fallbacks": ("int", "shell commands read by the fallback lexer")}
@@ -125,6 +128,7 @@ class PlotMetrics(MetricExtractor):
     """
 
     name = "plots"
+    version = "1"
     columns = {"plots_generated": ("int", "image-like files created in the workspace"),
                "plots_inspected": ("int", "generated images opened successfully; null without image support"),
                "plots_truncated": ("bool", "the workspace listing stopped at a bound: the counts are so far")}
@@ -165,6 +169,7 @@ class NumericOutputMetrics(MetricExtractor):
     """
 
     name = "numeric-output"
+    version = "1"
     columns = {"numeric_values_printed": ("int", "numeric literals in tool output")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
@@ -213,6 +218,7 @@ class ConsoleShareMetrics(MetricExtractor):
     """
 
     name = "console-share"
+    version = "1"
     columns = {"console_tokens": ("int", "console-output tokens summed over LLM calls"),
                "context_tokens": ("int", "input-context tokens summed over LLM calls"),
                "console_token_share": ("float", "console_tokens / context_tokens"),
@@ -289,6 +295,7 @@ class UsageMetrics(MetricExtractor):
     """
 
     name = "usage"
+    version = "1"
     #: the token columns are the model proxy's too: its measurement replaces these when the episode had a proxy
     columns = {"prompt_tokens": ("int", "input tokens incl. cached"),
                "cached_tokens": ("int", "cached input tokens"),

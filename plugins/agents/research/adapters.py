@@ -267,6 +267,7 @@ class UpstreamColumns(MetricExtractor):
     the same one); ``upstream_paper`` is the version the paper ran.  Null for other agents."""
 
     name = "agent-upstream"
+    version = "1"
     columns = {
         "upstream": ("str", "upstream software the agent follows and its version, as the agent read it at run time "
                             "(else as installed); null: the agent follows none"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-DEFAULT_PROFILE = "judge-gemini-3-flash"
+DEFAULT_PROFILE = "judge-gemini-3-flash"  # = research.scoring.DEFAULT_JUDGE_PROFILE (read without importing it)
 
 
 @click.command("dr-score")
@@ -50,24 +50,18 @@ def dr_score(run_dir: Path, judge_name: str, judge_profile: str, model_backend: 
     if judge.kind == "generation":
         raise click.UsageError(f"--judge {judge_name}: a dr-generate stage judge, not an evidence judge "
                                "(use llm-judge or lexical)")
-    model = None
+    settings = None
     if hasattr(judge, "bind_model"):
-        from harness import ModelClient, read_run_settings, resolve_profile
+        from harness import read_run_settings
 
-        options = {"script": str(script.resolve())} if script else {}
-        model = ModelClient.open(resolve_profile(judge_profile), run_dir / "judge", model_backend, options,
-                                 settings=read_run_settings(settings_file), max_cost_usd=max_cost)
-        judge = judge.bind_model(model)
-    try:
-        rows = scoring.score_run(run_dir, judge)
-    finally:
-        if model is not None:
-            model.stop()
+        settings = read_run_settings(settings_file)
+    rows = scoring.judge_with_model(run_dir, judge, judge_profile, model_backend,
+                                    {"script": str(script.resolve())} if script else {}, settings, max_cost)
     if not rows:
         raise click.ClickException(f"{run_dir}: no finished research episode (episodes/*/key/research_key.json)")
     path = scoring.write_scores(run_dir, rows)
     click.echo(render("table", [research_tables.table3(rows)], [], {}, None))
-    Console(stderr=True).print(f"wrote {len(rows)} row(s) judged by {judge.label} to {path}")
+    Console(stderr=True).print(f"wrote {len(rows)} row(s) judged by {rows[0]['judge_label']} to {path}")
 
 
 @click.command("dr-validate")

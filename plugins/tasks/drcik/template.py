@@ -90,6 +90,10 @@ FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_
 class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
+    #: the version of both scorings, :func:`score_task` (forecasts) and :func:`score_research` (research
+    #: outputs): bump it with any change that could change a score of the same output
+    #: (tests/plugins/test_tasks_versions.py fails until it is)
+    scorer_version = "1"
     result_columns = RESULT_COLUMNS
     identity_columns = IDENTITY_COLUMNS
     experiment_axis = "forecasters"
@@ -338,6 +342,34 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if paths is not None:
             np.save(folder / "samples.npy", paths)
         return EpisodeScore(row, warnings=[failure] if failure else [])
+
+    def rescore_in_harness(self, params: DrcikParams, episode: str, folder: Path, row: dict[str, Any]) -> EpisodeScore:
+        """The forecast's scores again from its stored sample paths (``samples.npy``) and the task's future
+        (:func:`score_task`); a forecast that failed (its warning in ``score.json``) or made no samples stays
+        failed with its reason.  The row's other columns (forecaster, context, fit) are the run's."""
+        from harness import read_score
+
+        parsed = ForecastEpisode.parse(params, episode)
+        task = self.tasks(params)[parsed.task_id]
+        future = None if task.future is None else task.future.to_numpy(dtype=float)
+        path = Path(folder) / "samples.npy"
+        samples = np.load(path) if path.is_file() else None
+        warnings = list((read_score(folder) or {}).get("warnings") or [])
+        failure = warnings[0] if warnings else None
+        if samples is None and failure is None:
+            failure = str(row.get("reason") or "no samples")
+        return EpisodeScore(score_task(samples, future, failure).row(), warnings=[failure] if failure else [])
+
+    def model_rescoring(self, params: DrcikParams, run_dir: Path,
+                        model: dict[str, Any]) -> list[tuple[str, float | None, Any]]:
+        """Research runs: judging again with each LLM judge whose verdicts ``dr_scores.jsonl`` holds
+        (:func:`~tsagent_plugins.tasks.drcik.research.scoring.model_rescoring`); the no-model judge of
+        ``params.judge`` runs again in :meth:`finish`."""
+        if params.episode_kind != RESEARCH:
+            return []
+        from tsagent_plugins.tasks.drcik.research.scoring import model_rescoring
+
+        return model_rescoring(run_dir, model)
 
     def model_profile(self, params: DrcikParams, episode: str, profile) -> AgentProfile | None:
         """The profile whose model a forecasting episode's forecaster calls (one declaring ``needs_model``,

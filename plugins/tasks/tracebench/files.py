@@ -132,3 +132,18 @@ def file_key(key: str) -> str:
 def stems(names: Iterable[str]) -> dict[str, str]:
     """Map each file's stem to its file name."""
     return {file_key(n): n for n in names}
+
+
+def key_digest(key: dict) -> str:
+    """16 hex digits of sha256 over what an episode's samples were made from, as its answer key (``key.json``)
+    records it: the simulator and its version, kappa, the pool seed (and released pool), and per batch (test,
+    support, held-out) each file's sample id and noise seed (the row's ``inputs_digest``)."""
+    import json
+
+    made_of = {name: key.get(name) for name in ("simulator", "simulator_version", "kappa", "pool_seed",
+                                                  "released_pool")}
+    for group in ("test", "support", "heldout"):
+        made_of[group] = {file: [truth.get("sample_id"), truth.get("noise_seed")]
+                          for file, truth in sorted((key.get(group) or {}).items())}
+    text = json.dumps(made_of, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

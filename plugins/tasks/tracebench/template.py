@@ -249,6 +249,7 @@ class TracebenchTemplate(AgentTaskTemplate):
 
     name = "tracebench"
     params_model = TracebenchParams
+    scorer_version = "1"  # :mod:`.scoring`'s: bumped with any change of a score (tests/plugins/test_tasks_versions.py)
     privileged_inputs = True
     result_columns = RESULT_COLUMNS
     summary_columns = {"accuracy": "acc", "shortlist": "short", "heldout_accuracy": "held-out acc",
@@ -480,6 +481,11 @@ class TracebenchTemplate(AgentTaskTemplate):
                 recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
                 rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
         path.write_text(json.dumps(rows, indent=2))
+
+    def inputs_digest(self, params: TracebenchParams, episode: str, key_dir: Path | None) -> str | None:
+        """:func:`~tsagent_plugins.tasks.tracebench.files.key_digest` of the episode's answer key (None without)."""
+        found = key_dir is not None and (Path(key_dir) / KEY_FILE).is_file()
+        return sample_files.key_digest(read_key(key_dir)) if found else None
 
     def score(self, params: TracebenchParams, episode: str, workspace: Path, key_dir: Path,
               run_submission: SubmissionRunner) -> EpisodeScore:

@@ -63,6 +63,8 @@ def instructions() -> str:
 class AuditTemplate(AgentTaskTemplate):
     name = "drcik-audit"
     params_model = AuditParams
+    #: the version of :meth:`score` (plan written, files changed, export unchanged)
+    scorer_version = "1"
     result_columns = {"plan_written": ("bool", "the agent wrote audit_plan.md"),
                       "env_files_changed": ("int", "files of the workspace copy the agent changed, added or removed"),
                       "export_unchanged": ("bool", "the export's files are byte-identical after the episode")}

@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from harness import Judge
+from harness import VERDICT_ERROR, Judge, Verdict
 from tsagent_plugins.tasks.drcik.research import metrics as m
 from harness import ConfigError, RowError
 from tsagent_plugins.tasks.drcik.research.inputs import labels_from_key, read_episode, research_episodes
@@ -91,6 +91,106 @@ def score_run(run_dir: Path | str, judge: Judge, problems: list[str] | None = No
             continue
         rows.append(judge_task(episode.output, labels, episode.documents, judge))
     return rows
+
+
+#: The profile of the LLM judge's model (Dr-CiK Appendix D.2) when none is named.
+DEFAULT_JUDGE_PROFILE = "judge-gemini-3-flash"
+#: Characters of an LLM judge request besides the item and the candidates (its instructions and JSON
+#: framing, ``tsagent_plugins.judges.llm``), and the answer tokens it allows: the cost estimate's terms.
+JUDGE_REQUEST_CHARS = 1500
+JUDGE_ANSWER_TOKENS = 256
+
+
+def judge_with_model(run_dir: Path | str, judge: Judge, profile: str = DEFAULT_JUDGE_PROFILE,
+                     backend: str | None = None, options: dict | None = None, settings=None,
+                     max_cost: float | None = None) -> list[dict]:
+    """:func:`score_run` with ``judge`` bound to a model client of agent profile ``profile`` (its proxy logs
+    under ``run_dir/judge/``; ``backend``/``options``: e.g. ``scripted`` and ``{"script": FILE}``), the client
+    stopped afterwards; a judge without ``bind_model`` is used as it is.  ``harness dr-score`` and
+    ``harness rescore --yes`` judge through here."""
+    model = None
+    if hasattr(judge, "bind_model"):
+        from harness import ModelClient, resolve_profile
+
+        model = ModelClient.open(resolve_profile(profile), Path(run_dir) / "judge", backend, options or {},
+                                 settings=settings, max_cost_usd=max_cost)
+        judge = judge.bind_model(model)
+    try:
+        return score_run(run_dir, judge)
+    finally:
+        if model is not None:
+            model.stop()
+
+
+class _Estimate(Judge):
+    """Counts the requests an LLM judge would send over a run and their characters (answers nothing)."""
+
+    name, version, kind = "estimate", "-", "estimate"
+
+    def __init__(self) -> None:
+        self.requests = self.chars = 0
+
+    def judge(self, item: str, candidates) -> Verdict:
+        if candidates:  # an empty list is judged without a request
+            self.requests += 1
+            self.chars += JUDGE_REQUEST_CHARS + len(item) + sum(len(c) + 8 for c in candidates)
+        return Verdict(None, status=VERDICT_ERROR, reason="not judged: an estimate")
+
+
+def estimate_judging(run_dir: Path | str, prices) -> tuple[int, float | None]:
+    """(requests, estimated USD) of judging every research episode of ``run_dir`` with an LLM judge at
+    ``prices`` (:class:`harness.Prices`, None: unknown cost): prompt tokens as characters / 4, every
+    answer at its cap of :data:`JUDGE_ANSWER_TOKENS` (so rather above the cost than below)."""
+    counter = _Estimate()
+    score_run(run_dir, counter, problems=[])
+    if prices is None:
+        return counter.requests, None
+    return counter.requests, prices.cost(counter.chars // 4, 0, counter.requests * JUDGE_ANSWER_TOKENS)
+
+
+def model_judged(run_dir: Path | str) -> dict[str, str]:
+    """Judge label -> judge name of the LLM judges (judges that need a model: ``bind_model``) whose rows
+    ``dr_scores.jsonl`` holds, the judge still registered."""
+    from harness import UnknownPlugin, get_plugin
+
+    found = {}
+    for row in read_scores(run_dir):
+        name, label = row.get("judge"), row.get("judge_label")
+        if not isinstance(name, str) or not isinstance(label, str) or label in found:
+            continue
+        try:
+            judge = get_plugin("judge", name)
+        except UnknownPlugin:
+            continue
+        if hasattr(judge, "bind_model"):
+            found[label] = name
+    return found
+
+
+def model_rescoring(run_dir: Path | str, model: dict) -> list[tuple[str, float | None, Callable[[], str]]]:
+    """``harness rescore``'s model work on a research run (:meth:`harness.TaskTemplate.model_rescoring`): per LLM
+    judge whose verdicts ``dr_scores.jsonl`` holds, judging the run again with today's version of that judge
+    (its model from the profile :data:`DEFAULT_JUDGE_PROFILE`; ``model``: the command's backend and options),
+    priced by :func:`estimate_judging`; the new rows join the file under their own label."""
+    from harness import get_plugin, resolve_profile
+
+    judged: dict[str, list[str]] = {}
+    for label, name in model_judged(run_dir).items():
+        judged.setdefault(name, []).append(label)
+    work = []
+    for name, labels in judged.items():
+        judge = get_plugin("judge", name)
+        profile = resolve_profile(DEFAULT_JUDGE_PROFILE)
+        requests, cost = estimate_judging(run_dir, profile.prices)
+
+        def run(judge=judge, profile=profile) -> str:
+            rows = judge_with_model(run_dir, judge, profile.name, model.get("backend"), model.get("options") or {})
+            path = write_scores(run_dir, rows)
+            return f"{len(rows)} row(s) judged by {rows[0]['judge_label'] if rows else judge.name} -> {path}"
+
+        work.append((f"{judge.name}@{judge.version} on {run_dir} (was {', '.join(labels)}): {requests} "
+                     f"request(s) to {profile.model}", cost, run))
+    return work
 
 
 def _failure(folder: Path, row: dict) -> dict | None:
