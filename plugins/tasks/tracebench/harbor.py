@@ -162,7 +162,9 @@ def export_episode(task: Any, episode: str, out: Path, image: str, bundle: Path,
     (tests / "rule_limits.json").write_text(json.dumps(rule))
     (tests / "verify.py").write_text((Path(__file__).parent / "harbor_verify.py.txt").read_text())
     (tests / "test.sh").write_text(_TEST_SH)
-    key = json.loads((key_dir / "key.json").read_text())
+    from tsagent_plugins.tasks.tracebench.template import read_key
+
+    key = read_key(key_dir)
     solution.mkdir()
     (solution / "solve.sh").write_text(oracle_script(key, key_dir))
     for script in (tests / "test.sh", solution / "solve.sh"):
