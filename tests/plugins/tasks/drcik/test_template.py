@@ -448,3 +448,16 @@ def test_role_conditions_run_from_a_spec_and_refuse_tasks_without_roles(tmp_path
     assert refused.exit_code != 0 and not (tmp_path / "x").exists()
     assert ("params.contexts: 3 task(s) cannot be given retrospective-only; task task_42: "
             "annotations.gt_evidence[0].role is not given") in str(refused.exception)
+
+
+def test_a_research_submission_needs_both_a_readable_report_and_evidence():
+    from harness import EpisodeScore
+    from tsagent_plugins.tasks.drcik.template import DrcikTemplate
+
+    template = DrcikTemplate()
+    good = EpisodeScore({"report_ok": True, "evidence_ok": True, "output_reason": None})
+    assert template.submission_problem(None, "task_42", good) is None
+    missing = EpisodeScore({"report_ok": False, "evidence_ok": True, "output_reason": "report.md: not found"})
+    assert template.submission_problem(None, "task_42", missing) == "report.md: not found"
+    assert template.submission_problem(None, "task_42", EpisodeScore({"report_ok": True, "evidence_ok": False})) \
+        == "report.md or evidence.json is missing or unreadable"
