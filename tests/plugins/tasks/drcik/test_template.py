@@ -352,6 +352,9 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
     assert (dp["status"] == "ok").all() and (dp["profile"] == "scripted-dp").all()
     assert (dp["model"] == "scripted-model").all() and (dp["n_requests"] == 3).all()
     assert rows.loc[rows["forecaster"] == "naive", "model"].isna().all()
+    # the rows record the backend that answered: the script's costs are marked wherever they are shown
+    assert (dp["model_backend"] == "scripted").all() and (dp["model_billed"] == False).all()  # noqa: E712
+    assert rows.loc[rows["forecaster"] == "naive", ["model_backend", "model_billed"]].isna().all().all()
     assert len(list((tmp_path / "good" / "episodes").glob("llm-dp*/proxy/*/proxy.jsonl"))) == 3
     meta = json.loads((tmp_path / "good" / "submissions" / "llm-dp__no-context" / "metadata.json").read_text())
     assert (meta["type"], meta["base_model"]) == ("direct_llm", "scripted-model")
