@@ -70,6 +70,11 @@ CORE: Columns = {
     "agent_seconds": ("float", "agent wall-clock from start to exit (s)"),
     "episode_seconds": ("float", "whole episode incl. scoring (s)"),
     "infra_retries": ("int", "infrastructure retries spent (infra_failed rows)"),
+    "model_backend": ("str", "the model backend the episode's model calls went to (--model-backend, the task's "
+                             "own, else the profile's provider); null: the episode calls no model"),
+    "model_billed": ("bool", "whether those calls cost money; false: an offline backend (a script) answered, and "
+                             "cost_usd is the profile's prices for its tokens, not money spent (marked wherever a "
+                             "cost is shown); null: no model"),
     **PROVENANCE,
 }
 
@@ -107,7 +112,8 @@ SHARED: Columns = {
 #: The harness's columns of in-harness rows (``TaskTemplate.agent_episode_columns`` False): the row key, the
 #: episode's wall-clock and failure.  Such a template declares ``status`` itself; the harness writes ``failed``
 #: there when the template raises and ``infra_failed`` after the allowed infrastructure retries.
-IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error", "infra_retries")},
+IN_HARNESS: Columns = {**SHARED, **{k: CORE[k] for k in ("episode_seconds", "error_kind", "error", "infra_retries",
+                                                          "model_backend", "model_billed")},
                        **PROVENANCE}
 
 

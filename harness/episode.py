@@ -65,6 +65,8 @@ class EpisodePlan:
     in_harness: bool = False
     task_file: str = ""
     spec_sha256: str | None = None  # the task spec as run (harness.provenance.spec_sha256)
+    model_backend: str | None = None  # set by the run with the proxy: the backend the episode's model calls reach
+    model_billed: bool | None = None  # whether that backend costs money (harness.billing)
 
 
 def limits(settings: RunSettings) -> Limits:
@@ -315,7 +317,8 @@ def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,
 
     The one place a results row is made.  ``values``: ``(owner, values)`` in row order, the owner being
     ``"harness"``, ``"template"``, ``"proxy"`` (the measured usage) or a metric extractor (None: the metrics
-    loop itself, e.g. ``metrics_error``); the harness's ``infra_retries`` (``attempt``) ends the row.  A value
+    loop itself, e.g. ``metrics_error``); the model backend (``model_backend``, ``model_billed``:
+    :mod:`harness.billing`) and the harness's ``infra_retries`` (``attempt``) end the row.  A value
     for a column another owner declares raises :class:`harness.columns.ColumnCollision` naming both
     (see :mod:`harness.columns` for the parts and the duplicate rule)."""
     parts = row_parts(plan.template, plan.extractors, plan.in_harness)
@@ -326,6 +329,7 @@ def write_row(plan: EpisodePlan, paths: EpisodePaths, attempt: int,
     for owner, part_values in values:
         part = loop if owner is None else by_owner[owner if isinstance(owner, str) else id(owner)]
         builder.add(part, part_values)
+    builder.add(parts[0], {"model_backend": plan.model_backend, "model_billed": plan.model_billed})
     builder.add(parts[0], {"infra_retries": attempt})
     write_json(paths.row, builder.row)
     return builder.row

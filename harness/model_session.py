@@ -48,9 +48,10 @@ class EpisodeChannel:
 class ProxySession:
     """The run's proxy."""
 
-    def __init__(self, proxy: Any, profile: AgentProfile):
+    def __init__(self, proxy: Any, profile: AgentProfile, backend: str | None = None):
         self.proxy = proxy
         self.profile = profile
+        self.backend = backend or profile.provider  # the model backend's name (run.json, the rows)
         self._dir = Path(tempfile.mkdtemp(prefix="hx-"))
         self._count = 0
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ def start_proxy(profile: AgentProfile, backend: str | None, options: dict[str, A
     opts = {"base_url": profile.base_url, "model": profile.model, **options}
     upstream = registry.get("model_backend", name).upstream(opts)
     return ProxySession(ModelProxy(upstream, limiter=limiter, inflight=inflight, log_budget=log_budget).start(),
-                        profile)
+                        profile, name)
 
 
 class ProxyPool:

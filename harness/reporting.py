@@ -2,7 +2,9 @@
 
 Reading results (:func:`read_json`, :func:`episode_dir`, :class:`ReportError`), :class:`Section` and the
 ``report_options`` a section reads, :class:`Table` and its number formats, figure helpers (one look for every
-figure, checked by :func:`figure_problems`), the statistics the papers' tables use, and :func:`render_report`.
+figure, checked by :func:`figure_problems`), the statistics the papers' tables use, :func:`render_report`, and the
+marks of costs no money was spent on (:func:`cost_text`, :func:`offline_backend`, :func:`backend_billed`:
+:mod:`harness.billing`).
 Loaded lazily like the package root (:func:`harness.lazy.public_api`).
 """
 
@@ -46,5 +48,9 @@ if TYPE_CHECKING:
     from harness.report.stats import sign_flip_ci as sign_flip_ci
     from harness.report.stats import win_tie_loss as win_tie_loss
     from harness.report.stats import within_simulator_sd as within_simulator_sd
+    from harness.billing import NOT_SPENT as NOT_SPENT
+    from harness.billing import backend_billed as backend_billed
+    from harness.billing import cost_text as cost_text
+    from harness.billing import offline_backend as offline_backend
 
 __getattr__, __dir__ = public_api(globals())

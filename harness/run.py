@@ -24,6 +24,7 @@ from typing import Any, Callable
 from harness import plugins as plugin_registry
 from harness import interrupt, runlock
 from harness.untrusted import remove_tree
+from harness.billing import backend_billed
 from harness.columns import ColumnCollision, owners, row_parts
 from harness.config import ConfigError, RunSettings, TaskSpec, load_task_spec, task_params
 from harness.contracts import SandboxBackend, TaskTemplate
@@ -457,6 +458,9 @@ def _with_retries(plan, paths, runner_factory, settings, proxy, on_event) -> dic
     while True:
         if paths.root.exists():  # an interrupted or failed attempt: start the episode afresh
             remove_tree(paths.root)
+        if proxy is not None:  # recorded in the row: a cost an offline backend answered is marked as not spent
+            plan.model_backend = getattr(proxy, "backend", None)
+            plan.model_billed = backend_billed(plan.model_backend) if plan.model_backend else None
         try:
             if proxy is not None and plan.in_harness:  # the template's model users call through it
                 from harness.model_client import episode_client

@@ -27,7 +27,9 @@ from harness.plan import plan_costs
               help="The target run directory (as for `harness run`): its finished episodes are counted as done.")
 @click.option("--history", type=click.Path(path_type=Path, file_okay=False, exists=True), multiple=True,
               help="Directory of earlier runs whose episodes give the per-condition token estimate; repeatable.")
-@click.option("--episodes/--no-episodes", "show_episodes", default=True, help="List every episode (default).")
+@click.option("--episodes/--no-episodes", "show_episodes", default=False,
+              help="Also list every episode (key, profile, seed, done, estimate), after the summary; default: "
+                   "the summary only.")
 @click.option("--power", "with_power", is_flag=True,
               help="Also print the smallest paired difference the planned seeds detect (docs/results/statistics.md).")
 @click.option("--detect", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="D",
@@ -41,8 +43,9 @@ from harness.plan import plan_costs
 def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, show_episodes, with_power, detect,
          pilot, alpha, power_level) -> None:
     """The episodes a run expands to, which are done already, and the expected tokens and dollars per profile
-    (from earlier runs in --history and the target directory, else the template's reported usage); with
-    --power, the smallest paired accuracy difference the planned seeds detect."""
+    (from earlier runs in --history and the target directory, else the template's reported usage): a summary
+    per profile, and with --episodes every episode after it; with --power, the smallest paired accuracy
+    difference the planned seeds detect."""
     if (task_file is None) == (experiment_file is None):
         raise click.UsageError("give exactly one of --task FILE and --experiment FILE")
     with_power = with_power or detect is not None or pilot is not None
@@ -56,17 +59,8 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         episodes, profiles = plan_costs(units, root, list(history))
         stage = identity.get("stage")
         name = f"{title} · stage {stage}" if stage and stage != "main" else title
-        if show_episodes:
-            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"),
-                          box=box.SIMPLE_HEAD)
-            for col in ("episode", "profile", "seed", "done", "tokens", "est. $", "estimate from"):
-                table.add_column(col, justify="right" if col in ("seed", "tokens", "est. $") else "left")
-            for e in episodes:
-                table.add_row(e.key, e.profile or "–", "–" if e.seed is None else str(e.seed),
-                              "yes" if e.done else "", "?" if e.tokens is None else f"{e.tokens:,}",
-                              "?" if e.cost_usd is None else f"{e.cost_usd:.2f}", e.source)
-            con.print(table)
-        summary = Table(title=Text(f"{name}: plan for {root}", style="table.title"), box=box.SIMPLE_HEAD)
+        summary = Table(title=Text(f"{name}: {len(episodes)} episodes, plan for {root}", style="table.title"),
+                        box=box.SIMPLE_HEAD)
         for col in ("profile", "episodes", "done", "to run", "est. tokens (M)", "est. $", "est. $/episode",
                     "reported $/episode"):
             summary.add_column(col, justify="left" if col == "profile" else "right")
@@ -84,8 +78,20 @@ def plan(task_file, experiment_file, agent_profile, seeds, sets, out, history, s
         for p in profiles.values():
             if p.sources != {"no model"}:  # a profile that calls no model costs nothing: nothing to explain
                 con.print(f"  {p.profile or '–'}: estimate from {'; '.join(sorted(p.sources))}", highlight=False)
+        if show_episodes:
+            table = Table(title=Text(f"{name}: {len(episodes)} episodes", style="table.title"),
+                          box=box.SIMPLE_HEAD)
+            for col in ("episode", "profile", "seed", "done", "tokens", "est. $", "estimate from"):
+                table.add_column(col, justify="right" if col in ("seed", "tokens", "est. $") else "left")
+            for e in episodes:
+                table.add_row(e.key, e.profile or "–", "–" if e.seed is None else str(e.seed),
+                              "yes" if e.done else "", "?" if e.tokens is None else f"{e.tokens:,}",
+                              "?" if e.cost_usd is None else f"{e.cost_usd:.2f}", e.source)
+            con.print(table)
         if with_power:
             print_power(con, name, episodes, alpha, power_level, detect, pilot_rows)
+    if not show_episodes and total_eps:
+        con.print("(--episodes lists every episode)", highlight=False)
     con.print(f"total: {total_eps} episode(s), {total_done} done, {total_eps - total_done} to run, "
               f"expected ${total_cost:,.2f}" + (f" + {total_unknown} episode(s) of unknown cost" if total_unknown
                                                    else ""), highlight=False)

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from harness.billing import NOT_SPENT, cost_text, offline_backend
 from harness.cli._console import console
 from harness.experiment import task_title
 from harness.store import episode_rows, run_dirs
@@ -21,7 +22,9 @@ def run_summary(root: Path) -> dict | None:
 
     Done: episodes whose ``row.json`` is not ``infra_failed``, of which ``failed``: those whose status is
     ``failed`` (the agent crashed or gave no usable output); total: the episodes ``run.json`` lists;
-    cost: the sum of the rows' ``cost_usd`` (each episode folder once)."""
+    cost: the sum of the rows' ``cost_usd`` (each episode folder once); ``offline_backends``: the offline model
+    backends that answered some rows' model calls (:mod:`harness.billing`: their cost is the profiles' prices, no
+    money spent), ``offline_cost_usd`` the part of the cost they make."""
     path = root / "run.json"
     if not path.is_file():
         return None
@@ -36,7 +39,9 @@ def run_summary(root: Path) -> dict | None:
     if identity.get("stage") not in (None, "main"):
         what += f" / {identity['stage']}"
     done = failed = crashed = 0
-    cost = 0.0
+    cost = offline_cost = 0.0
+    offline: set[str] = set()
+    backend = data.get("model_backend") if isinstance(data.get("model_backend"), str) else None
     for row in episode_rows(root, skip_invalid=True):
         if row.get("status") == "infra_failed":
             failed += 1
@@ -44,12 +49,17 @@ def run_summary(root: Path) -> dict | None:
         done += 1
         crashed += row.get("status") == "failed"
         value = row.get("cost_usd")
-        cost += float(value) if isinstance(value, (int, float)) and value == value else 0.0
+        value = float(value) if isinstance(value, (int, float)) and value == value else 0.0
+        cost += value
+        if (name := offline_backend(row, backend)) is not None:
+            offline.add(name)
+            offline_cost += value
     agents = sorted(data.get("profiles") or {}) or sorted(
         {e.get("profile") for e in data.get("episodes", []) if isinstance(e, dict) and e.get("profile")}) or \
         _models_under_test(data.get("episodes", []))
     return {"dir": str(root), "task": what, "agents": agents, "done": done, "failed": crashed, "infra_failed": failed,
-            "total": len(data.get("episodes", [])), "cost_usd": cost,
+            "total": len(data.get("episodes", [])), "cost_usd": cost, "offline_backends": sorted(offline),
+            "offline_cost_usd": offline_cost,
             "finished": data.get("finished_at") is not None and done == len(data.get("episodes", []))}
 
 
@@ -114,5 +124,18 @@ def list_runs(base: Path, as_json: bool) -> None:
         # titles such as "a-task [noise=high n_test=20]" are text, not console markup
         table.add_row(Text(str(s["dir"])), Text(str(s["task"])), Text(", ".join(s["agents"]) or "–"),
                       f"{s['done']} / {s['total']}", str(s["failed"] or ""),
-                      str(s["infra_failed"] or ""), f"{s['cost_usd']:.2f}")
+                      str(s["infra_failed"] or ""), Text(run_cost(s)))
     console().print(table if found else f"no run directories under {base}")
+    if any(s["offline_backends"] for s in found):
+        console().print(f"(NAME) after a cost: {NOT_SPENT}", markup=False, highlight=False)
+
+
+def run_cost(summary: dict) -> str:
+    """A run's cost as ``harness runs list`` shows it: ``0.42``, with its offline backends marked
+    (``0.42 (NAME)``, or ``1.20 (0.42 NAME)`` when only part of it is no money spent)."""
+    names, part = summary["offline_backends"], summary["offline_cost_usd"]
+    if not names:
+        return f"{summary['cost_usd']:.2f}"
+    if part < summary["cost_usd"] - 0.005:
+        return f"{summary['cost_usd']:.2f} ({part:.2f} {', '.join(names)})"
+    return cost_text(summary["cost_usd"], names, dollar=False)

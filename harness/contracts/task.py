@@ -192,6 +192,20 @@ class AgentTaskTemplate(TaskTemplate):
     ) -> EpisodeScore:
         """Score the agent's output left in ``workspace`` against ``key_dir``."""
 
+    def submission_problem(self, params: BaseModel, episode: str, score: EpisodeScore) -> str | None:
+        """Why the agent's output that :meth:`score` scored as ``score`` is no valid submission, as one sentence
+        (e.g. ``results.json not found``, or every prediction invalid: an accuracy of 0 over invalid labels is
+        not an answer); None when it is one.  Read from ``score`` only (no files).  The agent conformance kit
+        (:class:`harness.testing.AgentTests`) fails an agent whose episode gives a problem, and fails on a
+        template that does not implement this (the default, which returns None, cannot tell)."""
+        return None
+
+    def conformance_params(self) -> BaseModel | None:
+        """Small params of one cheap episode (seconds to prepare and run, no model, direct answers) that the
+        agent conformance kit runs an agent on when its author names no template; None (the default): this
+        template offers none.  Must need only plugins that ship with the template's own distribution."""
+        return None
+
     def write_privileged(self, params: BaseModel, episode: str, workspace: Path, key_dir: Path) -> None:
         """Add the privileged inputs to a materialized ``workspace``; called only for agents
         that declare ``privileged_inputs`` (default: the template has none)."""

@@ -18,6 +18,7 @@ import pandas as pd
 
 from matplotlib.figure import Figure
 
+from harness.billing import NOT_SPENT
 from harness.report.figures import save_figures
 from harness.report.load import ReportError, Results, load_results
 from harness.report.render import FORMATS, render, write_tables
@@ -80,6 +81,19 @@ def lower_bound_notes(frame) -> list[str]:
             "carried no usage or were cut mid-stream (column usage_missing)"]
 
 
+def offline_cost_notes(frame) -> list[str]:
+    """A note when some episodes' costs are no money spent: an offline model backend (a script) answered their
+    model calls (``model_billed`` false; :mod:`harness.billing`)."""
+    if "model_billed" not in frame.columns:
+        return []
+    hit = frame[frame["model_billed"].map(lambda v: type(v).__name__ in ("bool", "bool_") and not v)]
+    if hit.empty:
+        return []
+    names = sorted({str(n) for n in hit.get("model_backend", []) if isinstance(n, str)}) or ["offline"]
+    return [f"costs of {len(hit)} episode(s) are {NOT_SPENT} ({', '.join(names)}; columns model_backend, "
+            "model_billed)"]
+
+
 def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterable[str] = (),
                  with_figures: bool = True, alpha: float = 0.05,
                  sections: Mapping[str, Builder] | None = None, paper: bool = False, ci: bool = False,
@@ -120,7 +134,7 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
         contributed = contribute(results.frame, sections)
     finally:
         _OPTIONS.reset(token)
-    report.messages += contributed.messages + lower_bound_notes(results.frame)
+    report.messages += contributed.messages + lower_bound_notes(results.frame) + offline_cost_notes(results.frame)
     report.tables += contributed.tables
     if with_figures:
         report.figures.update(contributed.figures)

@@ -2,11 +2,15 @@
 
 Fixture contract: override ``agent`` to return an instance of your
 :class:`harness.contracts.Agent`.  Optionally override ``context`` (the
-:class:`AgentContext` the command checks use).  To run an agent with
-``needs_model = False`` on a small episode (without a sandbox), override
-``template`` and ``params``: a :class:`harness.contracts.TaskTemplate` and small
-params for it; the episode is materialized, the agent's command runs in the
-workspace, and the template must score what it left::
+:class:`AgentContext` the command checks use).  An agent with ``needs_model = False``
+runs (on the host, without a sandbox) on one small episode: of the
+:class:`harness.contracts.AgentTaskTemplate` and params you give in ``template`` and
+``params``, else of the first shipped template offering one
+(:meth:`~harness.contracts.AgentTaskTemplate.conformance_params`).  The episode is materialized, the agent's command runs in
+the workspace, the template scores what it left, and the test fails unless the
+template calls it a valid submission
+(:meth:`~harness.contracts.AgentTaskTemplate.submission_problem`: e.g. no
+``results.json``, or only labels outside the allowed ones)::
 
     import pytest
     from harness.testing import AgentTests
@@ -28,7 +32,8 @@ from typing import Any
 import pytest
 
 from harness.config import AgentProfile
-from harness.contracts import Agent, AgentContext, AgentInvocation, CallResult, EpisodeScore, TaskTemplate
+from harness.contracts import (Agent, AgentContext, AgentInvocation, AgentTaskTemplate, EpisodeScore, SubmissionRunner,
+                               TaskTemplate)
 
 CANARY = "conformance-canary-api-key-0123456789"
 
@@ -60,9 +65,10 @@ class AgentTests:
     - ``agent`` (required, function scope): your :class:`harness.contracts.Agent` instance;
     - ``context`` (optional, function scope): the :class:`AgentContext` the command checks use (default:
       workspace ``/workspace``, a ``conformance`` profile, the proxy URL when ``agent.needs_model``);
-    - ``template`` (optional, function scope): a :class:`harness.contracts.TaskTemplate` to run a small
-      episode of (default ``None``: that check is skipped);
-    - ``params`` (optional, function scope): small params for ``template`` (default ``None``);
+    - ``template`` (optional, function scope): a :class:`harness.contracts.AgentTaskTemplate` to run a small
+      episode of (default ``None``: the first shipped template whose ``conformance_params`` the agent accepts);
+    - ``params`` (optional, function scope): small params for ``template`` (default ``None``; required when
+      ``template`` is given);
     - ``recorded_home`` (optional, function scope): a folder holding a recorded episode of the agent --
       ``home/`` (its native log), and optionally ``agent.stdout`` and the proxy's log (``proxy.jsonl.zst`` or
       a plain ``proxy.jsonl``) --
@@ -133,21 +139,80 @@ class AgentTests:
 
     def test_runs_a_small_episode(self, agent, context, template, params, tmp_path):
         if agent.needs_model:
-            pytest.skip("LLM agents are exercised end to end with a model backend that answers from a script")
-        if template is None or params is None:
-            pytest.skip("no small episode given (override the `template` and `params` fixtures)")
+            pytest.skip("an LLM agent needs the model proxy and its CLI (in the agent image): run it end to end "
+                        "with `harness run` and a model backend that answers from a script, not with this kit")
+        template, params = _episode_of(agent, template, params)
+        refusal = agent.refusal(params)
+        assert refusal is None, f"agent {agent.name!r} refuses the episode of template {template.name!r}: {refusal}"
+        assert type(template).submission_problem is not AgentTaskTemplate.submission_problem, (
+            f"template {template.name!r} does not say what a valid submission is (implement "
+            "AgentTaskTemplate.submission_problem): the kit cannot tell an agent that answered from one that did not")
         template.prepare(params, lambda done, total, what: None)
         episode = template.episodes(params)[0]
-        workspace, key_dir = tmp_path / "workspace", tmp_path / "key"
-        workspace.mkdir()
-        key_dir.mkdir()
+        workspace, key_dir, home = tmp_path / "workspace", tmp_path / "key", tmp_path / "home"
+        for folder in (workspace, key_dir, home):
+            folder.mkdir()
         done = template.materialize(params, episode, workspace, key_dir)
-        inv = agent.command(dataclasses.replace(context, prompt=done.prompt, task_info=done.task_info))
-        env = {"PATH": os.environ.get("PATH", ""), **inv.env}
-        proc = subprocess.run(inv.argv, cwd=workspace, env=env, input=inv.stdin, capture_output=True, text=True,
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        score = template.score(params, episode, workspace, key_dir,
-                               lambda module, function, inputs: [CallResult(error="no sandbox here")] * len(inputs))
+        if agent.privileged_inputs:
+            template.write_privileged(params, episode, workspace, key_dir)
+        inv = agent.command(dataclasses.replace(context, workspace=str(workspace), home=str(home),
+                                                prompt=done.prompt, task_info=done.task_info))
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **inv.env}
+        try:
+            proc = subprocess.run(inv.argv, cwd=workspace, env=env, input=inv.stdin, capture_output=True,
+                                  text=True, timeout=EPISODE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"agent {agent.name!r} ran longer than {EPISODE_TIMEOUT} s on a small episode")
+        assert proc.returncode == 0, f"agent {agent.name!r} exited {proc.returncode}: {proc.stderr[-2000:]}"
+        score = template.score(params, episode, workspace, key_dir, _host_rule_runner())
         assert isinstance(score, EpisodeScore) and score.metrics, "the template could not score the agent's output"
+        problem = template.submission_problem(params, episode, score)
+        assert problem is None, (f"agent {agent.name!r} made no valid submission on an episode of template "
+                                 f"{template.name!r}: {problem}")
         assert not score.warnings, score.warnings
+
+
+#: Seconds the agent's command may take on the kit's small episode.
+EPISODE_TIMEOUT = 300
+
+
+def _episode_of(agent: Agent, template: TaskTemplate | None, params: Any) -> tuple[AgentTaskTemplate, Any]:
+    """The template and params the kit runs ``agent`` on: the author's (both given), else the first shipped
+    template (by name) whose :meth:`~harness.contracts.AgentTaskTemplate.conformance_params` the agent does not
+    refuse.  Fails the test naming what is missing."""
+    if template is not None:
+        assert isinstance(template, AgentTaskTemplate), \
+            f"the `template` fixture gave a {type(template).__name__}, not an AgentTaskTemplate"
+        if params is None:
+            pytest.fail("the `template` fixture is overridden but `params` is not: give small params for it")
+        return template, params
+    from harness.plugins import plugins
+
+    reasons = []
+    for name, registered in sorted(plugins().registry("task_template").items()):
+        candidate = registered.obj
+        if not isinstance(candidate, AgentTaskTemplate) or (small := candidate.conformance_params()) is None:
+            continue
+        refusal = agent.refusal(small)
+        if refusal is None:
+            return candidate, small
+        reasons.append(f"{name}: {refusal}")
+    pytest.fail(f"no shipped task template offers an episode agent {agent.name!r} accepts"
+                + (f" ({'; '.join(reasons)})" if reasons else "")
+                + ": override the `template` and `params` fixtures")
+
+
+def _host_rule_runner() -> SubmissionRunner:
+    """Runs a programmatic submission's functions on this host, as the kit runs the agent (the ``none``
+    sandbox backend: timeouts and a memory cap, no isolation); made on the first call."""
+    made: list[SubmissionRunner] = []
+
+    def run(module, function, inputs):
+        if not made:
+            from harness.plugins import get
+            from harness.submission import make_runner
+
+            made.append(make_runner(get("sandbox_backend", "none")))
+        return made[0](module, function, inputs)
+
+    return run

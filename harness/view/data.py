@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.billing import offline_backend
 from harness.untrusted import walk_files
 from harness.report.load import read_run
 from harness.trajectory import content_images, content_text, steps as trajectory_steps
@@ -71,9 +72,22 @@ class Run:
     meta: dict
     rows: pd.DataFrame
     episode_slugs: list[str] = field(default_factory=list)
+    _offline: list | None = field(default=None, repr=False, compare=False)
 
     def row(self, index: int) -> dict:
         return {k: _clean(v) for k, v in self.rows.iloc[index].items()}
+
+    def offline(self) -> list[str | None]:
+        """Per row: the offline model backend that answered its model calls (its cost is no money spent,
+        :func:`harness.billing.offline_backend`; rows written before ``model_billed`` fall back on the run's
+        ``--model-backend``), or None.  Computed once."""
+        if self._offline is None:
+            columns = [c for c in ("model_billed", "model_backend", "n_requests") if c in self.rows.columns]
+            records = self.rows[columns].to_dict("records") if columns else [{}] * len(self.rows)
+            backend = self.meta.get("model_backend")
+            self._offline = [offline_backend({k: _clean(v) for k, v in r.items()},
+                                             backend if isinstance(backend, str) else None) for r in records]
+        return self._offline
 
     def index_of(self, episode_slug: str) -> int | None:
         try:
@@ -206,7 +220,9 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
     with ``group_column`` the SD of the values minus their group's mean, as the report's
     aggregate tables spread them), ``extra`` (column -> mean of each ``extra`` column present, else
     None), ``tokens`` (mean ``total_tokens``), ``cost`` (mean ``cost_usd``), ``seconds``
-    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose ``status`` is not ``ok``).
+    (mean ``agent_seconds``, else ``seconds``), ``failures`` (rows whose ``status`` is not ``ok``), ``offline``
+    (the offline model backend that answered the entry's model calls, :meth:`Run.offline`, else None: rows of
+    one run and agent answered by a script and by a model are two entries).
     Returns (condition columns present in some row, entries).
     """
     entries: list[dict] = []
@@ -223,6 +239,8 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
         frames.append((run, frame.copy()))
     present = [c for c in conditions if c in present]
     for run, frame in frames:
+        offline = pd.Series(run.offline(), index=run.rows.index, dtype=object).loc[frame.index]
+        frame["_offline"] = offline.where(offline.notna(), "–")
         agent = frame[agent_column] if agent_column in frame.columns else pd.Series(None, index=frame.index)
         if "profile" in frame.columns:
             agent = agent.where(agent.notna(), frame["profile"])
@@ -231,10 +249,10 @@ def leaderboard(runs: list[Run], template: str, metric: str | None, conditions: 
             if c not in frame.columns:
                 frame[c] = None
             frame[c] = frame[c].astype(object).where(frame[c].notna(), "–")
-        for values, group in frame.groupby(["_agent"] + present, dropna=False, sort=True):
+        for values, group in frame.groupby(["_agent", "_offline"] + present, dropna=False, sort=True):
             values = values if isinstance(values, tuple) else (values,)
-            entry = {"run": run.id, "agent": values[0],
-                     "conditions": [None if v == "–" else _clean(v) for v in values[1:]], "n": len(group)}
+            entry = {"run": run.id, "agent": values[0], "offline": None if values[1] == "–" else values[1],
+                     "conditions": [None if v == "–" else _clean(v) for v in values[2:]], "n": len(group)}
             has_metric = bool(metric) and metric in group.columns
             scores = _number(group[metric]) if has_metric else pd.Series([], dtype=float)
             ok = scores.notna()

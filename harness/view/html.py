@@ -76,11 +76,13 @@ def stacked_lines_svg(x: Any, channels: dict[str, Any], title: str = "", width: 
     """One line chart per channel, stacked on a shared x axis, as inline ``<svg>``.
 
     ``x``: (N,) values; ``channels``: name -> (N,) values.  Each row is scaled
-    to its own range, printed at its left as ``min … max``.  ``marker``: an x value
+    to its own range, printed at its left as ``min … max`` under its name (a long name on two lines).  ``marker``: an x value
     marked by a dashed vertical line through every row (e.g. the intervention time),
     labelled ``marker_label``.
     """
-    left, pad = 96, 4
+    # a wider left margin when a name needs it (two lines of up to WIDE_LABEL_CHARS characters)
+    chars = LABEL_CHARS if all(len(str(n)) <= LABEL_CHARS for n in channels) else WIDE_LABEL_CHARS
+    left, pad = (96 if chars == LABEL_CHARS else 120), 4
     top = 16 if title else 4
     height = top + row_height * len(channels) + 14
     x0, x1 = _range(x)
@@ -93,8 +95,11 @@ def stacked_lines_svg(x: Any, channels: dict[str, Any], title: str = "", width: 
         y_top = top + row * row_height
         parts.append(f'<rect x="{left}" y="{y_top + pad}" width="{width - left - 4}" height="{row_height - 2 * pad}" '
                      f'fill="#f7f8fa" stroke="#e3e6ec"/>')
-        parts.append(f'<text x="{left - 6}" y="{y_top + row_height / 2}" font-size="12" text-anchor="end" '
-                     f'fill="#1d2433">{escape(name)}</text>')
+        lines = _label_lines(str(name), chars)
+        first = y_top + row_height / 2 - 12 * (len(lines) - 1)
+        for i, line in enumerate(lines):
+            parts.append(f'<text x="{left - 6}" y="{first + 12 * i}" font-size="12" text-anchor="end" '
+                         f'fill="#1d2433">{escape(line)}</text>')
         parts.append(f'<text x="{left - 6}" y="{y_top + row_height / 2 + 13}" font-size="10" text-anchor="end" '
                      f'fill="#667085">{escape(_ticks(y0, y1))}</text>')
         points = _points(x, y, x0, x1, y0, y1, width - left - 4, row_height - 2 * pad - 2, left, y_top + pad + 1)
@@ -109,6 +114,21 @@ def stacked_lines_svg(x: Any, channels: dict[str, Any], title: str = "", width: 
     parts.append(f'<text x="{left}" y="{height - 2}" font-size="10" fill="#667085">x: {escape(_ticks(x0, x1))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+#: Characters of a channel name that fit one line of a stacked chart's left margin (12 px text in 90 px), and in
+#: the wider margin (114 px) a chart takes when a name is longer.
+LABEL_CHARS, WIDE_LABEL_CHARS = 14, 17
+
+
+def _label_lines(name: str, chars: int = LABEL_CHARS) -> list[str]:
+    """A channel name as at most two lines of ``chars`` characters, broken at the last space that fits (a longer
+    second line is cut with an ellipsis)."""
+    if len(name) <= chars:
+        return [name]
+    cut = name.rfind(" ", 0, chars + 1)
+    head, tail = (name[:cut], name[cut + 1:]) if cut > 0 else (name[:chars], name[chars:])
+    return [head, tail if len(tail) <= chars else tail[:chars - 1] + "…"]
 
 
 def _time_ticks(x0: float, x1: float, count: int = 4) -> list[tuple[float, str]]:

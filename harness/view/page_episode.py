@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from harness.billing import NOT_SPENT
 from harness.untrusted import shown_name, url_name
 from harness.view.calls import CallSummary, call_detail, call_index, proxy_logs
 from harness.view.cells import _fmt, _num
@@ -95,10 +96,13 @@ class EpisodePage:
             facts += [(label, _fmt(shown.get(column))) for column, label in
                       [(page.metric, page.metric_label or page.metric)] + [(c, l) for c, l, _ in page.board_columns]
                       if column and shown.get(column) is not None]
+        index = run.index_of(slug)
+        offline = run.offline()[index] if index is not None else None
         for label, column, digits in (("tokens", "total_tokens", 0), ("cost (USD)", "cost_usd", 4),
                                       ("time (s)", "agent_seconds", 1)):
             if isinstance(row.get(column), (int, float)):
-                facts.append((label, _num(row[column], digits)))
+                mark = f" ({offline}: {NOT_SPENT})" if offline and column == "cost_usd" else ""
+                facts.append((label, _num(row[column], digits) + mark))
         steps = episode.steps
         totals = None
         if steps:

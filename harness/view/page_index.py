@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from harness.billing import NOT_SPENT
 from harness.view.cells import _heading, _names_cell
 from harness.view.data import leaderboard
 from harness.view.pages import ViewPage
@@ -58,10 +59,23 @@ class IndexPage:
         note = f"{label}: {spread} ({direction}); {common}"
         if template not in self.pages:
             note = f"No view page is registered for template {template!r}: counts only. " + note
+        boards = []
+        real = [e for e in entries if e["offline"] is None]
+        offline = [e for e in entries if e["offline"] is not None]
+        for entries_, offline_ in ((real, False), (offline, True)):
+            boards += self._tables(template, page, present, entries_, offline_, split, note, common, label)
+        return boards
+
+    def _tables(self, template: str, page: ViewPage, present: list[str], entries: list[dict], offline: bool,
+                split: bool, note: str, common: str, label: str) -> list[dict]:
+        """One template's boards of ``entries``: the metric's and the board columns'.  ``offline``: entries whose
+        model calls an offline backend answered (a script): a board of their own after the real ones, titled and
+        noted so, its costs marked, no best mean (a script's score ranks nothing)."""
         has_extra = [any(v is not None for v in e["extra"].values()) for e in entries]
         scored = [e for e, x in zip(entries, has_extra) if e["metric_mean"] is not None or not x]
         others = [e for e, x in zip(entries, has_extra) if e["metric_mean"] is None and x]
         boards = []
+        names = ", ".join(sorted({e["offline"] for e in entries if e["offline"]}))
         for kind, chosen in (("metric", scored), ("extra", others)):
             if not chosen:
                 continue
@@ -75,11 +89,16 @@ class IndexPage:
             extras = [{"column": c, "label": l, "lower": low} for c, l, low in page.board_columns
                       if kind == "extra" and any(e["extra"].get(c) is not None for e in chosen)]
             title = f"{template} · " + ", ".join(x["label"] for x in extras) if kind == "extra" else template
+            text = note if kind == "metric" else (f"Means over episodes, as the run folder's scores give them (the "
+                                                  f"viewer computes none); {common}")
+            if offline:
+                title += f" · offline model ({names})"
+                text = (f"Not ranked with the boards above: these episodes' model calls were answered by an offline "
+                        f"model backend ({names}), not by the model named; their costs are {NOT_SPENT}. " + text)
             boards.append({"template": template, "title": title,
                            "split": _heading(page.group_column) if split else None,
-                           "conditions": [_heading(present[i]) for i in keep], "entries": shown,
-                           "note": note if kind == "metric" else f"Means over episodes, as the run folder's scores "
-                                                                  f"give them (the viewer computes none); {common}",
+                           "conditions": [_heading(present[i]) for i in keep], "entries": shown, "note": text,
                            "metric_label": label, "lower_is_better": page.lower_is_better, "extras": extras,
-                           "show_metric": kind == "metric", "best": best})
+                           "show_metric": kind == "metric", "best": None if offline else best,
+                           "offline": offline})
         return boards

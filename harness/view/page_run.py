@@ -32,6 +32,7 @@ class RunPage:
 
     def run_page(self, run: Run) -> str:
         rows = []
+        offline = run.offline()
         for i, slug in enumerate(run.episode_slugs):
             row = run.row(i)
             page = self.pages.get(row.get("template"))
@@ -46,7 +47,8 @@ class RunPage:
                          "task": row.get("task"), "agent": agent or row.get("profile") or "–",
                          "condition": self._condition_text(row, page), "status": row.get("status"),
                          "score": score, "score_text": score_text,
-                         "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "seconds": seconds,
+                         "tokens": row.get("total_tokens"), "cost": row.get("cost_usd"), "offline": offline[i],
+                         "seconds": seconds,
                          "error": scrub_paths(str(row.get("error") or "")[:160]) if self.bundle
                          else str(row.get("error") or "")[:160]})
         names = list(dict.fromkeys(k for r in rows for k in r["facets"]))
@@ -61,7 +63,10 @@ class RunPage:
         return self.env.get_template("run.html").render(
             title=f"Run {run.id}", root="../../", crumbs=[(run.id, None)], reveal=self.reveal, run=run, rows=rows,
             created=created if isinstance(created, str) else None, folder=None if self.bundle else str(run.root),
-            score_first="asc" if lower else "desc", facets=facets)
+            score_first="asc" if lower else "desc", facets=facets,
+            offline={"count": sum(1 for r in rows if r["offline"]),
+                     "names": ", ".join(sorted({r["offline"] for r in rows if r["offline"]}))}
+            if any(r["offline"] for r in rows) else None)
 
     # -- JSON downloads ------------------------------------------------------------------------------------------
     def _page_row(self, run: Run, index: int) -> dict:

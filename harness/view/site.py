@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 import jinja2
 
+from harness.billing import NOT_SPENT
 from harness.view.cells import _clip, _fmt, _num, _pm, _sortval, scrub_paths
 from harness.view.data import MAX_IMAGE_BYTES, Run, load_run, run_stamp, with_run_columns
 from harness.view.calls import CallSummary
@@ -70,7 +71,7 @@ class Site(IndexPage, RunPage, ComparePage, EpisodePage):
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("harness.view", "templates"),
                                       autoescape=True, trim_blocks=False, lstrip_blocks=False)
         self.env.globals.update(live=self.live, fmt=_fmt, num=_num, pm=_pm, sortval=_sortval, clip=_clip,
-                                numbers=highlight_numbers, figure=self._figure)
+                                numbers=highlight_numbers, figure=self._figure, not_spent=NOT_SPENT)
         self._episodes: OrderedDict[tuple[str, str], _Episode] = OrderedDict()
         self._lock = threading.Lock()
 

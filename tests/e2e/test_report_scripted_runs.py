@@ -1,18 +1,19 @@
 """``harness report`` on real run directories: every table and figure, checked against results.parquet.
 
-The runs are made here with ``harness run`` (in-process CLI) in a local
-sandbox (bubblewrap, else unshare), offline, on BallDrop with the repository's
+The runs are made here with ``harness run`` (in-process CLI), offline, on BallDrop with the repository's
 task specs shrunk (5 test samples, 2 held-out samples per class, a 25-per-class
 sample pool):
 
-* ``claude-opus-4.6``: the real Claude Code CLI (npm prefix on the host)
-  against the scripted model backend -- the four main conditions (low/high
+* ``claude-opus-4.6``: the real Claude Code CLI in the agent runtime image (the Docker sandbox, where the
+  CLI is installed: the test is marked ``docker`` and runs in ``.ci/run``'s Docker stage, after the image
+  is built) against the scripted model backend -- the four main conditions (low/high
   noise × direct/programmatic) and the four high-noise ablation specs
   (no domain context, no labeled examples), seeds 0 and 1.  Direct episodes
   use ``examples/scripts/claude-balldrop.yaml`` (a Euclidean 1-NN script);
   the others use scripts derived from it here (a no-examples answer; a
   numpy-only rule.py, since ruptures is only in the agent image);
-* ``euclidean-1nn``: the classical baseline, the four main conditions, seeds 0 and 1;
+* ``euclidean-1nn``: the classical baseline (it runs the host's Python: a local sandbox, bubblewrap else
+  unshare), the four main conditions, seeds 0 and 1;
 * a Dr-CiK ``harness run --task tasks/drcik/...`` run (naive and SES on the bundled sample) so
   the report mixes templates.
 
@@ -20,7 +21,7 @@ Accuracy, tokens, cost and every trajectory metric are therefore what the
 pipeline measured; the expected table cells and figure contents are
 recomputed from the runs' results.parquet (and score.json) with pandas.
 Sign-flip intervals with 2 simulator–seed pairs are unbounded (2 / 2^2 > 0.05):
-the test checks that the report says so.  Runtime: about 1.5 minutes.
+the test checks that the report says so.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ from harness.report.schema import check_frame
 from harness.report.tables import MARKS
 from tests.support.report_runs import check_exports
 from tests.support.paths import REPO
+from tests.support.terminal_e2e import e2e_marks
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, *e2e_marks]  # docker: skipped, saying why, without the engine or the agent image
 
 SPECS = REPO / "tasks" / "tracebench"
 SCRIPTS = REPO / "examples" / "scripts"
@@ -88,17 +90,10 @@ def local_sandbox() -> str | None:
     return None
 
 
-def claude_prefix() -> Path | None:
-    from tsagent_plugins.agents.terminal.base import host_prefix
-
-    agent = registry.get("agent", "claude-code")
-    return host_prefix(agent.package, agent.version, agent.binary)[0]
-
-
-SANDBOX, PREFIX = local_sandbox(), claude_prefix()
-if SANDBOX is None or PREFIX is None:
-    pytest.skip("needs a local sandbox (bubblewrap or unshare) and Claude Code 2.1.96 in an npm prefix on the host "
-                "(`harness image build` downloads it, or set HARNESS_AGENT_PREFIX)", allow_module_level=True)
+#: The classical baseline's sandbox (it runs the host's Python); Claude Code runs in the agent image (docker).
+SANDBOX, LLM_SANDBOX = local_sandbox(), "docker"
+if SANDBOX is None:
+    pytest.skip("needs a local sandbox (bubblewrap or unshare) for the classical baseline", allow_module_level=True)
 
 
 def derived_script(folder: Path, name: str, base: str, shell: str, text: str) -> Path:
@@ -134,7 +129,6 @@ def runs(tmp_path_factory) -> dict[str, list[Path]]:
     made: dict[str, list[Path]] = {LLM: [], CLASSICAL: [], "drcik": []}
     seeds = [arg for seed in SEEDS for arg in ("--seed", seed)]
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("HARNESS_AGENT_PREFIX", str(PREFIX))  # found before the cache moves
         env.setenv("HARNESS_CACHE_DIR", str(root / "cache"))  # a fresh sample pool, generated once
         for name in MAIN:
             out = root / "runs" / f"{CLASSICAL}-{name}"
@@ -145,7 +139,7 @@ def runs(tmp_path_factory) -> dict[str, list[Path]]:
             script = rule if "programmatic" in name else blind if "noexamples" in name else \
                 SCRIPTS / "claude-balldrop.yaml"
             out = root / "runs" / f"{LLM}-{name}"
-            harness("run", "--task", str(specs / f"{name}.yaml"), "--agent", LLM, "--sandbox", SANDBOX,
+            harness("run", "--task", str(specs / f"{name}.yaml"), "--agent", LLM, "--sandbox", LLM_SANDBOX,
                     "--model-backend", "scripted", "--script", str(script), "--timeout", "180", "--out", str(out),
                     *seeds)
             made[LLM].append(out)
@@ -225,7 +219,10 @@ def test_runs_are_complete_and_conform_to_the_schema(runs, frame):
     assert len(select(frame, profile=LLM)) == 16 and len(select(frame, profile=CLASSICAL)) == 8
     assert sorted(Counter(frame["setting"]).items()) == [("main", 16), ("no-context", 4), ("no-examples", 4)]
     llm = select(frame, profile=LLM)
-    assert (llm["sandbox"] == SANDBOX).all() and (llm["agent"] == "claude-code").all()
+    assert (llm["sandbox"] == LLM_SANDBOX).all() and (llm["agent"] == "claude-code").all()
+    assert (select(frame, profile=CLASSICAL)["sandbox"] == SANDBOX).all()
+    # the scripted backend answered: every LLM row says so, its cost marked as no money spent
+    assert (llm["model_backend"] == "scripted").all() and (llm["model_billed"] == False).all()  # noqa: E712
     assert (llm["assertion_failures"] == "[]").all() and (llm["proxy_errors"] == "[]").all()
     # the scripted usage: 12000 + 12800 prompt (8000 + 12000 cached), 400 + 60 completion; Table 21 prices
     assert (llm["prompt_tokens"] == 24800).all() and (llm["completion_tokens"] == 460).all()
@@ -413,7 +410,9 @@ def test_drcik_section_in_the_same_report(report):
 # -- figures ----------------------------------------------------------------------------------------------------------
 
 def test_figures(report, frame):
-    assert set(report.figures) == {"confusion-balldrop", "figure4-resources", "accuracy-cost-balldrop", "main-result"}
+    # TraceBench's four and the Dr-CiK run's Figure 5 (the report mixes templates)
+    assert set(report.figures) == {"confusion-balldrop", "figure4-resources", "accuracy-cost-balldrop", "main-result",
+                                   "drcik-figure5"}
     agents = order(frame)
     main = select(frame, setting="main")
 
@@ -512,7 +511,7 @@ def test_figures_readable_and_tables_exported(runs, kind, tmp_path):
     dirs = {"baseline": runs[CLASSICAL], "llm": runs[LLM], "mixed": runs[LLM] + runs[CLASSICAL] + runs["drcik"]}[kind]
     built = build_report(dirs)
     expected = {"confusion-balldrop", "figure4-resources", "main-result"} | (
-        {"accuracy-cost-balldrop"} if kind != "baseline" else set())
+        {"accuracy-cost-balldrop"} if kind != "baseline" else set()) | ({"drcik-figure5"} if kind == "mixed" else set())
     assert set(built.figures) == expected
     for key, fig in built.figures.items():
         assert figure_problems(fig) == [], (kind, key)

@@ -185,8 +185,8 @@ def test_readme_grid_experiment_plans_every_condition(tmp_path):
     (tmp_path / "tracebench").symlink_to(REPO / "tasks" / "tracebench")
     file = tmp_path / "experiments" / "my-grid.yaml"
     file.write_text(block.group(1))
-    result = CliRunner().invoke(cli, ["plan", "--experiment", str(file), "--out", str(tmp_path / "run")],
-                                terminal_width=200)
+    result = CliRunner().invoke(cli, ["plan", "--experiment", str(file), "--out", str(tmp_path / "run"),
+                                      "--episodes"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "total: 12 episode(s), 0 done, 12 to run" in result.output and "warning" not in result.output
     (stage,) = plan_experiment(load_experiment(file), file, tmp_path / "run", resolve_profile, load_task)

@@ -60,7 +60,8 @@ def test_a_model_backed_forecaster_without_any_profile_is_unknown(tmp_path):
 def test_plan_cli_prices_llm_dp_from_history(tmp_path):
     old = history(tmp_path / "old")
     result = CliRunner().invoke(cli, ["plan", "--task", str(SPEC), "--set", "forecasters=[llm-dp]", "--agent",
-                                      "gpt-5.5", "--history", str(old), "--out", str(tmp_path / "run")],
+                                      "gpt-5.5", "--history", str(old), "--out", str(tmp_path / "run"),
+                                      "--episodes"],
                                 terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "no model" not in result.output

@@ -157,11 +157,22 @@ def test_every_builtin_sandbox_backend_runs_a_kit_class():
     assert set(ISOLATING) | {"none"} == set(registered("sandbox_backend"))
 
 
-class TestBuiltinAgents(AgentTests):
-    """Identity, command (no host key leaks, pointed at the proxy) and empty-home logs of every agent; the
-    non-LLM agent also runs on a small episode in ``tests/plugins/agents/test_classical.py``."""
+def agent_params() -> list:
+    """Every built-in agent's name; the aeon baselines skipped without the ``baselines`` extra (they refuse)."""
+    import importlib.util
 
-    @pytest.fixture(params=registered("agent"))
+    no_aeon = pytest.mark.skipif(importlib.util.find_spec("aeon") is None,
+                                 reason="needs the baselines extra: pip install -e '.[baselines]'")
+    return [pytest.param(name, marks=no_aeon) if getattr(harness.plugins.get("agent", name), "needs_aeon", False)
+            else name for name in registered("agent")]
+
+
+class TestBuiltinAgents(AgentTests):
+    """Identity, command (no host key leaks, pointed at the proxy) and empty-home logs of every agent; every
+    non-LLM agent (the classical baselines) also runs the kit's default small episode (TraceBench on BallDrop)
+    and must leave a valid submission."""
+
+    @pytest.fixture(params=agent_params())
     def agent(self, request):
         return harness.plugins.get("agent", request.param)
 

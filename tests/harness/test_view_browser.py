@@ -151,11 +151,15 @@ def test_run_page_lists_the_episodes_of_a_scripted_run(runs):
     with served(Site(load_runs([run, runs["classical"], runs["drcik"]]))) as (url, _), browser() as page:
         page.goto(url)
         boards = page.locator("section.board h2").all_inner_texts()
-        assert boards == ["Leaderboard · tracebench", "Leaderboard · tracebench · by simulator", "Leaderboard · drcik"]
-        board = page.locator("#board-1 tbody tr")
-        assert board.count() == 2  # claude-opus-4.6 and euclidean-1nn, one condition each
-        page.fill('input[data-table="board-1"]', "claude")
-        assert page.locator("#board-1 tbody tr:visible").count() == 1
+        # the scripted claude-opus-4.6 episodes rank on a board of their own, after the real one (euclidean-1nn)
+        assert boards == ["Leaderboard · tracebench", "Leaderboard · tracebench · offline model (scripted)",
+                          "Leaderboard · tracebench · by simulator",
+                          "Leaderboard · tracebench · offline model (scripted) · by simulator", "Leaderboard · drcik"]
+        assert page.locator("#board-1 tbody tr td:first-child").all_inner_texts() == ["euclidean-1nn"]
+        assert page.locator("#board-2 tbody tr td:first-child").all_inner_texts() == ["claude-opus-4.6"]
+        assert "(scripted)" in page.locator("#board-2 tbody tr").first.inner_text()
+        page.fill('input[data-table="board-2"]', "euclidean")
+        assert page.locator("#board-2 tbody tr:visible").count() == 0
         shot(page, "index")
         page.click(f'text={run.name}')
         page.wait_for_selector("#episodes")

@@ -171,6 +171,34 @@ def test_compare_pages_group_episodes_that_saw_the_same_batch(runs):
     assert html.count('class="sample compare-sample"') == 10 and html.count("<svg") == 10
 
 
+def test_the_compare_page_marks_the_intervention_as_the_episode_page_does(runs, tmp_path):
+    """The batch's intervention times (the answer key's recipes) are drawn on the compare page's plots too, only
+    when answers are revealed; the channels carry the names the prompt gave them."""
+    import shutil
+
+    run = tmp_path / "run-main"
+    shutil.copytree(runs["tracebench"], run)
+    folder = run / "episodes" / "alpha-ctx3-low-direct-balldrop-s0"
+    write_json(folder / "key" / "recipes.json", [{"file": "000000000000.parquet", "t_int": 4.0},
+                                                 {"file": "000000000003.parquet", "t_int": 7.5},
+                                                 {"file": "000000000001.parquet", "t_int": None}])
+    episode_path = "runs/run-main/alpha-ctx3-low-direct-balldrop-s0/index.html"
+    for reveal in (True, False):
+        site = Site(load_runs([run]), reveal=reveal)
+        key = next(k for k, p in site.comparisons().items()
+                   if p["title"].startswith("balldrop · low noise, direct") and "seed 0" in p["title"])
+        compare, episode = (site.render(path)[0].decode() for path in (f"compare/{key}/index.html", episode_path))
+        for html in (compare, episode):
+            assert html.count('<line class="marker"') == (2 if reveal else 0)
+            assert html.count(">intervention</text>") == (2 if reveal else 0)
+            # x from 0 to 10 s in a 440 px chart whose plot starts at 120 px (a two-line channel name): 4 s at
+            # 120 + 0.4 * 316
+            assert (f'x1="{120 + 0.4 * 316:.1f}"' in html) == reveal
+            assert 'fill="#1d2433">ball height</text>' in html and ">col1</text>" not in html
+            assert "Channels as the prompt names them: col1 ball height, col2 ball velocity, col3 contact impulse " \
+                   "(N*s), col4 time." in html.replace("&#39;", "'")
+
+
 # -- in the browser ----------------------------------------------------------------------------------------------
 
 @needs_browser
@@ -230,6 +258,22 @@ def test_phone_width_pages_do_not_scroll_sideways(runs):
                 wide = page.evaluate("document.documentElement.scrollWidth")
                 assert wide <= width, (path, width, wide)
                 shot(page, f"{width}-{(path.replace('/', '_').replace('.html', '') or 'home')}")
+
+
+@needs_browser
+def test_at_phone_width_the_leaderboard_metric_stays_in_view(runs):
+    """At 390 px a leaderboard scrolls inside its box; its metric column stays at the box's right edge (sticky),
+    so each row's score is on screen without scrolling."""
+    with served(_site(runs)) as (url, _), browser() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url)
+        boxes = page.evaluate("""() => Array.from(document.querySelectorAll('table.board')).flatMap(t =>
+            Array.from(t.querySelectorAll('th.metric, td.metric')).map(c => {
+                const r = c.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.right)]; }))""")
+        assert len(boxes) > 10 and all(0 <= left and right <= 390 for left, right in boxes), boxes
+        page.set_viewport_size({"width": 1280, "height": 900})  # wide: the column sits where it belongs
+        page.goto(url)
+        assert page.evaluate("getComputedStyle(document.querySelector('td.metric')).position") == "static"
 
 
 @needs_browser
@@ -389,7 +433,9 @@ def test_a_tracebench_episode_marks_the_intervention_and_shows_labelled_examples
     assert 'class="marker"' not in hidden
     for html in (shown, hidden):  # what the agent was given: one labelled example per class, 12 px labels
         assert "Labelled examples (3, one per class shown)" in html and html.count('class="sample example"') == 2
-        assert 'font-size="12" text-anchor="end" fill="#1d2433">col1</text>' in html
+        # the channels as the prompt names them (with context), a long name on two lines
+        assert 'font-size="12" text-anchor="end" fill="#1d2433">ball height</text>' in html
+        assert 'fill="#1d2433">contact impulse</text>' in html and 'fill="#1d2433">(N*s)</text>' in html
         assert '<link rel="icon" href="data:,">' in html  # no favicon request, no 404
 
 

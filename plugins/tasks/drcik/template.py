@@ -239,6 +239,14 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                          "tasks_source": params.tasks, **score.metrics}
         return score
 
+    def submission_problem(self, params: DrcikParams, episode: str, score: EpisodeScore) -> str | None:
+        """No valid submission unless both ``report.md`` and ``evidence.json`` were read without a problem
+        (``report_ok`` and ``evidence_ok``); the problem is the score's ``output_reason``."""
+        metrics = score.metrics
+        if metrics.get("report_ok") and metrics.get("evidence_ok"):
+            return None
+        return metrics.get("output_reason") or "report.md or evidence.json is missing or unreadable"
+
     # -- forecasting episodes -----------------------------------------------------------------------
     def forecaster(self, entry: ForecasterEntry, where: str = "forecasters"):
         """The registered forecaster of ``entry``, configured with its options (cached); ValueError naming

@@ -397,6 +397,22 @@ def summarize(samples: list[SampleScore], heldout: bool) -> dict[str, Any]:
     return metrics
 
 
+def submission_problem(score: EpisodeScore) -> str | None:
+    """Why an episode's score shows no valid submission (no test sample scored, or every test prediction
+    invalid: no ``results.json``/``rule.py``, unreadable, or labels outside the allowed ones), naming the
+    count and the first sample's reason; None when at least one test prediction is a valid label."""
+    tests = [d for d in score.details if isinstance(d, dict) and d.get("split") == "test"]
+    if not tests:
+        n, invalid = score.metrics.get("n_test"), score.metrics.get("n_invalid")
+        if isinstance(n, int) and n > 0 and invalid == n:
+            return f"every one of the {n} test predictions is invalid"
+        return None if isinstance(n, int) and n > 0 else "no test sample was scored"
+    invalid = [d for d in tests if d.get("reason")]
+    if len(invalid) < len(tests):
+        return None
+    return f"every one of the {len(tests)} test predictions is invalid (the first: {invalid[0]['reason']})"
+
+
 def score_episode(workspace: Path, key_dir: Path, key: dict, run_submission: SubmissionRunner) -> EpisodeScore:
     """Score one episode from its answer key (``key.json`` content) and the agent's workspace."""
     if key["submission"] == "direct":

@@ -41,11 +41,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness import AgentTaskTemplate, EpisodeScore, Materialized, Simulator, SubmissionRunner, lazy_module
 from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
-from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS
+from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS, ReleasedPoolRef, paper_slug
 from tsagent_plugins.tasks.tracebench import files as sample_files
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
-from tsagent_plugins.tasks.tracebench.scoring import score_episode
+from tsagent_plugins.tasks.tracebench.scoring import score_episode, submission_problem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,27 +75,6 @@ def read_key(key_dir: Path | str) -> dict:
     """An episode's answer key (``key_dir/key.json``, written by :meth:`TracebenchTemplate.materialize`): the
     one reader of it.  A missing or malformed key raises (OSError, ValueError): an infrastructure fault."""
     return json.loads((Path(key_dir) / KEY_FILE).read_text())
-
-
-class ReleasedPoolRef(BaseModel):
-    """``params.pool``: run on a downloaded TraceBench release instead of a generated pool.
-
-    ``path``: the simulator's released directory (``questions.json``, ``sample_manifest.json``,
-    ``dataframes/``; :mod:`tsagent_plugins.tasks.tracebench.released`).  ``condition``: the paper's
-    condition slug whose sample assignment to use (default: the slug of this task's settings,
-    e.g. ``gentle-cloud`` for direct / low noise).  ``noise`` is fixed text recorded in the
-    run's parameters: the noise on these clean samples is this harness's model.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
-
-    path: str
-    condition: str | None = None
-    noise: Literal[
-        "clean samples and assignments from the released dataset; observation noise from this "
-        "harness's model (the released noise code is not public)"
-    ] = ("clean samples and assignments from the released dataset; observation noise from this "
-         "harness's model (the released noise code is not public)")
 
 
 class TracebenchParams(BaseModel):
@@ -197,13 +176,6 @@ class TracebenchParams(BaseModel):
                 f"examples_per_class + ceil(n_test / {n_classes} classes)); at most {MAX_POOL_PER_CLASS} per class "
                 f"(four times the default pool; the paper uses n_test 10, examples_per_class 3, heldout_per_class "
                 "142)")
-
-
-def paper_slug(noise: str, submission: str, context: bool, examples_per_class: int) -> str | None:
-    """The paper's condition slug of these settings (:data:`PAPER_CONDITIONS`); None when the paper
-    has no such condition (e.g. low noise without labeled examples)."""
-    setting = (noise, submission, context, examples_per_class > 0)
-    return next((slug for slug, cond in PAPER_CONDITIONS.items() if cond == setting), None)
 
 
 def needed_per_class(params: TracebenchParams, n_classes: int) -> int:
@@ -498,3 +470,19 @@ class TracebenchTemplate(AgentTaskTemplate):
         """
         key = read_key(key_dir)
         return score_episode(Path(workspace), Path(key_dir), key, run_submission)
+
+    def submission_problem(self, params: TracebenchParams, episode: str, score: EpisodeScore) -> str | None:
+        """None unless every test prediction is invalid (:func:`.scoring.submission_problem`)."""
+        return submission_problem(score)
+
+    def conformance_params(self) -> TracebenchParams | None:
+        """The agent kit's episode: BallDrop, low noise, one example per class, two test samples, direct answers,
+        no held-out batch, a pool of 8 per class (10 s once, then cached); None without BallDrop."""
+        from harness import UnknownPlugin
+
+        try:
+            self._simulator("balldrop")
+        except UnknownPlugin:
+            return None
+        return TracebenchParams(simulator="balldrop", noise="low", context=True, examples_per_class=1,
+                                submission="direct", n_test=2, heldout_per_class=0, pool_per_class=8)

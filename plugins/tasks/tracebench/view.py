@@ -36,16 +36,44 @@ MAX_SAMPLES = 24
 CONDITIONS = ("condition",)
 
 
-def _sample_chart(frame: pd.DataFrame, title: str, t_int: float | None = None) -> Markup:
+def _sample_chart(frame: pd.DataFrame, title: str, t_int: float | None = None,
+                  names: dict[str, str] | None = None) -> Markup:
+    """One sample's stacked-channel chart; ``names``: column -> the name the task gave it (:func:`_signal_names`;
+    columns without one keep their own), ``t_int``: the intervention time marked."""
+    names = names or {}
     numeric = frame.select_dtypes("number")
     x_name = next((c for c in numeric.columns if len(numeric) > 1 and np.all(np.diff(numeric[c].to_numpy()) > 0)),
                   None)
     channels = [c for c in numeric.columns if c != x_name] or list(numeric.columns)
     stride = max(1, -(-len(numeric) // MAX_POINTS))  # ceil: at most MAX_POINTS points
     x = numeric[x_name].to_numpy()[::stride] if x_name else np.arange(len(numeric))[::stride]
-    return stacked_lines_svg(x, {c: numeric[c].to_numpy()[::stride] for c in channels},
-                             f"{title} (x: {x_name or 'row'})", marker=t_int if x_name else None,
+    return stacked_lines_svg(x, {names.get(str(c), str(c)): numeric[c].to_numpy()[::stride] for c in channels},
+                             f"{title} (x: {names.get(str(x_name), x_name) if x_name else 'row'})",
+                             marker=t_int if x_name else None,
                              marker_label="intervention" if t_int is not None else "")
+
+
+def _signal_names(row: dict) -> dict[str, str]:
+    """Column -> the name the episode's prompt gave it (its "Observed Signals": with domain context, each
+    channel's description and ``time``); {} when the prompt named none (no context: the agent saw ``col1``...,
+    and so does the page) or the simulator is not installed here."""
+    from harness import UnknownPlugin, get_plugin
+    from tsagent_plugins.tasks.tracebench.prompts import signal_names
+
+    if row.get("context") is not True or not isinstance(row.get("simulator"), str):
+        return {}
+    try:
+        return signal_names(get_plugin("simulator", row["simulator"]))
+    except UnknownPlugin:
+        return {}
+
+
+def _names_hint(names: dict[str, str]) -> str:
+    """The line under a panel of charts saying which column each name is (what a ``rule.py`` reads)."""
+    if not names:
+        return ""
+    return '<p class="hint signals">Channels as the prompt names them: ' + escape(
+        ", ".join(f"{column} {name}" for column, name in names.items())) + ".</p>"
 
 
 def _intervention_times(episode: EpisodeView) -> dict[str, float]:
@@ -58,7 +86,7 @@ def _intervention_times(episode: EpisodeView) -> dict[str, float]:
             and isinstance(r.get("file"), str) and isinstance(r.get("t_int"), (int, float))}
 
 
-def _examples(episode: EpisodeView) -> Panel | None:
+def _examples(episode: EpisodeView, names: dict[str, str]) -> Panel | None:
     """One labelled support sample per class (``workspace/train_samples`` and ``train_labels.json``: what
     the agent was given), folded."""
     import pandas as pd
@@ -75,7 +103,7 @@ def _examples(episode: EpisodeView) -> Panel | None:
         if path is None:
             continue
         try:
-            chart = _sample_chart(pd.read_parquet(path), name)
+            chart = _sample_chart(pd.read_parquet(path), name, names=names)
         except Exception:  # noqa: BLE001 - a damaged file is left out
             continue
         cards.append(f'<div class="sample example">{chart}<div>label: <b>{escape(label)}</b></div></div>')
@@ -108,6 +136,7 @@ def render(episode: EpisodeView) -> list[Panel]:
 
     cards = []
     times = _intervention_times(episode)
+    names = _signal_names(episode.row)
     for path in files[:MAX_SAMPLES]:
         detail = test.get(path.name, {})
         name = untrusted.shown_name(path.name)  # an agent's file name that is not UTF-8 is shown escaped
@@ -126,7 +155,7 @@ def render(episode: EpisodeView) -> list[Panel]:
         note = detail.get("reason") or detail.get("note")
         cards.append(Markup(
             f'<div class="sample{css}" data-file="{escape(name)}">'
-            f'{_sample_chart(frame, name, times.get(path.name))}'
+            f'{_sample_chart(frame, name, times.get(path.name), names)}'
             f'<div>agent\'s answer: <b>{escape(answer)}</b></div>{verdict}'
             + (f'<div class="hint">{escape(note)}</div>' if note else "") + "</div>"))
     if cards:
@@ -134,7 +163,7 @@ def render(episode: EpisodeView) -> list[Panel]:
             if len(files) > MAX_SAMPLES else ""
         hidden = "" if episode.reveal else '<p class="hint">True labels are not part of this export.</p>'
         panels.append(Panel(f"Test samples ({len(files)})", Markup(
-            f'{hidden}<div class="samples">{"".join(cards)}</div>{more}')))
+            f'{hidden}{_names_hint(names)}<div class="samples">{"".join(cards)}</div>{more}')))
     elif folder is not None:
         panels.append(Panel("Test samples", Markup('<p class="hint">No test samples in the workspace.</p>')))
     if episode.row.get("submission") == "programmatic":
@@ -161,7 +190,7 @@ def render(episode: EpisodeView) -> list[Panel]:
                                    "right" if d.get("correct") else "wrong"] for d in heldout], css="grid heldout"))
                      + "</details>")
         panels.append(Panel("Submitted rule.py", Markup(body)))
-    examples = _examples(episode)
+    examples = _examples(episode, names)
     if examples is not None:
         panels.append(examples)
     return panels
@@ -248,6 +277,10 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
                         if isinstance(d, dict) and d.get("split") == "test"})
     files = sorted({f for d in details for f in d if isinstance(f, str)})
     reveal = all(e.reveal for e in episodes)
+    times: dict[str, float] = {}  # the batch's intervention times, as the episode page marks them (revealed only)
+    for episode in episodes if reveal else []:
+        times.update({k: v for k, v in _intervention_times(episode).items() if k not in times})
+    names = next((found for found in (_signal_names(e.row) for e in episodes) if found), {})
     accuracies = [e.row.get("accuracy") if isinstance(e.row.get("accuracy"), (int, float)) else None
                   for e in episodes]
     summary = []
@@ -264,7 +297,7 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
     for name in files[:MAX_SAMPLES]:
         path = next((p for p in (e.file(f"workspace/test_samples/{name}") for e in episodes) if p is not None), None)
         try:
-            chart = _sample_chart(pd.read_parquet(path), name) if path is not None else \
+            chart = _sample_chart(pd.read_parquet(path), name, times.get(name), names) if path is not None else \
                 Markup(f'<div class="hint">{escape(name)}: the sample file is not in any workspace</div>')
         except Exception as exc:  # noqa: BLE001 - a damaged file is shown, not raised
             chart = Markup(f'<div class="hint">{escape(name)}: unreadable ({escape(exc)})</div>')
@@ -290,7 +323,7 @@ def compare(episodes: list[EpisodeView]) -> list[Panel]:
     more = f'<p class="hint">{len(files) - MAX_SAMPLES} more test samples not shown.</p>' \
         if len(files) > MAX_SAMPLES else ""
     panels.append(Panel(f"Test samples ({len(files)}): every agent's answer", Markup(
-        f'{hidden}<div class="samples compare">{"".join(cards)}</div>{more}')))
+        f'{hidden}{_names_hint(names)}<div class="samples compare">{"".join(cards)}</div>{more}')))
     return panels
 
 

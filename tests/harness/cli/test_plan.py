@@ -50,3 +50,22 @@ def test_a_pilot_run_gives_the_variance(tmp_path):
     pilot = make_main_run(tmp_path, with_ablation=False)
     out = plan("--power", "--pilot", str(pilot))
     assert "SD of an episode's accuracy from the pilot run" in out and "binomial model" not in out
+
+
+def test_the_summary_comes_first_and_the_episodes_only_when_asked():
+    short = CliRunner().invoke(cli, ["plan", "--experiment", str(MAIN)], terminal_width=250)
+    assert short.exit_code == 0, short.output
+    lines = short.output.splitlines()
+    assert lines[0].strip() == "tracebench-main: 240 episodes, plan for runs/tracebench-main"
+    assert "balldrop-low-direct-seed0-" not in short.output  # no episode key listed
+    assert lines[-2:] == ["(--episodes lists every episode)",
+                          next(line for line in lines if line.startswith("total: 240 episode(s)"))]
+    assert len(lines) < 20
+    full = CliRunner().invoke(cli, ["plan", "--experiment", str(MAIN), "--episodes"], terminal_width=250)
+    assert full.exit_code == 0, full.output
+    out = full.output.splitlines()
+    assert out[0] == lines[0]  # the same summary first, then the 240 episodes
+    listing = next(i for i, line in enumerate(out) if line.strip() == "tracebench-main: 240 episodes")
+    assert listing > 3 and sum("balldrop-" in line and "-seed" in line for line in out[listing:]) == 80
+    assert any(line.strip().startswith("balldrop-low-direct-seed0-") for line in out[listing:])
+    assert out[-1].startswith("total: 240 episode(s)") and "(--episodes lists every episode)" not in full.output

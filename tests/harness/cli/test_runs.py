@@ -59,3 +59,43 @@ def test_runs_list_reads_the_axis_the_template_declares(tmp_path, make_distribut
     assert run_summary(tmp_path / "new")["agents"] == ["a", "b"]
     assert run_summary(tmp_path / "old")["agents"] == ["a", "b"]
     assert run_summary(tmp_path / "unknown")["agents"] == []
+
+
+def make_run(root, rows, **meta):
+    root.mkdir(parents=True)
+    (root / "run.json").write_text(json.dumps({"episodes": [{"profile": "p"}] * len(rows), **meta}))
+    for i, row in enumerate(rows):
+        folder = root / "episodes" / f"e{i}"
+        folder.mkdir(parents=True)
+        (folder / "row.json").write_text(json.dumps({"episode": f"e{i}", "status": "ok", **row}))
+    return root
+
+
+def test_runs_list_marks_the_cost_an_offline_backend_answered(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    monkeypatch.setenv("COLUMNS", "200")
+    scripted = {"model_backend": "scripted", "model_billed": False, "cost_usd": 0.21, "n_requests": 3}
+    real = {"model_backend": "anthropic", "model_billed": True, "cost_usd": 0.78, "n_requests": 3}
+    make_run(tmp_path / "runs" / "a-scripted", [scripted, scripted])
+    make_run(tmp_path / "runs" / "b-real", [real])
+    make_run(tmp_path / "runs" / "c-mixed", [real, scripted])
+    # written before the rows recorded their backend: the run's --model-backend tells
+    make_run(tmp_path / "runs" / "d-old", [{"cost_usd": 0.5, "n_requests": 2}], model_backend="scripted")
+    summary = run_summary(tmp_path / "runs" / "a-scripted")
+    assert (summary["offline_backends"], summary["offline_cost_usd"]) == (["scripted"], 0.42)
+    assert run_summary(tmp_path / "runs" / "b-real")["offline_backends"] == []
+    result = CliRunner().invoke(cli, ["runs", "list", str(tmp_path / "runs")])
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0].rsplit("/", 1)[-1]: line for line in result.output.splitlines() if "/runs/" in line}
+    assert lines["a-scripted"].rstrip().endswith("0.42 (scripted)")
+    assert lines["b-real"].rstrip().endswith(" 0.78")
+    assert lines["c-mixed"].rstrip().endswith("0.99 (0.21 scripted)")
+    assert lines["d-old"].rstrip().endswith("0.50 (scripted)")
+    assert "(NAME) after a cost: the profiles' prices for the tokens an offline model backend answered with; no " \
+           "money was spent" in " ".join(result.output.split())
+    listed = [json.loads(line) for line in CliRunner().invoke(
+        cli, ["runs", "list", "--json", str(tmp_path / "runs")]).output.splitlines()]
+    assert [s["offline_backends"] for s in listed] == [["scripted"], [], ["scripted"], ["scripted"]]

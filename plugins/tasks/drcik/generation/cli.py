@@ -47,6 +47,7 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
                 include_flagged: bool) -> None:
     """Generate Dr-CiK deep-research environments from the CAF tasks of SPEC_FILE (Dr-CiK Section 4.1)."""
     from harness import ConfigError, HarnessError, resolve_profile
+    from harness.reporting import cost_text
     from tsagent_plugins.tasks.drcik.generation import caf
     from tsagent_plugins.tasks.drcik.generation.engine import CHAT_PROVIDERS
     from tsagent_plugins.tasks.drcik.generation.spec import load_spec
@@ -104,8 +105,10 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
     click.echo(f"wrote {len(written)} task(s) to {out}; {len(held)} task(s) held back in the repair queue "
                f"({summary['totals']['flagged']} unit(s) flagged for human repair"
                + (", included and marked by --include-flagged" if include_flagged else "") + "); "
-               f"{len(incomplete)} task(s) incomplete; ${summary['totals']['cost_usd']:.4f} "
-               f"({out / 'generation' / 'summary.json'})")
+               f"{len(incomplete)} task(s) incomplete; "
+               f"{cost_text(summary['totals']['cost_usd'], summary['totals']['offline_backends'], digits=4)}"
+               + (": no money spent" if summary['totals']['offline_backends'] else "")
+               + f" ({out / 'generation' / 'summary.json'})")
     if not written:
         raise HarnessError(
             f"{out}: no task written: {len(held)} held back for repair, {len(incomplete)} incomplete (see "

@@ -60,9 +60,22 @@ def generate(spec: Any, tasks: list, profiles: dict[str, Any], out: Path, backen
     summary = summarise(out / "generation")
     summary["output"] = written
     summary["totals"]["held_back"] = len(written["held_back"])
+    summary["totals"].update(cost_marks(profiles, backend))
     summary["spec"] = spec.name
     write_json(out / "generation" / "summary.json", summary)
     return summary
+
+
+def cost_marks(profiles: dict[str, Any], backend: str | None) -> dict[str, Any]:
+    """``summary.json``'s marks on its costs: ``model_backends`` (role -> the backend its calls went to:
+    ``--model-backend``, else its profile's provider), ``offline_backends`` (those that answered offline, e.g. a
+    script: no money was spent on their tokens) and, when there are any, ``cost_note`` saying so."""
+    from harness.reporting import NOT_SPENT, backend_billed
+
+    backends = {role: backend or profile.provider for role, profile in profiles.items()}
+    offline = sorted({name for name in backends.values() if name and not backend_billed(name)})
+    return {"model_backends": backends, "offline_backends": offline,
+            **({"cost_note": f"cost_usd is {NOT_SPENT} ({', '.join(offline)})"} if offline else {})}
 
 
 class _progress_bar:

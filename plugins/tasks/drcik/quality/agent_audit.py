@@ -119,3 +119,7 @@ class AuditTemplate(AgentTaskTemplate):
                     + ", ".join(changed[:5])] if changed else []
         return EpisodeScore({"plan_written": written, "env_files_changed": len(changed),
                              "export_unchanged": unchanged}, warnings=warnings)
+
+    def submission_problem(self, params: AuditParams, episode: str, score: EpisodeScore) -> str | None:
+        """No valid submission without a written plan (``plan_written``)."""
+        return None if score.metrics.get("plan_written") else f"{PLAN} was not written"

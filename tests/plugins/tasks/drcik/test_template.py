@@ -352,6 +352,9 @@ def test_llm_dp_on_the_scripted_backend(tmp_path):
     assert (dp["status"] == "ok").all() and (dp["profile"] == "scripted-dp").all()
     assert (dp["model"] == "scripted-model").all() and (dp["n_requests"] == 3).all()
     assert rows.loc[rows["forecaster"] == "naive", "model"].isna().all()
+    # the rows record the backend that answered: the script's costs are marked wherever they are shown
+    assert (dp["model_backend"] == "scripted").all() and (dp["model_billed"] == False).all()  # noqa: E712
+    assert rows.loc[rows["forecaster"] == "naive", ["model_backend", "model_billed"]].isna().all().all()
     assert len(list((tmp_path / "good" / "episodes").glob("llm-dp*/proxy/*/proxy.jsonl.zst"))) == 3
     meta = json.loads((tmp_path / "good" / "submissions" / "llm-dp__no-context" / "metadata.json").read_text())
     assert (meta["type"], meta["base_model"]) == ("direct_llm", "scripted-model")
@@ -448,3 +451,16 @@ def test_role_conditions_run_from_a_spec_and_refuse_tasks_without_roles(tmp_path
     assert refused.exit_code != 0 and not (tmp_path / "x").exists()
     assert ("params.contexts: 3 task(s) cannot be given retrospective-only; task task_42: "
             "annotations.gt_evidence[0].role is not given") in str(refused.exception)
+
+
+def test_a_research_submission_needs_both_a_readable_report_and_evidence():
+    from harness import EpisodeScore
+    from tsagent_plugins.tasks.drcik.template import DrcikTemplate
+
+    template = DrcikTemplate()
+    good = EpisodeScore({"report_ok": True, "evidence_ok": True, "output_reason": None})
+    assert template.submission_problem(None, "task_42", good) is None
+    missing = EpisodeScore({"report_ok": False, "evidence_ok": True, "output_reason": "report.md: not found"})
+    assert template.submission_problem(None, "task_42", missing) == "report.md: not found"
+    assert template.submission_problem(None, "task_42", EpisodeScore({"report_ok": True, "evidence_ok": False})) \
+        == "report.md or evidence.json is missing or unreadable"

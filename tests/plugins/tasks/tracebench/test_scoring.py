@@ -9,7 +9,8 @@ import pytest
 
 from harness.contracts import CallResult
 from tsagent_plugins.tasks.tracebench.files import file_key
-from tsagent_plugins.tasks.tracebench.scoring import check_prediction, fold, score_episode, score_labels
+from tsagent_plugins.tasks.tracebench.scoring import (check_prediction, fold, score_episode, score_labels,
+                                                      submission_problem)
 
 LABELS = ["coefficient of restitution", "mass", "drag coefficient", "gravity acceleration", "no parameter change"]
 TRUTH = {"aaaaaaaaaaaa.parquet": "mass", "bbbbbbbbbbbb.parquet": "no parameter change",
@@ -387,3 +388,23 @@ def test_split_members_reads_strings_and_escapes():
     assert split_members('{"a,b": ["x]", "y\\"}"], "c": {"d": [[1]]}}') == [
         ('"a,b"', ' ["x]", "y\\"}"]', 1), (' "c"', ' {"d": [[1]]}', 3)]
     assert split_members("{}") == [] and split_members("[]") is None
+
+
+# -- what counts as a submission (the agent kit's check) ------------------------------------------
+
+def test_no_results_file_is_no_submission(tmp_path):
+    assert submission_problem(score_results(tmp_path, None)) == (
+        "every one of the 4 test predictions is invalid (the first: results.json not found in the workspace)")
+
+
+def test_only_labels_outside_the_allowed_ones_is_no_submission(tmp_path):
+    score = score_results(tmp_path, {f: ["the butler did it"] for f in TRUTH})
+    assert score.metrics["accuracy"] == 0.0 and score.metrics["n_invalid"] == 4
+    assert submission_problem(score).startswith("every one of the 4 test predictions is invalid (the first: ")
+
+
+def test_one_valid_label_among_invalid_ones_is_a_submission(tmp_path):
+    answers = {f: ["the butler did it"] for f in TRUTH} | {"aaaaaaaaaaaa.parquet": ["gravity acceleration"]}
+    score = score_results(tmp_path, answers)
+    assert score.metrics["accuracy"] == 0.0 and score.metrics["n_invalid"] == 3
+    assert submission_problem(score) is None

@@ -83,3 +83,18 @@ def test_rule_and_heldout_results_revealed_only(run):
     assert "HELDOUT-ONLY-LABEL" in shown and shown.count('class="grid heldout"') == 1
     for marker in ("HELDOUT-ONLY-LABEL", "true-label", "gravity acceleration", 'class="sample right"', "verdict"):
         assert marker not in hidden, marker
+
+
+def test_channels_carry_the_names_the_prompt_gave_them_and_only_then():
+    from tsagent_plugins.tasks.tracebench.view import _signal_names
+
+    assert _signal_names({"context": True, "simulator": "balldrop"}) == {
+        "col1": "ball height", "col2": "ball velocity", "col3": "contact impulse (N*s)", "col4": "time"}
+    assert _signal_names({"context": False, "simulator": "balldrop"}) == {}  # the agent saw col1...: so does the page
+    assert _signal_names({"context": True, "simulator": "not-installed"}) == {}
+    assert _signal_names({"context": None}) == {}
+
+
+def test_an_episode_without_context_keeps_the_column_names(run):
+    html = render(run, reveal=True)
+    assert 'fill="#1d2433">col1</text>' in html and "Channels as the prompt names them" not in html

@@ -40,6 +40,7 @@ def generated(tmp_path_factory):
     result = generate(out, "--jobs", "3")
     assert result.exit_code == 0, result.output + str(result.exception)
     assert "wrote 4 task(s)" in result.output and "0 unit(s) flagged" in result.output
+    (out.parent / "cli_output.txt").write_text(result.output)
     return out
 
 
@@ -61,6 +62,17 @@ def test_every_step_and_judge_has_accepted_attempts(generated):
     assert summary["judges"]["judge_evidence"]["model"] == "openai/gpt-5.4-nano"
     assert summary["output"] == {"written": ["caf_pump_flow", "caf_pump_power", "caf_solar_ghi", "caf_store_sales"],
                                  "incomplete": {}, "held_back": {}}
+
+
+def test_the_scripted_cost_is_marked_in_the_last_line_and_the_summary(generated):
+    summary = json.loads((generated / "generation" / "summary.json").read_text())
+    totals = summary["totals"]
+    assert totals["cost_usd"] > 0 and totals["offline_backends"] == ["scripted"]
+    assert set(totals["model_backends"].values()) == {"scripted"}
+    assert totals["cost_note"] == ("cost_usd is the profiles' prices for the tokens an offline model backend "
+                                   "answered with; no money was spent (scripted)")
+    last = (generated.parent / "cli_output.txt").read_text().strip().splitlines()[-1]
+    assert f"; ${totals['cost_usd']:.4f} (scripted): no money spent (" in last, last
 
 
 def test_every_attempt_records_prompt_hash_model_verdict_tokens_and_cost(generated):

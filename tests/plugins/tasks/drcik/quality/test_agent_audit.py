@@ -39,6 +39,10 @@ def test_materialize_and_score_on_the_host(tmp_path):
     assert score.metrics == {"plan_written": True, "env_files_changed": 2, "export_unchanged": True}
     assert hashes(root) == before
     assert (root / "generation" / "agent_audit" / "plan.md").read_text() == "# plan\nnothing to fix\n"
+    assert template.submission_problem(params, "0", score) is None
+    (ws / PLAN).unlink()
+    assert template.submission_problem(params, "0", template.score(params, "0", ws, key, None)) == \
+        "audit_plan.md was not written"
 
 
 @pytest.mark.docker
