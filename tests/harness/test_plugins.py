@@ -138,7 +138,8 @@ def test_misspelled_hook_is_an_error_naming_plugin_and_hook(make_distribution, f
     assert "euclidean-1nn" in loaded.registry("agent")
 
 
-def test_plugins_list_shows_commands_and_report_sections(make_distribution, fresh_plugins):
+def test_plugins_list_shows_commands_and_report_sections(make_distribution, fresh_plugins, monkeypatch):
+    monkeypatch.setattr(cli, "commands", dict(cli.commands))  # the command resolved below leaves with the test
     make_distribution("acme-extras", {"acme-x": "acme_extras"}, {"acme_extras": EXTRAS}, version="0.7",
                       commands={"acme-hello": "acme_extras:hello"})
     fresh_plugins()

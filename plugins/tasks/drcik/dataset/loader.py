@@ -329,6 +329,7 @@ def parse_task(raw: dict, source: str = "<memory>", documents_root: Path | None 
                                      text=rd.get(item, "evidence", f"{path}.evidence", str), role=role))
 
     metadata = {k: v for k, v in raw.items() if k not in ("series", "documents", "annotations")}
+    _with_original_context(metadata, source, task_id)
     return DrcikTask(
         benchmark_id=task_id,
         history=history,
@@ -345,6 +346,27 @@ def parse_task(raw: dict, source: str = "<memory>", documents_root: Path | None 
         data_notes=notes,
         source=source,
     )
+
+
+#: Where ``harness dr-generate`` keeps each task's original CAF context and real names, beside ``tasks/``: never
+#: in a task file, which agents read (the original names the real entity).
+ANONYMISATION_FOLDER = Path("generation") / "anonymisation"
+
+
+def _with_original_context(metadata: dict, source: str, task_id: str) -> None:
+    """Give a generated task its original CAF context from ``<release>/generation/anonymisation/<task>.json``
+    (``metadata["generation"]["original_context"]``, read by the ``original-context`` condition) when the task
+    file sits in a ``dr-generate`` output's ``tasks/``; unchanged otherwise or when the file is unreadable."""
+    generation = metadata.get("generation")
+    if not isinstance(generation, dict) or generation.get("original_context") is not None or source.startswith("<"):
+        return
+    kept = Path(source).parent.parent / ANONYMISATION_FOLDER / f"{task_id}.json"
+    try:
+        original = json.loads(kept.read_text(encoding="utf-8")).get("original_context")
+    except (OSError, ValueError, AttributeError):
+        return
+    if original is not None:
+        metadata["generation"] = {**generation, "original_context": original}
 
 
 def _document(rd: _Reader, d: Any, i: int, task_id: str, root: Path | None) -> Document:

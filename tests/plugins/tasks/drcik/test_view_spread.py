@@ -28,7 +28,7 @@ def test_board_and_report_agree_on_the_standard_error(tmp_path):
     table = build_report([tmp_path / "run"], with_figures=False).table("drcik-table2")
     assert table.rows[0][1] == expected
     html = Site(load_runs([tmp_path / "run"])).render("index.html")[0].decode()
-    cells = re.findall(r'<td class="n metric" data-sort="[^"]+">([^<]+)</td>', html)
+    cells = re.findall(r'<td class="n metric[^"]*" data-sort="[^"]+">([^<]+)</td>', html)
     assert cells == [expected]
     assert "mean ± standard error over scored episodes" in html
     # --paper says why no Dr-CiK values stand beside it: the paper's text copy has no table bodies

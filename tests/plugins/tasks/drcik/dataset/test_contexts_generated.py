@@ -28,10 +28,12 @@ def generated(tmp_path_factory):
 
 def test_the_texts_are_the_ones_the_generation_wrote(generated):
     raw = json.loads((generated / "tasks" / "caf_pump_flow.json").read_text())["generation"]
+    assert "original_context" not in raw  # it names the real entity: kept beside the release, never in a task file
+    kept = json.loads((generated / "generation" / "anonymisation" / "caf_pump_flow.json").read_text())
     task = {t.benchmark_id: t for t in load_tasks(generated)}["caf_pump_flow"]
     original = contexts.get("original-context").text_for(task)
-    parts = [raw["original_context"][k].strip() for k in ("background", "scenario", "constraints")
-             if raw["original_context"].get(k, "").strip()]
+    parts = [kept["original_context"][k].strip() for k in ("background", "scenario", "constraints")
+             if kept["original_context"].get(k, "").strip()]
     assert original.text == "\n\n".join(parts) and original.status == "ok" and original.items == 1
     assert contexts.get("rewritten-context").text_for(task).text == raw["rewritten_context"].strip()
     assert contexts.text_problem(task, "original-context") is None

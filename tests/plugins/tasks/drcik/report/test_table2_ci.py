@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from harness.report.sections import _OPTIONS, ReportOptions
-from tsagent_plugins.tasks.drcik.report import table2
+from tsagent_plugins.tasks.drcik.report.table2 import table2
 
 SCRPS = {("naive", "no-context"): [0.2, 0.4, 0.3, 0.5], ("naive", "background"): [0.1, 0.3, 0.2, None]}
 
