@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from harness.wire import proxy_log, read_log
 from harness.report import build_report
 from harness.sandbox import choose_backend
 from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, REPORT_FILE
@@ -100,9 +101,8 @@ def test_every_stage_leaves_complete_valid_submissions(e2e):
 
 def _context_blocks(folder: Path) -> set[str]:
     blocks = set()
-    for log in folder.glob("proxy/**/*.jsonl"):
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
+    for call in sorted(p for p in folder.glob("proxy/**/") if proxy_log(p) is not None):
+        for entry in read_log(proxy_log(call)):
             if entry.get("type") == "request":
                 prompt = entry["body"]["messages"][-1]["content"]
                 blocks.add(prompt.split("<context>\n", 1)[1].split("\n</context>", 1)[0] if "<context>" in prompt

@@ -139,7 +139,8 @@ def test_bundle_has_no_answer_key_or_document_role_without_with_answers(runs, tm
                    "Ground-truth evidence", 'class="future"', "label_mapping", "recipes"):
         assert marker not in hidden, marker
     assert json.dumps(key["labels"]) not in hidden
-    assert not [p for p in folders["public"].rglob("*") if p.name in ("key.json", "score.json", "proxy.jsonl")]
+    hidden = ("key.json", "score.json", "proxy.jsonl", "proxy.jsonl.zst")
+    assert not [p for p in folders["public"].rglob("*") if p.name in hidden]
 
 
 # -- pages in the browser ---------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_leaderboard_ranks_scrps_lower_first(run):
     cells = re.findall(r'<td class="n metric(?: best)?" data-sort="([^"]+)">([^<]+)</td>', html)
     assert cells == sorted([(str(v), f"{v:.3f}") for v in CONTEXTS.values()])  # the value itself, lowest first
     assert '<td class="n metric best" data-sort="0.125">' in html  # only the lowest sCRPS is bold
-    assert re.search(r'<th class="n" data-first="asc">sCRPS</th>', html)  # the first click: lowest first
+    assert re.search(r'<th class="n metric" data-first="asc">sCRPS</th>', html)  # the first click: lowest first
 
 
 def test_research_output_links_citations_and_reveals_roles(run):
