@@ -76,7 +76,8 @@ class Intervention:
 class Trajectory:
     """A clean simulated trajectory.
 
-    ``time``: shape (T,), seconds, ``t_k = k*dt`` for k = 1..T.
+    ``time``: shape (T,), seconds, ``t_k = k*dt`` for k = 1..T, every ``t_k`` before the horizon
+    (``T = round(horizon / dt) - 1``: ``np.arange(1, round(horizon / dt)) * dt``; the first sample one step in).
     ``values``: shape (T, C), channels in :attr:`Simulator.channels` order.
     ``events``: shape (E,), times in seconds of impacts/transitions (used for
     impulse-channel comparison windows), possibly empty.

@@ -77,10 +77,15 @@ class SimulatorTests:
     def test_trajectory_shape_and_time_grid(self, simulator, configurations):
         traj = simulator.simulate(configurations[0])
         t = traj.time
-        assert t.ndim == 1 and traj.values.shape == (len(t), len(simulator.channels))
-        assert t[0] == pytest.approx(simulator.dt) and t[-1] < simulator.horizon
-        np.testing.assert_allclose(np.diff(t), simulator.dt, rtol=1e-9)
-        assert np.isfinite(traj.values).all()
+        assert t.ndim == 1 and traj.values.shape == (len(t), len(simulator.channels)), (
+            f"time has shape {t.shape} and values {traj.values.shape}: expected (T,) and (T, "
+            f"{len(simulator.channels)} channels)")
+        assert t[0] == pytest.approx(simulator.dt), f"the first time point is {t[0]}: expected dt = {simulator.dt}"
+        assert t[-1] < simulator.horizon, (
+            f"the last time point {t[-1]} is not before the horizon {simulator.horizon}: the grid is t_k = k*dt for "
+            "k = 1..T with every t_k < horizon (np.arange(1, round(horizon / dt)) * dt; see Trajectory)")
+        np.testing.assert_allclose(np.diff(t), simulator.dt, rtol=1e-9, err_msg="time steps must all be dt")
+        assert np.isfinite(traj.values).all(), "values hold NaN or infinity"
 
     def test_simulation_is_deterministic(self, simulator, configurations):
         a, b = simulator.simulate(configurations[0]), simulator.simulate(configurations[0])

@@ -6,10 +6,10 @@ Register it from your distribution's pyproject.toml::
     conveyor = "conveyor"
 """
 
-import numpy as np
-
 from harness import (Channel, Configuration, Intervention, Parameter, SimulatedTrajectory as Trajectory, Simulator,
-                     hookimpl)
+                     hookimpl, lazy_module)
+
+np = lazy_module("numpy")  # imported on first use: `harness plugins list` loads this module and needs no numpy
 
 
 class Conveyor(Simulator):
@@ -35,7 +35,7 @@ class Conveyor(Simulator):
         return Intervention(parameter, float(rng.uniform(0.2, 0.8) * self.horizon), new)
 
     def simulate(self, config, intervention=None):
-        t = np.arange(1, round(self.horizon / self.dt)) * self.dt
+        t = np.arange(1, round(self.horizon / self.dt)) * self.dt  # t_k = k*dt, every t_k < horizon
         speed = np.full_like(t, config.parameters["speed"])
         gain = np.full_like(t, config.parameters["gain"])
         if intervention is not None:

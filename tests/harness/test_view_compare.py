@@ -197,6 +197,7 @@ def test_the_compare_page_marks_the_intervention_as_the_episode_page_does(runs, 
             assert 'fill="#1d2433">ball height</text>' in html and ">col1</text>" not in html
             assert "Channels as the prompt names them: col1 ball height, col2 ball velocity, col3 contact impulse " \
                    "(N*s), col4 time." in html.replace("&#39;", "'")
+            assert '<p class="hint signals">Channels' in html and "&lt;p class" not in html  # markup, not text
 
 
 # -- in the browser ----------------------------------------------------------------------------------------------

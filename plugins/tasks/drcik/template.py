@@ -74,7 +74,7 @@ from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
 from tsagent_plugins.tasks.drcik.research.episodes import materialize_research, score_research
 from tsagent_plugins.tasks.drcik.research.submissions import finish_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
-from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields
+from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields, submission_messages
 
 if TYPE_CHECKING:
     import numpy as np
@@ -477,14 +477,10 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                             "empty_metadata": empty_contact_fields(meta)}
                 if not replaced:
                     kept.append(key)
-        messages = [f"submission {key}: " + ("valid" if check["ok"] else
-                                             f"INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}"
-                                             + ("; the earlier valid export is kept" if key in kept else ""))
-                    + (f"; metadata {' and '.join(check['empty_metadata'])} empty (params.submission)"
-                       if check["empty_metadata"] else "")
-                    for key, check in out.items()]
+        messages = submission_messages(out, kept)
         failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
         messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
         return {"submissions": out, "messages": messages,
                 "invalid_exports": [f"submissions/{k}" for k, c in out.items() if not c["ok"]]}
+

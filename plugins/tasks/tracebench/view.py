@@ -72,8 +72,8 @@ def _names_hint(names: dict[str, str]) -> str:
     """The line under a panel of charts saying which column each name is (what a ``rule.py`` reads)."""
     if not names:
         return ""
-    return '<p class="hint signals">Channels as the prompt names them: ' + escape(
-        ", ".join(f"{column} {name}" for column, name in names.items())) + ".</p>"
+    listed = ", ".join(f"{column} {name}" for column, name in names.items())
+    return f'<p class="hint signals">Channels as the prompt names them: {escape(listed)}.</p>'
 
 
 def _intervention_times(episode: EpisodeView) -> dict[str, float]:

@@ -138,3 +138,29 @@ def validate_folder(folder: Path | str, tasks: list, hidden_only: bool = False) 
     if extra:
         report.warnings.append(f"{folder}: files not in the release template: {', '.join(extra)}")
     return report
+
+
+#: More valid submissions than this are said in one line (each invalid one is always named).
+LISTED_SUBMISSIONS = 8
+
+
+def submission_messages(out: dict[str, dict], kept: list[str]) -> list[str]:
+    """What ``harness run`` prints about the submission folders a forecasting run wrote (``out``: key ->
+    ``{"ok", "errors", "empty_metadata"}``; ``kept``: keys whose earlier valid export was kept): one line per
+    submission up to :data:`LISTED_SUBMISSIONS`, else one line for the valid ones; every invalid one named with
+    its first error; empty metadata fields said once, with the spec field that fills them."""
+    valid = [key for key, check in out.items() if check["ok"]]
+    lines = [] if len(out) > LISTED_SUBMISSIONS else [f"submission {key}: valid" for key in valid]
+    if valid and len(out) > LISTED_SUBMISSIONS:
+        lines.append(f"{len(valid)} submissions valid under submissions/ (e.g. {valid[0]})")
+    lines += [f"submission {key}: INVALID ({len(check['errors'])} error(s)): {check['errors'][0]}"
+              + ("; the earlier valid export is kept" if key in kept else "")
+              for key, check in out.items() if not check["ok"]]
+    empty = sorted({field for check in out.values() for field in check["empty_metadata"]})
+    if empty:
+        fields = " and ".join(empty)
+        lines.append(f"metadata {fields} empty in {sum(bool(c['empty_metadata']) for c in out.values())} "
+                     f"submission(s): the leaderboard shows them; set params.submission.{empty[0]}"
+                     + (f" and .{empty[1]}" if len(empty) > 1 else "") + " in the spec to fill them")
+    return lines
+

@@ -171,7 +171,7 @@ def table1(frame: pd.DataFrame, agents: list[str]) -> Table | None:
         table.notes.append(f"Random-chance accuracy: {chance:.3f} (mean over simulators of 1 / number of classes).")
     table.notes.append("Python: calls | statements. Plots: generated | inspected. Console output: numeric values "
                        "printed | token share. Counts are per-episode means rounded to whole numbers (exact values "
-                       "in the data of `--format json`). See TraceBench Appendix G.")
+                       "in the data of --format json). See TraceBench Appendix G.")
     table.section("Accuracy")
     for agent in agents:
         cells = []

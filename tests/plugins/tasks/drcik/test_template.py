@@ -464,3 +464,4 @@ def test_a_research_submission_needs_both_a_readable_report_and_evidence():
     assert template.submission_problem(None, "task_42", missing) == "report.md: not found"
     assert template.submission_problem(None, "task_42", EpisodeScore({"report_ok": True, "evidence_ok": False})) \
         == "report.md or evidence.json is missing or unreadable"
+

@@ -29,7 +29,9 @@ def run(tmp_path_factory) -> Path:
     spec = spec_file(folder, forecasters=["naive"], contexts=["no-context", "background"], samples=4)
     result = harness_run("--task", spec, "--out", folder / "run")
     assert result.exit_code == 0, result.output
-    assert "submission naive__no-context: valid; metadata organization and contact empty" in result.output
+    assert "submission naive__no-context: valid" in result.output
+    assert "metadata contact and organization empty in 2 submission(s): the leaderboard shows them; set " \
+           "params.submission.contact and .organization in the spec" in " ".join(result.output.split())
     return folder / "run"
 
 
@@ -137,3 +139,20 @@ def test_no_exported_file_contains_an_absolute_path(tmp_path):
         assert str(tmp_path) not in text and absolute_paths(text) == [], path
     notes = json.loads((tmp_path / "run" / "submissions" / "naive__dr-evidence__dr-a" / "metadata.json").read_text())
     assert notes["notes"].endswith("(research run research)")
+
+
+def test_many_valid_submissions_are_said_in_one_line_and_empty_metadata_once():
+    from tsagent_plugins.tasks.drcik.forecast.validate import LISTED_SUBMISSIONS, submission_messages
+
+    out = {f"f{i}__no-context": {"ok": True, "errors": [], "empty_metadata": ["contact", "organization"]}
+           for i in range(LISTED_SUBMISSIONS + 1)}
+    out["bad__no-context"] = {"ok": False, "errors": ["tasks/x.json: missing"], "empty_metadata": []}
+    lines = submission_messages(out, kept=["bad__no-context"])
+    assert lines == [f"{LISTED_SUBMISSIONS + 1} submissions valid under submissions/ (e.g. f0__no-context)",
+                     "submission bad__no-context: INVALID (1 error(s)): tasks/x.json: missing; the earlier valid "
+                     "export is kept",
+                     f"metadata contact and organization empty in {LISTED_SUBMISSIONS + 1} submission(s): the "
+                     "leaderboard shows them; set params.submission.contact and .organization in the spec to fill "
+                     "them"]
+    few = {"a__x": {"ok": True, "errors": [], "empty_metadata": []}}
+    assert submission_messages(few, []) == ["submission a__x: valid"]
