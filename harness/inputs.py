@@ -412,14 +412,16 @@ def restored(root: Path | str, prefixes: tuple[str, ...] = ("",), template: Any 
     :func:`resolve` does."""
     root = Path(root)
     data = read(root) or {"files": {}}
+    wanted = [(rel, entry) for rel, entry in data["files"].items()
+              if entry.get("state") == BY_REFERENCE and rel.startswith(prefixes) and not os.path.lexists(root / rel)]
+    if wanted and (template is None or params is None):
+        template, params, recorded = _task_of(root)
+        episode = episode if episode is not None else recorded
+    episode = str(episode if episode is not None else data.get("episode", "0"))
     put: list[str] = []
     try:
-        for rel, entry in data["files"].items():
-            if entry.get("state") != BY_REFERENCE or not rel.startswith(prefixes) or os.path.lexists(root / rel):
-                continue
-            source = resolve(root, rel, template, params, episode)
-            if source is None:
-                continue
+        for rel, entry in wanted:
+            source = _rebuild(template, params, episode, root, rel, entry)
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, root / rel)
             put.append(rel)
