@@ -7,7 +7,8 @@ What is referenced (:func:`references`): each test sample (``workspace/test_samp
 (``workspace/clean_pairs/{test,train}_samples/``).  A reference holds what one file is made of:
 
 - a generated pool's sample: ``simulator``, ``simulator_version``, ``pool_seed``, the sample's ``config_id``,
-  ``parameter`` (None: no intervention) and intervention ``draw`` (the pool's recipe, ``key/recipes.json``),
+  ``parameter`` (None: no intervention) and intervention ``draw`` (the pool's recipe: ``key/recipes.json`` for
+  test and support samples, the pool's own for held-out ones),
   ``sample_id``, ``kappa`` and ``noise_seed`` (``key/key.json``); rebuilt by drawing that one configuration
   and intervention again as the pool generator drew them
   (``tsagent_plugins.tasks.tracebench._generation.sample_recipe``), simulating it and adding the noise
@@ -78,12 +79,11 @@ def _source(key: dict) -> str:
     return f"{key.get('simulator')} pool seed {key.get('pool_seed')} (simulator v{key.get('simulator_version')})"
 
 
-def references(key: dict, recipes: list[dict], root: Path) -> dict[str, dict[str, Any]]:
+def references(key: dict, recipe: dict[str, dict], root: Path) -> dict[str, dict[str, Any]]:
     """The references of the sample files of the episode in folder ``root`` (module docstring), from its
-    answer key (``key.json`` content) and recipes (``recipes.json`` content); files not in the folder, and
-    samples whose recipe lacks what a rebuild needs (a pool without ``config_id``/``parameter``/``draw``),
-    are left out (kept as they are)."""
-    recipe = {str(r.get("sample_id")): r for r in recipes if isinstance(r, dict)}
+    answer key (``key.json`` content) and its samples' pool recipes (sample id -> at least ``config_id``,
+    ``parameter``, ``draw``); files not in the folder, and samples whose recipe lacks what a rebuild needs
+    (a pool without ``config_id``/``parameter``/``draw``), are left out (kept as they are)."""
     released = key.get("released_pool") or None
     common = {"source": _source(key), "simulator": key.get("simulator"),
               "simulator_version": str(key.get("simulator_version")), "pool_seed": key.get("pool_seed"),

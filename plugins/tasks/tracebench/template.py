@@ -18,7 +18,7 @@ Answer key (``key_dir``, never mounted)::
 
     key.json              settings, labels as shown, label mapping, and per file
                           (test / support / heldout): sample id, label, noise seed
-    recipes.json          the pool recipes of every sample of the episode
+    recipes.json          the pool recipes of the test and support samples
     test_samples/         pristine copies of the test files (programmatic submission only: rule.py is
                           run on these; direct answers are scored from key.json alone)
     heldout_samples/      noisy held-out files (programmatic submission only)
@@ -203,6 +203,13 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
     return _pool_cache[key]
 
 
+def _plain(value: Any) -> Any:
+    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
+    if value is None or isinstance(value, float) and value != value:
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
 def default_simulator(name: str) -> Simulator:
     from harness import get_plugin as get
 
@@ -370,7 +377,7 @@ class TracebenchTemplate(AgentTaskTemplate):
             (workspace / "train_labels.json").write_text(
                 json.dumps({f: v["label"] for f, v in sorted(key["support"].items())}, indent=2))
         key_dir.mkdir(parents=True, exist_ok=True)
-        (key_dir / KEY_FILE).write_text(json.dumps(key, indent=2))
+        (key_dir / KEY_FILE).write_text(json.dumps(key, separators=(",", ":")))  # 700+ held-out entries: compact
         self._write_recipes(pool, key, key_dir / RECIPES_FILE)
 
         prompt = build_prompt(sim, context=params.context, submission=params.submission,
@@ -436,8 +443,10 @@ class TracebenchTemplate(AgentTaskTemplate):
 
     @staticmethod
     def _write_recipes(pool, key: dict, path: Path) -> None:
+        """The pool recipes of the test and support samples (the held-out samples' are the pool's, under the
+        sample ids ``key.json`` gives: written here they were 95% of an episode's key)."""
         rows = []
-        for group in ("test", "support", "heldout"):
+        for group in ("test", "support"):
             for file, truth in key[group].items():
                 recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
                 rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
@@ -449,7 +458,18 @@ class TracebenchTemplate(AgentTaskTemplate):
         from tsagent_plugins.tasks.tracebench import inputs
 
         key_dir = Path(root) / "key"
-        return inputs.references(read_key(key_dir), inputs.read_recipes(key_dir), Path(root))
+        key = read_key(key_dir)
+        recipes = {str(r.get("sample_id")): r for r in inputs.read_recipes(key_dir) if isinstance(r, dict)}
+        missing = [t["sample_id"] for g in ("test", "support", "heldout") for t in (key.get(g) or {}).values()
+                   if t.get("sample_id") not in recipes]
+        if missing:  # the held-out samples' recipes: the pool's (in memory once the episode was materialized)
+            sim = self._simulator(params.simulator)
+            table = self._pool(sim, params).recipes
+            columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
+            for sid in missing:
+                if sid in table.index:
+                    recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+        return inputs.references(key, recipes, Path(root))
 
     def rebuild_input(self, params: TracebenchParams, episode: str, reference: dict, dest: Path) -> None:
         """Write one sample file again from its reference (:func:`.inputs.rebuild`): its configuration and
