@@ -6,8 +6,8 @@ An agent task template names the inputs it can rebuild
 its sample id and noise seed).  The episode (:mod:`harness.episode`) calls :func:`record` once the inputs are
 written, and :func:`release` at its very end (after scoring, metrics and the row; also when it failed):
 
-- :data:`INPUTS_FILE` (``inputs.json`` in the episode folder, outside ``workspace/`` and ``key/``: no agent
-  sees it) records per file its reference, the sha256 of its bytes as written, the digest of its decoded
+- :data:`INPUTS_FILE` (``inputs.json.zst`` in the episode folder, outside ``workspace/`` and ``key/``: no
+  agent sees it) records per file its reference, the sha256 of its bytes as written, the digest of its decoded
   values (:meth:`~harness.contracts.AgentTaskTemplate.input_values_digest`) and its ``state``:
   ``present`` (the file is in the folder), ``by_reference`` (released: rebuilt on demand), ``edited`` (the
   agent changed it or replaced it by something that is no regular file: kept as it is) or ``deleted`` (the
@@ -26,20 +26,24 @@ episode, the file, the reference's source and both digests.  The cache is safe t
 :data:`CACHE_MB_ENV` (``HARNESS_INPUTS_CACHE_MB``, default :data:`DEFAULT_CACHE_MB` MiB) the least recently
 used files are deleted.
 
-A folder written before inputs were kept by reference has no ``inputs.json``: every file is read as it is, and
+A folder written before inputs were kept by reference has no record: every file is read as it is, and
 :func:`release_existing` converts it (``harness runs compact``), dropping only files that a fresh rebuild
 reproduces.
 
-Storage: ``inputs.json`` is compact JSON, ``{"format": 1, "template": NAME, "episode": ID, "shared": {...},
-"files": {rel: {"reference": {...}, "sha256": HEX, "values": HEX, "state": STATE}}}``; ``shared`` holds the
-reference entries common to every file (the pool, the simulator, kappa), which each file's reference stands
-for: :func:`read` merges them back.
+Storage: ``inputs.json.zst`` is compact JSON compressed with zstd (one frame; ``zstdcat`` shows it),
+``{"format": 1, "template": NAME, "episode": ID, "shared": {...}, "files": {rel: {"reference": {...},
+"sha256": HEX, "values": HEX, "state": STATE}}}``; ``shared`` holds the reference entries common to every
+file (the pool, the simulator, kappa), which each file's reference stands for: :func:`read` merges them back;
+a released file's ``sha256`` is dropped (a rebuilt copy is checked by its values).  Why compressed: the
+digests are most of it, and an episode with 745 generated sample files has a record of 176 KB as plain JSON,
+40 KB compressed, where what the episode itself adds besides its answer and score is a few KB.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import secrets
@@ -51,8 +55,13 @@ from typing import Any, Iterator
 
 from harness.errors import HarnessError
 
-INPUTS_FILE = "inputs.json"
+INPUTS_FILE = "inputs.json.zst"
 FORMAT = 1
+#: zstd level of ``inputs.json.zst`` (hex digests are most of it; a record of 745 files, 176 KB as JSON: level 3
+#: 48.6 KB, 9 46.7 KB, 19 39.9 KB; zstd sizes its window to the record, so memory stays small)
+LEVEL = 19
+#: the most bytes a record may decompress to (about 4,000 times the record of 745 files)
+MAX_RECORD_BYTES = 1 << 30
 PRESENT, BY_REFERENCE, EDITED, DELETED = "present", "by_reference", "edited", "deleted"
 #: Environment variable: the inputs cache's bound in MiB (default :data:`DEFAULT_CACHE_MB`).
 CACHE_MB_ENV = "HARNESS_INPUTS_CACHE_MB"
@@ -78,20 +87,26 @@ def file_sha256(path: Path) -> str:
 # -- the record -----------------------------------------------------------------------------------------------
 
 def read(root: Path | str) -> dict[str, Any] | None:
-    """The episode folder's ``inputs.json`` with each reference complete (the ``shared`` entries merged in),
+    """The episode folder's record (``inputs.json.zst``) with each reference complete (the ``shared`` entries merged in),
     or None when the folder has none (no references, or written before inputs were kept by reference).
     Raises :class:`HarnessError` naming the file when it is unreadable or of another format."""
+    import zstandard
+
     path = Path(root) / INPUTS_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        blob = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise HarnessError(f"{path}: unreadable ({exc})") from None
     try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)) as reader:
+            text = reader.read(MAX_RECORD_BYTES + 1)
+        if len(text) > MAX_RECORD_BYTES:
+            raise ValueError(f"more than {MAX_RECORD_BYTES} bytes")
         data = json.loads(text)
-    except ValueError as exc:
-        raise HarnessError(f"{path}: not valid JSON ({exc})") from None
+    except (zstandard.ZstdError, ValueError) as exc:
+        raise HarnessError(f"{path}: not zstd-compressed JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
         raise HarnessError(f"{path}: field 'format': expected {FORMAT} with a 'files' object")
     shared = data.pop("shared", None) or {}
@@ -101,7 +116,7 @@ def read(root: Path | str) -> dict[str, Any] | None:
 
 
 def _write(root: Path, data: dict[str, Any]) -> None:
-    """Write ``inputs.json`` atomically (a temporary file, then ``os.replace``), the references' common
+    """Write the record (``inputs.json.zst``) atomically (a temporary file, then ``os.replace``), the references' common
     entries factored into ``shared``."""
     files = data["files"]
     refs = [entry["reference"] for entry in files.values()]
@@ -112,9 +127,12 @@ def _write(root: Path, data: dict[str, Any]) -> None:
     out["shared"] = shared
     out["files"] = {rel: {**entry, "reference": {k: v for k, v in entry["reference"].items() if k not in shared}}
                     for rel, entry in sorted(files.items())}
+    import zstandard
+
     path = Path(root) / INPUTS_FILE
     tmp = path.with_name(f".{INPUTS_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(json.dumps(out, separators=(",", ":"), sort_keys=False), encoding="utf-8")
+    text = json.dumps(out, separators=(",", ":")).encode("utf-8")
+    tmp.write_bytes(zstandard.ZstdCompressor(level=LEVEL).compress(text))
     os.replace(tmp, path)
 
 
@@ -139,7 +157,7 @@ def _check_rel(rel: str) -> str:
 
 def record(template: Any, params: Any, episode: str, root: Path | str) -> dict[str, Any]:
     """Record the episode's inputs that ``template`` can rebuild (its ``input_references``) in
-    ``root/inputs.json``, each ``present`` with the sha256 of its bytes and the digest of its values; returns
+    ``root/inputs.json.zst``, each ``present`` with the sha256 of its bytes and the digest of its values; returns
     the record (``{"format", "template", "episode", "files"}``).  Nothing is written when the template names
     no input (a template without references keeps every file).  Raises ValueError naming a referenced path
     that is not a regular file of the folder."""
@@ -174,7 +192,7 @@ def _remove_empty_parents(root: Path, path: Path) -> None:
 def release(root: Path | str, keep: bool = False) -> dict[str, int]:
     """At the end of an episode: compare every recorded input with its record and delete the unchanged ones
     (``keep``: delete nothing, only record the states); returns the count per state.  A folder without
-    ``inputs.json`` is left as it is (``{}``).  ``inputs.json`` is replaced atomically."""
+    record is left as it is (``{}``).  The record is replaced atomically (before any file is deleted)."""
     root = Path(root)
     data = read(root)
     if data is None:
@@ -184,10 +202,11 @@ def release(root: Path | str, keep: bool = False) -> dict[str, int]:
         path = root / rel
         regular = _regular(root, rel)
         if regular is not None:
-            unchanged = file_sha256(regular) == entry["sha256"]
+            unchanged = entry.get("sha256") is not None and file_sha256(regular) == entry["sha256"]
             if unchanged and not keep:
                 dropped.append(regular)
                 entry["state"] = BY_REFERENCE
+                entry.pop("sha256", None)  # its bytes matter no more: a rebuilt copy is checked by its values
             else:
                 entry["state"] = PRESENT if unchanged else EDITED
         elif os.path.lexists(path):
@@ -433,10 +452,10 @@ def restored(root: Path | str, prefixes: tuple[str, ...] = ("",), template: Any 
 
 
 def release_existing(root: Path | str, template: Any, params: Any, episode: str, keep: bool = False) -> dict[str, int]:
-    """Convert an episode folder written before inputs were kept by reference (no ``inputs.json``): record the
+    """Convert an episode folder written before inputs were kept by reference (no record): record the
     references ``template`` gives for its files now, drop each file only when a fresh rebuild gives the same
     values (the others are recorded ``edited`` and kept; a referenced file missing is ``deleted``), then
-    :func:`release` (``keep``: record only).  A folder that has ``inputs.json`` is only released.  Returns the
+    :func:`release` (``keep``: record only).  A folder that has a record is only released.  Returns the
     count per state.  Rebuilt copies enter the inputs cache."""
     root = Path(root)
     if read(root) is not None:

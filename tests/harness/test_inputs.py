@@ -9,6 +9,7 @@ import json
 import sys
 
 import pytest
+import zstandard
 from pydantic import BaseModel, ConfigDict
 
 from harness import inputs
@@ -19,74 +20,7 @@ from harness.errors import HarnessError
 from harness.rescore import rescore
 from harness.sandbox.none import NoneBackend
 from harness.store import RunStore, read_row
-
-FILES = {"workspace/data/a.txt": "a", "workspace/data/b.txt": "b", "workspace/data/c.txt": "c",
-         "key/hidden/k.txt": "k"}
-
-TOY = '''
-from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
-
-from harness import AgentTaskTemplate, EpisodeScore, Materialized, hookimpl
-
-FILES = %r
-#: what the generator adds to every file: a test changes it to make a rebuild differ from its record
-SALT = ""
-REBUILT = []
-
-
-class ToyParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    seed: int = 0
-
-
-def content(name, seed):
-    return f"{name}-{seed}{SALT}\\n" * 50
-
-
-class Toy(AgentTaskTemplate):
-    name = "toy-inputs"
-    params_model = ToyParams
-
-    def materialize(self, params, episode, workspace, key_dir):
-        root = Path(workspace).parent
-        for rel, name in FILES.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(content(name, params.seed))
-        return Materialized(prompt="look at data/", task_info={})
-
-    def score(self, params, episode, workspace, key_dir, run_submission):
-        # reads a key input and a workspace input: rescoring needs both back
-        hidden = (Path(key_dir) / "hidden" / "k.txt").read_text()
-        seen = (Path(workspace) / "data" / "a.txt").read_text() if (Path(workspace) / "data" / "a.txt").exists() else ""
-        return EpisodeScore({"hidden_lines": hidden.count("\\n"), "seen_lines": seen.count("\\n")})
-
-    def input_references(self, params, episode, root):
-        return {rel: {"name": name, "source": f"toy generator seed {params.seed}"} for rel, name in FILES.items()}
-
-    def rebuild_input(self, params, episode, reference, dest):
-        REBUILT.append(reference["name"])
-        Path(dest).write_text(content(reference["name"], params.seed))
-
-
-@hookimpl
-def register_task_templates(register):
-    register(Toy())
-''' % (FILES,)
-
-
-class Edits(Agent):
-    """Edits data/b.txt, deletes data/c.txt, leaves data/a.txt alone and writes its answer."""
-
-    name = "editor"
-    version = "1"
-    needs_model = False
-    image_capable = False
-
-    def command(self, ctx):
-        return AgentInvocation(argv=["sh", "-c", "echo mine > data/b.txt && rm data/c.txt && echo 1 > answer.txt"])
-
+from tests.support.toy_inputs import TOY
 
 @pytest.fixture
 def toy(make_distribution, fresh_plugins, tmp_path, monkeypatch):
@@ -98,6 +32,11 @@ def toy(make_distribution, fresh_plugins, tmp_path, monkeypatch):
     return module
 
 
+def stored_record(root):
+    """``inputs.json.zst`` as stored (zstd-compressed JSON, the common reference entries under ``shared``)."""
+    return json.loads(zstandard.ZstdDecompressor().decompress((root / inputs.INPUTS_FILE).read_bytes()))
+
+
 def run_one(tmp_path, toy, keep: bool = False):
     """One episode of the toy template run by :class:`Edits`, with a ``run.json`` listing it as a run does."""
     from harness import get_plugin
@@ -106,8 +45,8 @@ def run_one(tmp_path, toy, keep: bool = False):
     params = template.params_model(seed=3)
     store = RunStore.create(tmp_path / "run")
     settings = RunSettings(sandbox="none", keep_inputs=keep)
-    plan = EpisodePlan("ep-0", "toy", template, params, "0", AgentProfile(name="editor", agent="editor"), Edits(),
-                       NoneBackend(), settings, store.run_id)
+    plan = EpisodePlan("ep-0", "toy", template, params, "0", AgentProfile(name="editor", agent="editor"),
+                       get_plugin("agent", "editor"), NoneBackend(), settings, store.run_id)
     store.write_run_json({"run_id": store.run_id, "settings": settings.model_dump(mode="json"), "episodes": [
         {"key": "ep-0", "task": "toy", "template": "toy-inputs", "params": {"seed": 3}, "episode": "0"}]})
     row = run_episode(plan, store.episode("ep-0"), lambda: None)
@@ -125,10 +64,12 @@ def test_unchanged_inputs_leave_the_folder_edited_and_deleted_ones_are_recorded(
     states = {rel: entry["state"] for rel, entry in record["files"].items()}
     assert states == {"workspace/data/a.txt": "by_reference", "workspace/data/b.txt": "edited",
                       "workspace/data/c.txt": "deleted", "key/hidden/k.txt": "by_reference"}
-    stored = json.loads((root / inputs.INPUTS_FILE).read_text())
+    stored = stored_record(root)
     assert stored["shared"] == {"source": "toy generator seed 3"}  # stored once, read into every reference
+    assert "sha256" not in stored["files"]["workspace/data/a.txt"]  # a rebuilt copy is checked by its values
+    assert len(stored["files"]["workspace/data/b.txt"]["sha256"]) == 64
     assert record["files"]["key/hidden/k.txt"]["reference"] == {"name": "k", "source": "toy generator seed 3"}
-    assert not list(root.parent.glob(f".{inputs.INPUTS_FILE}*"))  # written through a temporary file
+    assert not list(root.glob(f".{inputs.INPUTS_FILE}*"))  # written through a temporary file, then renamed
 
 
 def test_resolve_rebuilds_once_into_the_cache_and_checks_the_values(tmp_path, toy):
@@ -163,9 +104,9 @@ def test_a_rebuild_that_differs_from_the_record_names_run_episode_and_source(tmp
 
 def test_a_tampered_record_fails_the_same_way(tmp_path, toy):
     root, *_ = run_one(tmp_path, toy)
-    data = json.loads((root / inputs.INPUTS_FILE).read_text())
+    data = stored_record(root)
     data["files"]["workspace/data/a.txt"]["values"] = "0" * 64
-    (root / inputs.INPUTS_FILE).write_text(json.dumps(data))
+    (root / inputs.INPUTS_FILE).write_bytes(zstandard.ZstdCompressor().compress(json.dumps(data).encode()))
     with pytest.raises(inputs.InputMismatch, match="recorded 0{64}"):
         inputs.resolve(root, "workspace/data/a.txt")
 
@@ -214,7 +155,12 @@ class Plain(AgentTaskTemplate):
         return EpisodeScore({})
 
 
-class Idle(Edits):
+class Idle(Agent):
+    name = "idle"
+    version = "1"
+    needs_model = False
+    image_capable = False
+
     def command(self, ctx):
         return AgentInvocation(argv=["true"])
 

@@ -7,7 +7,8 @@ What is referenced (:func:`references`): each test sample (``workspace/test_samp
 (``workspace/clean_pairs/{test,train}_samples/``).  A reference holds what one file is made of:
 
 - a generated pool's sample: ``simulator``, ``simulator_version``, ``pool_seed``, the sample's ``config_id``,
-  ``parameter`` (None: no intervention) and intervention ``draw`` (the pool's recipe, ``key/recipes.json``),
+  ``parameter`` (None: no intervention) and intervention ``draw`` (the pool's recipe: ``key/recipes.json`` for
+  test and support samples, the pool's own for held-out ones),
   ``sample_id``, ``kappa`` and ``noise_seed`` (``key/key.json``); rebuilt by drawing that one configuration
   and intervention again as the pool generator drew them
   (``tsagent_plugins.tasks.tracebench._generation.sample_recipe``), simulating it and adding the noise
@@ -21,8 +22,8 @@ What is referenced (:func:`references`): each test sample (``workspace/test_samp
 
 Each reference also says where it comes from (``source``, e.g. ``balldrop pool seed 0 (simulator v2)``),
 which an error about a rebuilt sample that no longer matches names.  A rebuilt file is checked against the
-digest of the values written at the episode's start (:func:`values_digest`: sha256 over the column names and
-float64 values, not the Parquet bytes, which embed the pyarrow version).
+digest of the values written at the episode's start (:func:`.files.values_digest`: sha256 over the column
+names and float64 values, not the Parquet bytes, which embed the pyarrow version).
 
 The held-out batch used to be written once per (sample, noise seed, kappa) into a shared store of observed
 samples (``<cache>/observed``) and hard-linked into each episode, so a copy of a run folder without ``-H``,
@@ -36,11 +37,10 @@ Rebuilding them later (``harness rescore``) goes through the harness's bounded i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness import Simulator, lazy_module
 from tsagent_plugins.tasks.tracebench import files as sample_files
@@ -57,33 +57,17 @@ FOLDERS = {"test": ("workspace/test_samples", "key/test_samples"), "support": ("
 CLEAN_PAIRS = {"test": "workspace/clean_pairs/test_samples", "support": "workspace/clean_pairs/train_samples"}
 
 
-def values_digest(path: Path) -> str:
-    """sha256 (hex) of a sample file's decoded values: per column its name, its length and its values as
-    little-endian float64, in file order.  The same values give the same digest whichever pyarrow wrote the
-    file.  Raises what pyarrow raises for a file that is no Parquet file."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    digest = hashlib.sha256()
-    for name in table.column_names:
-        column = np.ascontiguousarray(table.column(name).to_numpy(), dtype="<f8")
-        digest.update(f"{name}\0{column.size}\0".encode())
-        digest.update(column.tobytes())
-    return digest.hexdigest()
-
-
 def _source(key: dict) -> str:
     if key.get("released_pool"):
         return f"{key.get('simulator')} released pool {key['released_pool'].get('path')}"
     return f"{key.get('simulator')} pool seed {key.get('pool_seed')} (simulator v{key.get('simulator_version')})"
 
 
-def references(key: dict, recipes: list[dict], root: Path) -> dict[str, dict[str, Any]]:
+def references(key: dict, recipe: dict[str, dict], root: Path) -> dict[str, dict[str, Any]]:
     """The references of the sample files of the episode in folder ``root`` (module docstring), from its
-    answer key (``key.json`` content) and recipes (``recipes.json`` content); files not in the folder, and
-    samples whose recipe lacks what a rebuild needs (a pool without ``config_id``/``parameter``/``draw``),
-    are left out (kept as they are)."""
-    recipe = {str(r.get("sample_id")): r for r in recipes if isinstance(r, dict)}
+    answer key (``key.json`` content) and its samples' pool recipes (sample id -> at least ``config_id``,
+    ``parameter``, ``draw``); files not in the folder, and samples whose recipe lacks what a rebuild needs
+    (a pool without ``config_id``/``parameter``/``draw``), are left out (kept as they are)."""
     released = key.get("released_pool") or None
     common = {"source": _source(key), "simulator": key.get("simulator"),
               "simulator_version": str(key.get("simulator_version")), "pool_seed": key.get("pool_seed"),
@@ -171,3 +155,27 @@ def read_recipes(key_dir: Path) -> list[dict]:
     except (OSError, ValueError):
         return []
     return data if isinstance(data, list) else []
+
+
+def recipes_of(key: dict, key_dir: Path, pool_recipes: Callable[[], Any]) -> dict[str, dict]:
+    """Sample id -> recipe of every sample of the episode whose answer key is ``key``: from
+    ``key_dir/recipes.json`` (test and support samples; every sample in a folder written before the held-out
+    recipes were left to the pool), the rest (``config_id``, ``parameter``, ``draw``) from the pool's recipe
+    table, which ``pool_recipes()`` gives (called only when needed)."""
+    recipes = {str(r.get("sample_id")): r for r in read_recipes(key_dir) if isinstance(r, dict)}
+    missing = [t.get("sample_id") for g in FOLDERS for t in (key.get(g) or {}).values()
+               if t.get("sample_id") not in recipes]
+    if missing:
+        table = pool_recipes()
+        columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
+        for sid in missing:
+            if sid in table.index:
+                recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+    return recipes
+
+
+def _plain(value: Any) -> Any:
+    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
+    if value is None or isinstance(value, float) and value != value:
+        return None
+    return value.item() if hasattr(value, "item") else value

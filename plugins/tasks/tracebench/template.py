@@ -18,7 +18,7 @@ Answer key (``key_dir``, never mounted)::
 
     key.json              settings, labels as shown, label mapping, and per file
                           (test / support / heldout): sample id, label, noise seed
-    recipes.json          the pool recipes of every sample of the episode
+    recipes.json          the pool recipes of the test and support samples
     test_samples/         pristine copies of the test files (programmatic submission only: rule.py is
                           run on these; direct answers are scored from key.json alone)
     heldout_samples/      noisy held-out files (programmatic submission only)
@@ -370,7 +370,7 @@ class TracebenchTemplate(AgentTaskTemplate):
             (workspace / "train_labels.json").write_text(
                 json.dumps({f: v["label"] for f, v in sorted(key["support"].items())}, indent=2))
         key_dir.mkdir(parents=True, exist_ok=True)
-        (key_dir / KEY_FILE).write_text(json.dumps(key, indent=2))
+        (key_dir / KEY_FILE).write_text(json.dumps(key, separators=(",", ":")))  # 700+ held-out entries: compact
         self._write_recipes(pool, key, key_dir / RECIPES_FILE)
 
         prompt = build_prompt(sim, context=params.context, submission=params.submission,
@@ -436,8 +436,10 @@ class TracebenchTemplate(AgentTaskTemplate):
 
     @staticmethod
     def _write_recipes(pool, key: dict, path: Path) -> None:
+        """The pool recipes of the test and support samples (the held-out samples' are the pool's, under the
+        sample ids ``key.json`` gives: written here they were 95% of an episode's key)."""
         rows = []
-        for group in ("test", "support", "heldout"):
+        for group in ("test", "support"):
             for file, truth in key[group].items():
                 recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
                 rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
@@ -448,21 +450,21 @@ class TracebenchTemplate(AgentTaskTemplate):
         recipe it is rebuilt from, one sample at a time (:func:`.inputs.references`)."""
         from tsagent_plugins.tasks.tracebench import inputs
 
-        key_dir = Path(root) / "key"
-        return inputs.references(read_key(key_dir), inputs.read_recipes(key_dir), Path(root))
+        key = read_key(Path(root) / "key")
+        # the held-out samples' recipes are the pool's (in memory once the episode was materialized)
+        recipes = inputs.recipes_of(key, Path(root) / "key",
+                                    lambda: self._pool(self._simulator(params.simulator), params).recipes)
+        return inputs.references(key, recipes, Path(root))
 
     def rebuild_input(self, params: TracebenchParams, episode: str, reference: dict, dest: Path) -> None:
-        """Write one sample file again from its reference (:func:`.inputs.rebuild`): its configuration and
-        intervention drawn again, simulated and noised; the pool is not loaded."""
-        from tsagent_plugins.tasks.tracebench import inputs
+        """One sample file, drawn again, simulated and noised, the pool not loaded (:func:`.inputs.rebuild`)."""
+        from tsagent_plugins.tasks.tracebench.inputs import rebuild
 
-        inputs.rebuild(self._simulator(str(reference.get("simulator") or params.simulator)), reference, dest)
+        rebuild(self._simulator(str(reference.get("simulator") or params.simulator)), reference, dest)
 
     def input_values_digest(self, path: Path) -> str:
         """sha256 over a sample file's column names and float64 values (:func:`.inputs.values_digest`)."""
-        from tsagent_plugins.tasks.tracebench import inputs
-
-        return inputs.values_digest(path)
+        return sample_files.values_digest(path)
 
     def inputs_digest(self, params: TracebenchParams, episode: str, key_dir: Path | None) -> str | None:
         """:func:`~tsagent_plugins.tasks.tracebench.files.key_digest` of the episode's answer key (None without)."""

@@ -204,8 +204,8 @@ def test_answer_key_stays_out_of_the_workspace(env, tmp_path):
     for name in key["test"]:
         assert digest(key_dir / "test_samples" / name) == digest(ws / "test_samples" / name)
     recipes = json.loads((key_dir / "recipes.json").read_text())
-    assert len(recipes) == 10 + 15 + 10
-    assert {r["split"] for r in recipes} == {"test", "support", "heldout"}
+    assert len(recipes) == 10 + 15  # the held-out samples' recipes are the pool's
+    assert {r["split"] for r in recipes} == {"test", "support"}
     assert all(r["label"] == key[r["split"]][r["file"]]["class_label"] for r in recipes)
 
 
