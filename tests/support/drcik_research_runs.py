@@ -4,6 +4,7 @@ real materialise/score code with hand-written agent outputs (release ids mapped 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE, materialize_research, score_research
@@ -23,7 +24,8 @@ def write_episode(run: Path, agent: str, tasks, benchmark_id: str, items: list[t
     (ws / "evidence.json").write_text(json.dumps(evidence))
     if report is not None:
         (ws / "report.md").write_text(report)
-    score = score_research(ws, key_dir, {"method": agent}, keep_corpus=False)
+    score = score_research(ws, key_dir, {"method": agent})
+    shutil.rmtree(ws / "corpus")  # as a run leaves it: the corpus kept by reference (harness.inputs)
     (folder / "score.json").write_text(json.dumps({"metrics": score.metrics, "details": score.details,
                                                    "warnings": score.warnings}))
     (folder / "row.json").write_text(json.dumps({"agent": "retrieval", "profile": agent, "episode": benchmark_id, "run_id": run.name,

@@ -30,9 +30,9 @@ forecasters and only these fields besides ``tasks`` and ``episodes``::
 
       episode_kind: research
       metadata: {method: ..., type: agentic, base_model: ...}   # the exported metadata.json's fields
-      keep_corpus: false            # keep each workspace's corpus copy after scoring (else removed:
-                                    # ~39 MB per episode at the release's 10,342 documents; the key
-                                    # reproduces it)
+      keep_corpus: false            # keep each workspace's corpus copy in the run folder (else kept by
+                                    # reference, ~39 MB per episode at the release's 10,342 documents:
+                                    # each unchanged file rebuilt on demand and checked, harness.inputs)
       corpus: null                  # a label of the task folder, copied to every row's ``corpus`` column (e.g.
                                     # A / B of Table 10: raw contexts vs the generated corpus)
       judge: lexical                # judge run on the research run when it finishes (dr_scores.jsonl);

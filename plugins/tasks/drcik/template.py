@@ -71,7 +71,7 @@ from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, fo
     write_submission
 from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask, load_tasks
 from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
-from tsagent_plugins.tasks.drcik.research.episodes import materialize_research, score_research
+from tsagent_plugins.tasks.drcik.research.episodes import ResearchInputs, materialize_research, score_research
 from tsagent_plugins.tasks.drcik.research.submissions import finish_research
 from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
 from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields, submission_messages
@@ -87,7 +87,7 @@ SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="cu
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
-class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
+class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
     params_model = DrcikParams
     #: the version of both scorings, :func:`score_task` (forecasts) and :func:`score_research` (research
@@ -234,7 +234,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     def score(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
         """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
-        score = score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
+        score = score_research(workspace, key_dir, params.metadata)
         score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, "corpus": params.corpus,
                          "tasks_source": params.tasks, **score.metrics}
         return score

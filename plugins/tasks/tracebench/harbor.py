@@ -14,7 +14,7 @@ One Harbor task directory per episode of the spec (Harbor 0.25's layout, ``harbo
         verify.py            scores /workspace with the harness's scorer, writes /logs/verifier/reward.json
         scoring/             the harness modules that scorer imports (found by importing it, copied as is)
         rule_limits.json     rule.py's per-call timeout, total budget and memory (the harness's defaults)
-        key/                 the answer key: key.json, test_samples/ and, programmatic, heldout_samples/
+        key/                 the answer key: key.json and, programmatic, test_samples/ and heldout_samples/
       solution/
         solve.sh             the oracle: writes results.json (direct) or a rule.py (programmatic) that
                              answers every test and held-out sample with its true label

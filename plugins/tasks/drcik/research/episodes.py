@@ -33,14 +33,21 @@ Choices the paper leaves open, each with its reason:
   Inode numbers, change times and directory order follow the salted shuffle.
   Scoring never reads the corpus back (the key holds the id mapping), so an agent
   that changes its copy only changes what it reads itself.
+- The corpus is kept by reference (:mod:`harness.inputs`; :func:`corpus_references`, ``keep_corpus: false``,
+  the default): after the episode every document file the agent left unchanged is dropped from the run
+  folder and rebuilt on demand from the loaded tasks, its release id, the episode's salt and the common
+  size; a document the agent edited stays as it left it.  The references carry the corpus digest
+  (:func:`corpus_digest`: sha256 over every document's release id and text), so a rebuild from a task
+  folder that changed since the run says so before any document is compared.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
-import shutil
+import weakref
 from pathlib import Path
 from typing import Iterable
 
@@ -89,21 +96,73 @@ def find_task(tasks: Iterable[DrcikTask], benchmark_id: str) -> DrcikTask:
     raise KeyError(f"no Dr-CiK task {benchmark_id!r} among the loaded tasks")
 
 
+def padded(content: str, size: int) -> bytes:
+    """A document's bytes as the sandbox holds them: its text without trailing blanks, padded with blanks to
+    ``size`` bytes, the last a newline.  ValueError when the text does not fit."""
+    data = content.rstrip().encode("utf-8")
+    if len(data) + 1 > size:
+        raise ValueError(f"a document of {len(data)} bytes does not fit the corpus's file size {size}")
+    return data + b" " * (size - 1 - len(data)) + b"\n"
+
+
 def write_corpus(corpus: Corpus, folder: Path, salt: str) -> dict[str, str]:
     """Write the salted, shuffled, size-padded, time-fixed, read-only corpus; return visible id -> release id."""
     view = corpus.for_sandbox(salt)
     folder.mkdir(parents=True, exist_ok=True)
-    encoded = [(doc, doc.content.rstrip().encode("utf-8")) for doc in view.visible]
-    size = max(len(data) for _, data in encoded) + 1
+    size = max(len(doc.content.rstrip().encode("utf-8")) for doc in view.visible) + 1
     mapping: dict[str, str] = {}
-    for doc, data in encoded:
+    for doc in view.visible:
         path = folder / doc.filename
-        path.write_bytes(data + b" " * (size - 1 - len(data)) + b"\n")
+        path.write_bytes(padded(doc.content, size))
         os.utime(path, (FIXED_MTIME, FIXED_MTIME))
         path.chmod(0o444)
         mapping[doc.id] = view.export_ids([doc.id])[0]
     os.utime(folder, (FIXED_MTIME, FIXED_MTIME))
     return mapping
+
+
+_digests: "weakref.WeakKeyDictionary[Corpus, str]" = weakref.WeakKeyDictionary()
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """sha256 (hex) over every document's release id and text, in release-id order: which corpus a run saw
+    (computed once per corpus object: rebuilding each of its documents checks it)."""
+    if corpus not in _digests:
+        digest = hashlib.sha256()
+        for release_id in sorted(corpus.documents):
+            for part in (release_id, corpus.documents[release_id].content):
+                data = part.encode("utf-8")
+                digest.update(len(data).to_bytes(8, "big") + data)
+        _digests[corpus] = digest.hexdigest()
+    return _digests[corpus]
+
+
+def corpus_references(root: Path, corpus: Corpus, source: str) -> dict[str, dict]:
+    """The references (:meth:`harness.AgentTaskTemplate.input_references`) of the corpus files of the research
+    episode in folder ``root`` (its ``workspace/corpus/`` and ``key/research_key.json``): per file the release
+    id, the episode's salt, the common file size and the corpus digest; ``source`` names the task folder."""
+    key = read_key(Path(root) / "key")
+    folder = Path(root) / "workspace" / CORPUS_DIR
+    if key is None or not folder.is_dir():
+        return {}
+    files = sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.is_file() and not p.is_symlink())
+    shared = {"kind": "corpus-document", "salt": key["salt"], "corpus": corpus_digest(corpus),
+              "size": files[0].stat().st_size if files else 0,
+              "source": f"{source} ({len(corpus)} documents)"}
+    return {f"workspace/{CORPUS_DIR}/{p.name}": {**shared, "document": key["ids"][p.stem]}
+            for p in files if p.stem in key["ids"]}
+
+
+def rebuild_document(corpus: Corpus, reference: dict, dest: Path) -> None:
+    """Write the corpus file ``reference`` (from :func:`corpus_references`) names at ``dest``.  ValueError when
+    ``corpus`` is not the one the episode saw (another digest) or lacks the document."""
+    if corpus_digest(corpus) != reference["corpus"]:
+        raise ValueError(f"the loaded corpus (digest {corpus_digest(corpus)[:12]}) is not the one the episode saw "
+                         f"(digest {reference['corpus'][:12]}): the task folder changed since the run")
+    document = corpus.documents.get(reference["document"])
+    if document is None:
+        raise ValueError(f"document {reference['document']!r} is not in the loaded corpus")
+    dest.write_bytes(padded(document.content, int(reference["size"])))
 
 
 def materialize_research(tasks: list[DrcikTask], benchmark_id: str, workspace: Path, key_dir: Path,
@@ -136,8 +195,7 @@ def materialize_research(tasks: list[DrcikTask], benchmark_id: str, workspace: P
                                                   "prompt_file": PROMPT_FILE})
 
 
-def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
-                   keep_corpus: bool = True) -> EpisodeScore:
+def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None) -> EpisodeScore:
     """Read ``report.md`` and ``evidence.json`` (bounded, never raising), resolve citations, write the
     ``deep_research.jsonl`` row and ``metadata.json`` into ``key_dir``; the metrics describe the outputs.
 
@@ -146,7 +204,6 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     (distinct unresolved citations, dropped) and ``hallucinated_id_occurrences``, ``cross_task_citations`` and
     ``distractor_citations`` (resolved ids of another task's / of distractor documents),
     ``report_chars``, ``evidence_ok`` / ``report_ok`` and ``output_reason`` (None when both are fine).
-    ``keep_corpus=False`` removes the workspace's corpus copy afterwards (the key reproduces it).
     """
     from tsagent_plugins.tasks.drcik.research import outputs as out
 
@@ -178,9 +235,6 @@ def score_research(workspace: Path, key_dir: Path, metadata: dict | None = None,
     }
     details = [{"claim": it.claim[:200], "cited": it.cited, "resolved": it.resolved, "dropped": it.dropped,
                 "position": it.position} for it in resolved.items]
-    corpus = workspace / CORPUS_DIR
-    if not keep_corpus and corpus.is_dir() and not corpus.is_symlink():
-        shutil.rmtree(corpus, ignore_errors=True)
     return EpisodeScore(metrics=metrics, details=details, warnings=reasons)
 
 
@@ -201,3 +255,27 @@ def read_key(key_dir: Path | str) -> dict | None:
     if not isinstance(data, dict):
         raise ConfigError(path, ["research key: not a JSON object"])
     return data
+
+
+class ResearchInputs:
+    """The Dr-CiK template's inputs kept by reference (:meth:`harness.AgentTaskTemplate.input_references`): a
+    research episode's corpus files, unless ``keep_corpus``; forecasting episodes run in the harness and have
+    none.  Mixed into the template, whose ``tasks(params)`` loads the task folder."""
+
+    def input_references(self, params, episode: str, root: Path) -> dict[str, dict]:
+        """:func:`corpus_references` of a research episode (none with ``keep_corpus: true``)."""
+        if params.episode_kind != "research" or params.keep_corpus:
+            return {}
+        return corpus_references(root, self._corpus(params), f"Dr-CiK tasks {params.tasks}")
+
+    def rebuild_input(self, params, episode: str, reference: dict, dest: Path) -> None:
+        """:func:`rebuild_document` from the loaded tasks' corpus."""
+        rebuild_document(self._corpus(params), reference, dest)
+
+    def _corpus(self, params) -> Corpus:
+        """The pooled corpus of the loaded tasks, built once per task folder."""
+        corpora = self.__dict__.setdefault("_corpora", {})
+        if str(params.tasks_path) not in corpora:
+            corpora[str(params.tasks_path)] = Corpus(self.tasks(params).values())
+        return corpora[str(params.tasks_path)]
+
