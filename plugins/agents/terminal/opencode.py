@@ -32,6 +32,7 @@ from typing import Any
 
 from harness import untrusted
 from harness import AgentContext
+from harness.atif import find_native_files
 from harness.wire import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
@@ -164,8 +165,8 @@ class OpenCode(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        data = Path(home) / DATA_DIR
-        return sorted(p for p in data.glob("opencode.db*") if p.is_file()) + sorted(data.glob("log/*.log"))
+        data = Path(home) / DATA_DIR  # plain or stored compressed (the database, binary, is never compressed)
+        return find_native_files(data, "opencode.db*") + find_native_files(data, "log/*.log")
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         events = [e for e in json_lines(stdout) if isinstance(e.get("type"), str)]

@@ -1,0 +1,313 @@
+"""Convert a run folder written by an older harness, in place, to today's storage (``harness runs compact RUN``).
+
+What is converted, each file on its own (kinds, as the command reports them):
+
+- ``proxy logs``: every plain ``proxy.jsonl`` of the run -- an agent episode's, each model call's
+  ``proxy/<call>/`` of an in-harness episode (e.g. a Dr-CiK LLM forecaster), any other the harness wrote in
+  the folder -- becomes ``proxy.jsonl.zst`` (:mod:`harness.logfile`); the folders an agent wrote
+  (``episodes/*/workspace``, ``home``, ``key``) are not searched, nor a run folder nested in this one (a
+  stage of an experiment: compact it on its own);
+- ``home logs``: an agent episode's ``home/``, stored as the harness stores it after an episode today
+  (:func:`harness.native_logs.compress_home`);
+- ``inputs``: inputs the harness generated and the agent left unchanged, kept by reference
+  (:func:`_release_inputs`).
+
+Every file goes through :func:`harness.logfile.compress_file`: written beside it, synced, read back and
+compared, renamed into place (a compressed file appears only whole) and only then the old file removed.  A
+compaction stopped anywhere leaves a run every command reads as before -- a file is plain, or compressed, or
+briefly both with the same bytes (readers take the compressed one, :func:`harness.logfile.stored_file`) --
+and running it again finishes the work.  A run folder already compact has nothing to do (the command says
+so).  The whole conversion holds the run folder's lock (:mod:`harness.runlock`): it refuses to start while a
+run, a rescore or another compaction writes the folder.  Values are not touched: rows, scores, trajectories,
+reports, pages and exports read the same before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import logfile, native_logs, runlock
+from harness.errors import HarnessError
+from harness.proxy_records import PLAIN_LOG_NAME
+from harness.store import finished_episodes, run_dirs
+
+#: The kinds of files converted, in the order they are done and reported.
+KINDS = ("proxy logs", "home logs", "inputs")
+#: Folders of an episode that its agent (or the answer key) wrote: never searched for proxy logs.
+AGENT_FOLDERS = frozenset({"workspace", "home", "key"})
+
+Event = Callable[[str, dict], None]
+
+
+class CompactError(HarnessError):
+    """A file of the run could not be converted; the message names it.  What was converted before stays
+    converted and the run reads as before: running the command again goes on from there."""
+
+
+@dataclass
+class Step:
+    """One conversion: its ``kind`` (:data:`KINDS`), the file (for inputs: the episode folder), its bytes
+    ``before`` and, once done, ``after`` (None: not done, e.g. in a dry run)."""
+
+    kind: str
+    path: Path
+    before: int
+    after: int | None = None
+
+
+@dataclass
+class Outcome:
+    """What :func:`compact` did (or, ``dry_run``, would do) to the run folder ``root``: the ``steps``, and the
+    folder's bytes ``total_before`` and ``total_after`` (apparent sizes, each file once however many links
+    it has, the lock file left out; ``total_after`` None in a dry run).  ``notes``: files left as they were, with the reason."""
+
+    root: Path
+    dry_run: bool
+    steps: list[Step] = field(default_factory=list)
+    total_before: int = 0
+    total_after: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """Whether the run folder was already compact (no step)."""
+        return not self.steps
+
+    def by_kind(self) -> dict[str, tuple[int, int, int | None]]:
+        """``kind -> (files, bytes before, bytes after or None)`` for the kinds with steps, in :data:`KINDS` order."""
+        out: dict[str, tuple[int, int, int | None]] = {}
+        for kind in KINDS:
+            steps = [s for s in self.steps if s.kind == kind]
+            if steps:
+                after = None if any(s.after is None for s in steps) else sum(s.after or 0 for s in steps)
+                out[kind] = (len(steps), sum(s.before for s in steps), after)
+        return out
+
+
+def run_folders(path: Path | str) -> list[Path]:
+    """The run folders :func:`compact` converts for ``path``: ``path`` itself when it holds a ``run.json``, and
+    every run folder below it (an experiment's stages); :class:`HarnessError` when there is none."""
+    found = run_dirs(Path(path))
+    if not found:
+        raise HarnessError(f"{path}: not a run folder (no run.json in it or below it)")
+    return found
+
+
+def compact(run_dir: Path | str, *, dry_run: bool = False, wait: bool = False,
+            on_event: Event = lambda event, data: None) -> Outcome:
+    """Convert the run folder ``run_dir`` in place (module docstring), holding its lock.
+
+    ``dry_run``: find what would be converted and change nothing.  ``wait``: wait for the lock instead of
+    failing.  Events: ``step`` ``{kind, path, before, after}`` after each conversion (``after`` None in a dry
+    run), ``lock_wait`` ``{holder}``.  Raises :class:`HarnessError` for a folder without ``run.json``,
+    :class:`harness.runlock.RunLocked` (naming the holder) while another process writes it, and
+    :class:`CompactError` naming the file that could not be converted."""
+    root = Path(run_dir)
+    if not (root / "run.json").is_file():
+        raise HarnessError(f"{root}: not a run folder (no run.json)")
+    try:
+        lock = runlock.acquire(root, wait, lambda holder: on_event("lock_wait", {"holder": holder}))
+    except runlock.RunLocked:
+        raise runlock.RunLocked(f"{root}: cannot compact it while another process writes it "
+                                f"({runlock.describe(runlock.holder(root))}): wait for it to finish, or pass "
+                                "--wait to compact it when it is done") from None
+    try:
+        outcome = Outcome(root, dry_run, total_before=tree_bytes(root, (runlock.LOCK_NAME,)))
+        _proxy_logs(root, outcome, on_event)
+        _home_logs(root, outcome, on_event)
+        _inputs(root, outcome, on_event)
+        if not dry_run:
+            outcome.total_after = tree_bytes(root, (runlock.LOCK_NAME,))
+        return outcome
+    finally:
+        lock.release()
+
+
+def _convert(outcome: Outcome, kind: str, path: Path, text_only: bool, on_event: Event) -> None:
+    """Compress ``path`` (one step of ``kind``), or, in a dry run, list it."""
+    try:
+        before = os.lstat(path).st_size
+    except OSError as exc:
+        raise CompactError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if outcome.dry_run:
+        if text_only and not native_logs.is_text(path):
+            return
+        outcome.steps.append(Step(kind, path, before))
+        on_event("step", {"kind": kind, "path": path, "before": before, "after": None})
+        return
+    try:
+        done = logfile.compress_file(path, text_only=text_only)
+    except (OSError, logfile.CompressError) as exc:
+        reason = exc if isinstance(exc, logfile.CompressError) else f"{path}: {exc.strerror or exc}"
+        converted = sum(1 for s in outcome.steps if s.after is not None)
+        raise CompactError(f"{reason}; the {converted} file(s) converted before it stay converted and the run "
+                           f"reads as before: run `harness runs compact {outcome.root}` again to finish") from None
+    if done is None:  # binary (a home file), or zstd data already
+        if not text_only:
+            outcome.notes.append(f"{path}: zstd data already; left as it is")
+        return
+    outcome.steps.append(Step(kind, path, *done))
+    on_event("step", {"kind": kind, "path": path, "before": done[0], "after": done[1]})
+
+
+def _proxy_logs(root: Path, outcome: Outcome, on_event: Event) -> None:
+    for path in proxy_logs(root):
+        _convert(outcome, "proxy logs", path, False, on_event)
+
+
+def proxy_logs(root: Path | str) -> list[Path]:
+    """The plain proxy logs (``proxy.jsonl``, regular files) of the run folder ``root``, sorted: anywhere in it
+    but in the folders agents wrote (:data:`AGENT_FOLDERS` of each episode) and in run folders nested in it.
+    Links are not followed."""
+    root = Path(root)
+    found = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        if here.parent == root / "episodes":  # an episode folder
+            dirs[:] = [d for d in dirs if d not in AGENT_FOLDERS]
+        dirs[:] = [d for d in dirs if not (here / d / "run.json").exists()]
+        dirs.sort()
+        if PLAIN_LOG_NAME in files and stat.S_ISREG(os.lstat(here / PLAIN_LOG_NAME).st_mode):
+            found.append(here / PLAIN_LOG_NAME)
+    return sorted(found)
+
+
+def _home_logs(root: Path, outcome: Outcome, on_event: Event) -> None:
+    for folder, _ in finished_or_not(root):
+        home = folder / "home"
+        if not home.is_dir() or home.is_symlink():
+            continue
+        for relative, _size in native_logs.candidates(home):
+            _convert(outcome, "home logs", home / relative, True, on_event)
+
+
+def finished_or_not(root: Path) -> list[tuple[Path, dict[str, Any] | None]]:
+    """``(episode folder, its row or None)`` of every episode folder of the run, sorted (an episode that
+    never finished has home logs too)."""
+    rows = {folder.name: row for folder, row in finished_episodes(root, skip_invalid=True)}
+    episodes = root / "episodes"
+    if not episodes.is_dir() or episodes.is_symlink():
+        return []
+    return [(episodes / name, rows.get(name)) for name in sorted(os.listdir(episodes))
+            if (episodes / name).is_dir() and not (episodes / name).is_symlink()]
+
+
+def _inputs(root: Path, outcome: Outcome, on_event: Event) -> None:
+    """Inputs kept by reference, episode by episode (:func:`_release_inputs`)."""
+    episodes: _Episodes | None = None
+    for folder, row in finished_or_not(root):
+        if row is None:
+            continue
+        if episodes is None:
+            episodes = _Episodes(root)
+            if not episodes.available:
+                return
+        if outcome.dry_run:  # what release_existing would drop is known only once it has checked the files
+            outcome.notes.append("inputs: not estimated by --dry-run (each file is checked when it is released)")
+            return
+        found = episodes.get(folder.name, row, outcome)
+        if found is None:
+            continue
+        before = _inputs_bytes(folder)
+        _release_inputs(root, folder, *found)
+        after = _inputs_bytes(folder)
+        if after != before:
+            outcome.steps.append(Step("inputs", folder, before, after))
+            on_event("step", {"kind": "inputs", "path": folder, "before": before, "after": after})
+
+
+def _inputs_bytes(folder: Path) -> int:
+    """Bytes of an episode's inputs as the report counts them: its ``workspace/`` and ``key/`` and the
+    ``inputs.json`` that records what is kept by reference."""
+    return sum(tree_bytes(folder / name) for name in ("workspace", "key", "inputs.json"))
+
+
+def _release_inputs(root: Path, folder: Path, template: Any, params: Any, episode: str) -> None:
+    """Keep the episode's generated, unchanged inputs by reference: the ONE call site of
+    ``harness.inputs.release_existing`` (inputs by reference, issue 45 point 1), which computes references
+    for the files there, verifies them and drops them (an input the agent changed stays as it is).
+
+    MERGE POINT (branch w45in): until ``harness.inputs`` is in the tree, :class:`_Episodes` finds it
+    unavailable and this is never called."""
+    from harness.inputs import release_existing  # type: ignore[import-not-found]
+
+    try:
+        release_existing(root, template, params, episode)
+    except HarnessError as exc:
+        raise CompactError(f"{folder}: its inputs could not be released: {exc}") from None
+
+
+class _Episodes:
+    """The run's episodes as ``run.json`` lists them: template, params and episode id by folder name."""
+
+    def __init__(self, root: Path):
+        import importlib.util
+
+        self.available = importlib.util.find_spec("harness.inputs") is not None  # MERGE POINT (w45in)
+        self.entries: dict[str, dict[str, Any]] = {}
+        if not self.available:
+            return
+        import json
+
+        try:
+            run = json.loads((root / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CompactError(f"{root / 'run.json'}: cannot be read: {exc}") from None
+        episodes = run.get("episodes") if isinstance(run, dict) else None
+        self.entries = {e["key"]: e for e in episodes or [] if isinstance(e, dict) and isinstance(e.get("key"), str)}
+
+    def get(self, key: str, row: dict[str, Any], outcome: Outcome) -> tuple[Any, Any, str] | None:
+        """``(template, params, episode id)`` of episode ``key``; None (with a note) when they cannot be read."""
+        from harness import plugins
+
+        entry = self.entries.get(key)
+        name = (entry or {}).get("template") or row.get("template")
+        if entry is None or not isinstance(entry.get("params"), dict):
+            outcome.notes.append(f"{key}: inputs left as they are: run.json does not list its params")
+            return None
+        try:
+            template = plugins.get("task_template", str(name))
+            params = template.params_model.model_validate(entry["params"])
+        except (plugins.UnknownPlugin, ValueError) as exc:
+            outcome.notes.append(f"{key}: inputs left as they are: {str(exc).splitlines()[0]}")
+            return None
+        return template, params, str(entry.get("episode", "0"))
+
+
+def tree_bytes(path: Path | str, leave_out: tuple[str, ...] = ()) -> int:
+    """Apparent bytes of the regular files at or under ``path``, each once however many hard links it has
+    (inside the tree or out, e.g. into a shared cache), but the files ``leave_out`` names (relative to
+    ``path``); links are not followed; 0 when there is nothing."""
+    seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino) for name in leave_out
+                                  if (st := _lstat(os.path.join(path, name))) is not None}
+    total = 0
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size
+    if not stat.S_ISDIR(st.st_mode):
+        return 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_size
+    return total
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None

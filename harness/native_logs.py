@@ -1,0 +1,144 @@
+"""The agents' own logs under an episode's ``home/``, stored compressed once the episode's trajectory is built.
+
+An agent CLI leaves its native session logs in the episode's home (Codex's ``.codex/sessions/**/rollout-*.jsonl``,
+Claude Code's ``.claude/projects/*/*.jsonl``, Gemini CLI's session JSON, the research agents'
+``research/steps.jsonl``): each holds the conversation once more, so a long episode's are megabytes.  Once
+the trajectory and metrics are built (:func:`harness.episode.run_agent_episode`), :func:`compress_home` stores
+them compressed the way proxy logs are (:mod:`harness.logfile`: zstd level 3, the ``.zst`` suffix), and
+``harness runs compact`` does the same to an older run's.
+
+Which files (chosen once, here): every regular file under ``home/`` of at least :data:`MIN_BYTES` whose content
+is text (no NUL byte), whoever wrote it.  Not a list each agent declares: the rule needs no agent plugin (an
+old run's agent may no longer be installed), covers what no converter lists (Claude Code's subagent logs,
+OpenCode's ``log/*.log``, a CLI's bundled docs) and needs nothing of a new agent.  Binary files are left as
+they are: their readers open them by path (OpenCode's and Codex's SQLite databases) and they compress little.
+Smaller files are left plain: below 16 KiB a file fills at most four 4-KiB blocks, so compressing it saves
+next to nothing on disk, and small configuration files (``config.toml``, ``caps.json``) stay readable as
+they are.
+
+Reading.  A converter reads a home file through :func:`read_text` (exported as
+:func:`harness.atif.read_native_text`), which reads ``foo.jsonl`` or, when only that is there,
+``foo.jsonl.zst`` -- the compressed file first when both are (it appears only whole, by a rename), as for
+proxy logs -- and lists them with :func:`find` (``harness.atif.find_native_files``), which names every file
+by its plain name, so a trajectory's ``extra.native_logs`` is the same before and after.  Sizes:
+:func:`size` (the decompressed bytes).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import logfile, untrusted
+
+#: Smallest home file stored compressed, in bytes (see the module docstring).
+MIN_BYTES = 16 * 1024
+#: Suffixes of files :func:`compress_home` leaves alone: compressed ones, and a stopped compression's.
+SKIPPED_SUFFIXES = (logfile.COMPRESSED_SUFFIX, logfile.COMPRESSED_SUFFIX + ".tmp")
+
+
+def plain_name(name: str) -> str:
+    """``name`` without the compressed suffix (``rollout.jsonl.zst`` -> ``rollout.jsonl``)."""
+    return name[:-len(logfile.COMPRESSED_SUFFIX)] if name.endswith(logfile.COMPRESSED_SUFFIX) else name
+
+
+def stored(path: Path | str) -> Path:
+    """The file holding the text of ``path``: ``path.zst`` when that is a regular file, else ``path`` (which may
+    not exist, or be a link: reading it then says so)."""
+    return logfile.stored_file(path) or Path(path)
+
+
+def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> untrusted.Read:
+    """The text of the home file ``path`` (plain, or compressed as ``path.zst``), invalid UTF-8 replaced by
+    U+FFFD, at most ``max_bytes`` (decompressed); else a reason naming it (``name``, default the path): not
+    found, a link or not a regular file, over the bound, corrupt compressed data.  As
+    :func:`harness.untrusted.read_text` reads a plain file; never raises."""
+    label = name or str(path)
+    data, problem = logfile.read_bytes(stored(path), max_bytes, label)
+    if data is None:
+        return untrusted.Read(reason=problem)
+    return untrusted.Read(data.decode("utf-8", "replace"))
+
+
+def size(path: Path | str) -> int | None:
+    """Bytes of the text of the home file ``path`` (decompressed when it is stored compressed); None when
+    there is no such regular file."""
+    found = logfile.stored_file(path)
+    return None if found is None else logfile.content_size(found)
+
+
+def find(folder: Path | str, pattern: str, bounds: untrusted.WalkBounds = untrusted.WalkBounds()) -> list[Path]:
+    """The files under ``folder`` whose path relative to it matches the glob ``pattern``, each named by its plain
+    name whether it is stored plain or compressed (``folder/<relative path>``, sorted, each once).
+
+    ``pattern``: ``/``-separated parts matched with :mod:`fnmatch` one folder level each (``*`` does not cross
+    a ``/``); a part ``**`` matches any number of folders, none included.  Listed with
+    :func:`harness.untrusted.walk_files` (links not followed, bounded): entries that are not folders, links
+    included, as :meth:`pathlib.Path.glob` lists them."""
+    parts = [p for p in pattern.split("/") if p]
+    found = {plain_name(name) for name in untrusted.walk_files(folder, bounds=bounds).files}
+    return [Path(folder) / name for name in sorted(found) if _match(name.split("/"), parts)]
+
+
+def _match(names: list[str], parts: list[str]) -> bool:
+    if not parts:
+        return not names
+    if parts[0] == "**":
+        return any(_match(names[i:], parts[1:]) for i in range(len(names) + 1))
+    return bool(names) and fnmatch.fnmatchcase(names[0], parts[0]) and _match(names[1:], parts[1:])
+
+
+@dataclass
+class Compressed:
+    """What :func:`compress_home` did: ``files`` ``(relative path, bytes before, bytes after)`` stored
+    compressed, and ``problems`` (one line each, naming the file) for files left plain."""
+
+    files: list[tuple[str, int, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def candidates(home: Path | str, min_bytes: int = MIN_BYTES) -> list[tuple[str, int]]:
+    """``(relative path, bytes)`` of the files under ``home`` :func:`compress_home` would try: regular files of
+    at least ``min_bytes``, not already compressed (whether each holds text is seen only when it is read)."""
+    out = []
+    for relative in untrusted.walk_files(home).files:
+        if relative.endswith(SKIPPED_SUFFIXES):
+            continue
+        try:
+            st = os.lstat(Path(home) / relative)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size >= min_bytes:
+            out.append((relative, st.st_size))
+    return out
+
+
+def is_text(path: Path | str) -> bool:
+    """Whether the regular file ``path`` holds no NUL byte (read a chunk at a time; False when unreadable)."""
+    fh, _ = logfile.open_regular(path, str(path))
+    if fh is None:
+        return False
+    with fh:
+        try:
+            return not any(b"\0" in chunk for chunk in iter(lambda: fh.read(logfile.CHUNK), b""))
+        except OSError:
+            return False
+
+
+def compress_home(home: Path | str, min_bytes: int = MIN_BYTES) -> Compressed:
+    """Store every text file of at least ``min_bytes`` under ``home`` compressed (``name.zst``, byte for byte:
+    :func:`harness.logfile.compress_file`, atomic per file).  A file that cannot be compressed (a read or
+    write error, a full disk) is left plain and named in ``problems``; never raises for what the agent left."""
+    done = Compressed()
+    for relative, _ in candidates(home, min_bytes):
+        try:
+            result = logfile.compress_file(Path(home) / relative, text_only=True)
+        except (OSError, logfile.CompressError) as exc:
+            done.problems.append(f"{untrusted.safe_str(relative)}: {untrusted.safe_str(exc)}")
+            continue
+        if result is not None:
+            done.files.append((relative, *result))
+    return done

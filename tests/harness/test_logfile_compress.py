@@ -1,0 +1,137 @@
+"""A whole file stored compressed after the fact (harness.logfile.compress_file): byte for byte what the plain file
+held (its lines, offsets and bytes read back alike), crash-safe at every step, never through a link; and the
+whole-file readers (read_bytes, content_size, stored_file) on plain and compressed files."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+import zstandard
+
+from harness import logfile
+from harness.logfile import CompressError, compress_file, content_size, read_bytes, read_lines, stored_file
+
+#: Lines that share most of their text, the last one without its newline (a writer stopped mid-line).
+TEXT = b"".join(b'{"seq": %d, "body": "%s"}\n' % (i, b"conversation " * (40 * i)) for i in range(60)) + b'{"seq": 60'
+
+
+def plain(tmp_path, data: bytes = TEXT, name: str = "proxy.jsonl"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    os.chmod(path, 0o640)
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_001_000_000_000))
+    return path
+
+
+def test_a_compressed_file_reads_back_as_the_plain_one_did(tmp_path):
+    path = plain(tmp_path)
+    lines_before = list(read_lines(path))
+    assert lines_before[-1] == (len(TEXT) - len(b'{"seq": 60'), b'{"seq": 60', False)
+    before, after = compress_file(path)
+    target = tmp_path / "proxy.jsonl.zst"
+    assert (before, after) == (len(TEXT), target.stat().st_size) and after < before / 10
+    assert not path.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["proxy.jsonl.zst"]
+    assert read_bytes(target) == (TEXT, None)
+    assert list(read_lines(target)) == lines_before  # offsets and the unterminated last line included
+    assert logfile.line_at(target, lines_before[30][0]) == lines_before[30][1]
+    assert content_size(target) == len(TEXT)
+    st = target.stat()
+    assert (oct(st.st_mode & 0o777), st.st_mtime_ns) == ("0o640", 1_700_000_001_000_000_000)
+    # one frame that declares its size and ends with its checksum
+    data = target.read_bytes()
+    assert zstandard.frame_content_size(data) == len(TEXT)
+    assert zstandard.get_frame_parameters(data).has_checksum
+    assert stored_file(path) == target
+
+
+def test_a_binary_file_is_left_alone_when_only_text_is_compressed(tmp_path):
+    path = plain(tmp_path, b"SQLite format 3\0" + TEXT, "opencode.db")
+    assert compress_file(path, text_only=True) is None
+    assert path.read_bytes() == b"SQLite format 3\0" + TEXT and sorted(p.name for p in tmp_path.iterdir()) == [
+        "opencode.db"]
+    assert compress_file(path) is not None  # without text_only it is compressed like any file
+    assert read_bytes(tmp_path / "opencode.db.zst")[0] == b"SQLite format 3\0" + TEXT
+
+
+def test_zstd_data_already_is_left_as_it_is(tmp_path):
+    path = plain(tmp_path, zstandard.ZstdCompressor().compress(TEXT))
+    assert compress_file(path) is None and path.is_file() and not (tmp_path / "proxy.jsonl.zst").exists()
+
+
+def test_both_files_left_by_a_stopped_compression_are_settled(tmp_path):
+    path = plain(tmp_path)
+    compress_file(path)
+    plain(tmp_path)  # the plain file back beside its compressed copy: stopped after the rename
+    assert stored_file(path) == tmp_path / "proxy.jsonl.zst"  # readers take the compressed one
+    before, after = compress_file(path)
+    assert (before, after) == (len(TEXT), (tmp_path / "proxy.jsonl.zst").stat().st_size) and not path.exists()
+    plain(tmp_path, TEXT + b"more")  # other bytes beside the compressed file: neither is touched
+    with pytest.raises(CompressError, match=r"proxy\.jsonl: proxy\.jsonl\.zst is there too and holds other bytes"):
+        compress_file(path)
+    assert path.read_bytes() == TEXT + b"more" and read_bytes(tmp_path / "proxy.jsonl.zst")[0] == TEXT
+
+
+def test_a_failed_rename_leaves_the_plain_file_and_no_temporary_one(tmp_path, monkeypatch):
+    path = plain(tmp_path)
+
+    def fail(src, dst):
+        raise OSError(errno.EIO, "simulated")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="simulated"):
+        compress_file(path)
+    assert path.read_bytes() == TEXT and sorted(p.name for p in tmp_path.iterdir()) == ["proxy.jsonl"]
+
+
+def test_a_copy_that_does_not_read_back_the_same_is_not_kept(tmp_path, monkeypatch):
+    path = plain(tmp_path)
+    monkeypatch.setattr(logfile, "content_digest", lambda p: ("0" * 64, len(TEXT)))
+    with pytest.raises(CompressError, match="does not read back the same"):
+        compress_file(path)
+    assert path.read_bytes() == TEXT and sorted(p.name for p in tmp_path.iterdir()) == ["proxy.jsonl"]
+
+
+def test_a_link_is_never_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me")
+    (tmp_path / "log").mkdir()
+    path = plain(tmp_path / "log")
+    (tmp_path / "log" / "proxy.jsonl.zst.tmp").symlink_to(victim)  # left where the temporary file goes
+    compress_file(path)
+    assert victim.read_bytes() == b"keep me" and read_bytes(tmp_path / "log" / "proxy.jsonl.zst")[0] == TEXT
+    linked = tmp_path / "log" / "linked.jsonl"
+    linked.symlink_to(victim)
+    with pytest.raises(CompressError, match="linked.jsonl is a symbolic link"):
+        compress_file(linked)
+    with pytest.raises(CompressError, match="missing.jsonl not found"):
+        compress_file(tmp_path / "missing.jsonl")
+
+
+def test_whole_file_readers_bound_decompressed_bytes_and_name_the_file(tmp_path):
+    path = plain(tmp_path)
+    compress_file(path)
+    target = tmp_path / "proxy.jsonl.zst"
+    assert read_bytes(target, max_bytes=1000, name="the log") == (
+        None, "the log is larger than the 1000-byte bound when decompressed")
+    assert read_bytes(plain(tmp_path, TEXT, "plain.jsonl"), max_bytes=1000)[1].endswith(
+        "is larger than the 1000-byte bound")
+    assert read_bytes(tmp_path / "nothing", name="x") == (None, "x not found")
+    target.write_bytes(target.read_bytes()[:-40] + b"\xff" * 40)  # its last block corrupt
+    data, problem = read_bytes(target)
+    assert data is None and "corrupt" in problem
+    assert content_size(tmp_path / "nothing") is None
+    assert stored_file(tmp_path / "nothing") is None
+    assert stored_file(tmp_path / "plain.jsonl") == tmp_path / "plain.jsonl"
+
+
+def test_the_size_of_a_file_of_several_frames_without_sizes_is_counted(tmp_path):
+    path = tmp_path / "log.jsonl.zst"
+    writer = logfile.LogWriter(path)  # a frame per writer, no declared size
+    writer.write(b"a" * 5000 + b"\n")
+    writer.close()
+    writer = logfile.LogWriter(path)
+    writer.write(b"b\n")
+    writer.close()
+    assert content_size(path) == 5003
