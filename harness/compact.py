@@ -3,8 +3,8 @@
 What is converted, each file on its own (kinds, as the command reports them):
 
 - ``proxy logs``: every plain ``proxy.jsonl`` of the run -- an agent episode's, each model call's
-  ``proxy/<call>/`` of an in-harness episode (e.g. a Dr-CiK LLM forecaster), any other the harness wrote in
-  the folder -- becomes ``proxy.jsonl.zst`` (:mod:`harness.logfile`); the folders an agent wrote
+  ``proxy/<call>/`` of an in-harness episode (e.g. an LLM forecaster's), any other the harness wrote in
+  the folder -- becomes ``proxy.jsonl.zst`` (:mod:`harness.logfile`'s format); the folders an agent wrote
   (``episodes/*/workspace``, ``home``, ``key``) are not searched, nor a run folder nested in this one (a
   stage of an experiment: compact it on its own);
 - ``home logs``: an agent episode's ``home/``, stored as the harness stores it after an episode today
@@ -12,11 +12,11 @@ What is converted, each file on its own (kinds, as the command reports them):
 - ``inputs``: inputs the harness generated and the agent left unchanged, kept by reference
   (:func:`_release_inputs`).
 
-Every file goes through :func:`harness.logfile.compress_file`: written beside it, synced, read back and
-compared, renamed into place (a compressed file appears only whole) and only then the old file removed.  A
-compaction stopped anywhere leaves a run every command reads as before -- a file is plain, or compressed, or
-briefly both with the same bytes (readers take the compressed one, :func:`harness.logfile.stored_file`) --
-and running it again finishes the work.  A run folder already compact has nothing to do (the command says
+Every file goes through :func:`harness.compressed_files.compress_file`: written beside it, synced, read back
+and compared, renamed into place (a compressed file appears only whole) and only then the old file removed.
+A compaction stopped anywhere leaves a run every command reads as before -- a file is plain, or compressed,
+or briefly both with the same bytes (readers take the compressed one:
+:func:`harness.compressed_files.stored_file`) -- and running it again finishes the work.  A run folder already compact has nothing to do (the command says
 so).  The whole conversion holds the run folder's lock (:mod:`harness.runlock`): it refuses to start while a
 run, a rescore or another compaction writes the folder.  Values are not touched: rows, scores, trajectories,
 reports, pages and exports read the same before and after.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import logfile, native_logs, runlock
+from harness import compressed_files, native_logs, runlock
 from harness.errors import HarnessError
 from harness.proxy_records import PLAIN_LOG_NAME
 from harness.store import finished_episodes, run_dirs
@@ -64,7 +64,8 @@ class Step:
 class Outcome:
     """What :func:`compact` did (or, ``dry_run``, would do) to the run folder ``root``: the ``steps``, and the
     folder's bytes ``total_before`` and ``total_after`` (apparent sizes, each file once however many links
-    it has, the lock file left out; ``total_after`` None in a dry run).  ``notes``: files left as they were, with the reason."""
+    it has, the lock file left out; ``total_after`` None in a dry run).  ``notes``: files left as they were,
+    with the reason."""
 
     root: Path
     dry_run: bool
@@ -141,9 +142,9 @@ def _convert(outcome: Outcome, kind: str, path: Path, text_only: bool, on_event:
         on_event("step", {"kind": kind, "path": path, "before": before, "after": None})
         return
     try:
-        done = logfile.compress_file(path, text_only=text_only)
-    except (OSError, logfile.CompressError) as exc:
-        reason = exc if isinstance(exc, logfile.CompressError) else f"{path}: {exc.strerror or exc}"
+        done = compressed_files.compress_file(path, text_only=text_only)
+    except (OSError, compressed_files.CompressError) as exc:
+        reason = exc if isinstance(exc, compressed_files.CompressError) else f"{path}: {exc.strerror or exc}"
         converted = sum(1 for s in outcome.steps if s.after is not None)
         raise CompactError(f"{reason}; the {converted} file(s) converted before it stay converted and the run "
                            f"reads as before: run `harness runs compact {outcome.root}` again to finish") from None

@@ -1,20 +1,18 @@
 """The agents' own logs under an episode's ``home/``, stored compressed once the episode's trajectory is built.
 
-An agent CLI leaves its native session logs in the episode's home (Codex's ``.codex/sessions/**/rollout-*.jsonl``,
-Claude Code's ``.claude/projects/*/*.jsonl``, Gemini CLI's session JSON, the research agents'
-``research/steps.jsonl``): each holds the conversation once more, so a long episode's are megabytes.  Once
-the trajectory and metrics are built (:func:`harness.episode.run_agent_episode`), :func:`compress_home` stores
-them compressed the way proxy logs are (:mod:`harness.logfile`: zstd level 3, the ``.zst`` suffix), and
-``harness runs compact`` does the same to an older run's.
+An agent CLI leaves its native session logs in the episode's home (JSON lines of its conversation, a session
+JSON file, a research agent's step log): each holds the conversation once more, so a long episode's are
+megabytes.  Once the trajectory and metrics are built (:func:`harness.episode.run_episode`),
+:func:`compress_home` stores them compressed the way proxy logs are (:mod:`harness.compressed_files`: zstd
+level 3, the ``.zst`` suffix), and ``harness runs compact`` does the same to an older run's.
 
 Which files (chosen once, here): every regular file under ``home/`` of at least :data:`MIN_BYTES` whose content
 is text (no NUL byte), whoever wrote it.  Not a list each agent declares: the rule needs no agent plugin (an
-old run's agent may no longer be installed), covers what no converter lists (Claude Code's subagent logs,
-OpenCode's ``log/*.log``, a CLI's bundled docs) and needs nothing of a new agent.  Binary files are left as
-they are: their readers open them by path (OpenCode's and Codex's SQLite databases) and they compress little.
+old run's agent may no longer be installed), covers what no converter lists (a CLI's subagent logs, its debug
+logs, the documents it unpacks into its home) and asks nothing of a new agent.  Binary files are left as
+they are: their readers open them by path (a CLI's SQLite session database) and they compress little.
 Smaller files are left plain: below 16 KiB a file fills at most four 4-KiB blocks, so compressing it saves
-next to nothing on disk, and small configuration files (``config.toml``, ``caps.json``) stay readable as
-they are.
+next to nothing on disk, and small configuration files stay readable as they are.
 
 Reading.  A converter reads a home file through :func:`read_text` (exported as
 :func:`harness.atif.read_native_text`), which reads ``foo.jsonl`` or, when only that is there,
@@ -32,7 +30,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import logfile, untrusted
+from harness import compressed_files, logfile, untrusted
 
 #: Smallest home file stored compressed, in bytes (see the module docstring).
 MIN_BYTES = 16 * 1024
@@ -48,7 +46,7 @@ def plain_name(name: str) -> str:
 def stored(path: Path | str) -> Path:
     """The file holding the text of ``path``: ``path.zst`` when that is a regular file, else ``path`` (which may
     not exist, or be a link: reading it then says so)."""
-    return logfile.stored_file(path) or Path(path)
+    return compressed_files.stored_file(path) or Path(path)
 
 
 def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> untrusted.Read:
@@ -57,7 +55,7 @@ def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> untr
     found, a link or not a regular file, over the bound, corrupt compressed data.  As
     :func:`harness.untrusted.read_text` reads a plain file; never raises."""
     label = name or str(path)
-    data, problem = logfile.read_bytes(stored(path), max_bytes, label)
+    data, problem = compressed_files.read_bytes(stored(path), max_bytes, label)
     if data is None:
         return untrusted.Read(reason=problem)
     return untrusted.Read(data.decode("utf-8", "replace"))
@@ -66,8 +64,8 @@ def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> untr
 def size(path: Path | str) -> int | None:
     """Bytes of the text of the home file ``path`` (decompressed when it is stored compressed); None when
     there is no such regular file."""
-    found = logfile.stored_file(path)
-    return None if found is None else logfile.content_size(found)
+    found = compressed_files.stored_file(path)
+    return None if found is None else compressed_files.content_size(found)
 
 
 def find(folder: Path | str, pattern: str, bounds: untrusted.WalkBounds = untrusted.WalkBounds()) -> list[Path]:
@@ -130,13 +128,14 @@ def is_text(path: Path | str) -> bool:
 
 def compress_home(home: Path | str, min_bytes: int = MIN_BYTES) -> Compressed:
     """Store every text file of at least ``min_bytes`` under ``home`` compressed (``name.zst``, byte for byte:
-    :func:`harness.logfile.compress_file`, atomic per file).  A file that cannot be compressed (a read or
-    write error, a full disk) is left plain and named in ``problems``; never raises for what the agent left."""
+    :func:`harness.compressed_files.compress_file`, atomic per file).  A file that cannot be compressed (a
+    read or write error, a full disk) is left plain and named in ``problems``; never raises for what the
+    agent left."""
     done = Compressed()
     for relative, _ in candidates(home, min_bytes):
         try:
-            result = logfile.compress_file(Path(home) / relative, text_only=True)
-        except (OSError, logfile.CompressError) as exc:
+            result = compressed_files.compress_file(Path(home) / relative, text_only=True)
+        except (OSError, compressed_files.CompressError) as exc:
             done.problems.append(f"{untrusted.safe_str(relative)}: {untrusted.safe_str(exc)}")
             continue
         if result is not None:

@@ -148,7 +148,7 @@ class AgentTests:
         import shutil
         from pathlib import Path
 
-        from harness.logfile import compress_file
+        from harness.compressed_files import compress_file
         from harness.native_logs import compress_home
         from harness.proxy_records import proxy_log
 

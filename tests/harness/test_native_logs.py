@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness import logfile, native_logs
+from harness import compressed_files, native_logs
 from harness.native_logs import MIN_BYTES, compress_home, find, read_text, size
 
 
@@ -63,7 +63,8 @@ def test_find_names_files_by_their_plain_names_whichever_way_they_are_stored(tmp
 
 def test_reading_names_the_file_and_never_follows_a_link(tmp_path):
     folder = home(tmp_path)
-    assert read_text(folder / "link.jsonl", 100, "link.jsonl").reason == "link.jsonl is a symbolic link; it was not read"
+    assert read_text(folder / "link.jsonl", 100, "link.jsonl").reason == (
+        "link.jsonl is a symbolic link; it was not read")
     assert read_text(folder / "missing.jsonl", 100, "missing.jsonl").reason == "missing.jsonl not found"
     compress_home(folder)
     assert read_text(folder / ".tool/sessions/rollout-0.jsonl", 100, "the log").reason == (
@@ -76,7 +77,7 @@ def test_a_file_that_cannot_be_compressed_stays_plain_and_is_named(tmp_path, mon
     def full(path, text_only=False):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(logfile, "compress_file", full)
+    monkeypatch.setattr(compressed_files, "compress_file", full)
     done = compress_home(folder)
     assert done.files == [] and done.problems == [
         ".tool/sessions/2026/12/06/rollout-1.jsonl: [Errno 28] No space left on device",

@@ -18,7 +18,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from harness import logfile
+from harness import compressed_files, logfile
 
 
 def to_old_format(run: Path) -> list[Path]:
@@ -26,7 +26,7 @@ def to_old_format(run: Path) -> list[Path]:
     compressed one removed; returns the plain files, sorted."""
     written = []
     for path in sorted(Path(run).rglob("*" + logfile.COMPRESSED_SUFFIX)):
-        data, problem = logfile.read_bytes(path, 1 << 40)
+        data, problem = compressed_files.read_bytes(path, 1 << 40)
         assert problem is None, problem
         plain = path.with_name(path.name[:-len(logfile.COMPRESSED_SUFFIX)])
         plain.write_bytes(data)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from harness import runlock
 from harness.cli import cli
 from harness.cli.runs import size_text
-from harness.logfile import read_bytes
+from harness.compressed_files import read_bytes
 
 LOG = b"".join(b'{"type": "request", "seq": %d, "body": "%s"}\n' % (i, b"hello %d " % i * (2 * i)) for i in range(200))
 ROLLOUT = b'{"type": "response_item", "text": "thinking about it"}\n' * 1000

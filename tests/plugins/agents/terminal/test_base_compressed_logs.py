@@ -17,7 +17,7 @@ import pytest
 from harness import plugins as registry
 from harness.contracts import EpisodeArtifacts
 from harness.episode import run_extractors
-from harness.logfile import compress_file
+from harness.compressed_files import compress_file
 from harness.native_logs import compress_home
 from harness.proxy_records import one_parse_per_episode, proxy_log
 from tests.plugins.agents.terminal.test_base_invalid_utf8 import FIXTURES, native_log_agents

@@ -1,6 +1,6 @@
-"""A whole file stored compressed after the fact (harness.logfile.compress_file): byte for byte what the plain file
-held (its lines, offsets and bytes read back alike), crash-safe at every step, never through a link; and the
-whole-file readers (read_bytes, content_size, stored_file) on plain and compressed files."""
+"""A whole file stored compressed after the fact (harness.compressed_files.compress_file): byte for byte what the
+plain file held (its lines, offsets and bytes read back alike), crash-safe at every step, never through a
+link; and the whole-file readers (read_bytes, content_size, stored_file) on plain and compressed files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import os
 import pytest
 import zstandard
 
-from harness import logfile
-from harness.logfile import CompressError, compress_file, content_size, read_bytes, read_lines, stored_file
+from harness import compressed_files, logfile
+from harness.compressed_files import CompressError, compress_file, content_size, read_bytes, stored_file
+from harness.logfile import read_lines
 
 #: Lines that share most of their text, the last one without its newline (a writer stopped mid-line).
 TEXT = b"".join(b'{"seq": %d, "body": "%s"}\n' % (i, b"conversation " * (40 * i)) for i in range(60)) + b'{"seq": 60'
@@ -87,7 +88,7 @@ def test_a_failed_rename_leaves_the_plain_file_and_no_temporary_one(tmp_path, mo
 
 def test_a_copy_that_does_not_read_back_the_same_is_not_kept(tmp_path, monkeypatch):
     path = plain(tmp_path)
-    monkeypatch.setattr(logfile, "content_digest", lambda p: ("0" * 64, len(TEXT)))
+    monkeypatch.setattr(compressed_files, "content_digest", lambda p: ("0" * 64, len(TEXT)))
     with pytest.raises(CompressError, match="does not read back the same"):
         compress_file(path)
     assert path.read_bytes() == TEXT and sorted(p.name for p in tmp_path.iterdir()) == ["proxy.jsonl"]
