@@ -133,6 +133,7 @@ class RunSettings(Strict):
     rule_memory_mb: int = Field(1024, ge=64, description='MiB: memory of the rule.py worker')
     infra_retries: int = Field(2, ge=0, description='retries of an episode after an infrastructure failure (sandbox start, provider)')
     budget: Budget = Field(Budget(), description='model-proxy caps per episode; null fields: no cap')
+    keep_inputs: bool = Field(False, description="keep every generated input file in the episode folders (--keep-inputs); default: those the agent left unchanged are dropped at the end of the episode and rebuilt on demand (harness.inputs)")
 
 
 class TaskSpec(Strict):

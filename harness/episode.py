@@ -8,6 +8,7 @@ so the caller can retry them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import time
@@ -108,12 +109,54 @@ def run_episode(
     attempt: int = 0,
 ) -> dict[str, Any]:
     """Run one episode and return its results row (also written to ``row.json``, once).  ``attempt``:
-    infrastructure retries spent before this one (the row's ``infra_retries``)."""
+    infrastructure retries spent before this one (the row's ``infra_retries``).  The inputs the template
+    can rebuild are recorded once written and, at the end (also of a failed episode), those the agent left
+    unchanged are dropped from the folder (:mod:`harness.inputs`; ``RunSettings.keep_inputs`` keeps them)."""
     paths.create()
+    try:
+        return _run_agent_episode(plan, paths, runner_factory, attempt)
+    finally:
+        _release_inputs(plan, paths)
+
+
+def _release_inputs(plan: EpisodePlan, paths: EpisodePaths) -> None:
+    """:func:`harness.inputs.release` of the episode folder; a failure is a warning on stderr, never the
+    episode's result (its files then stay as they are, which loses nothing)."""
+    from harness import inputs
+
+    try:
+        inputs.release(paths.root, keep=plan.settings.keep_inputs)
+    except Exception as exc:  # noqa: BLE001 - keeping an input costs disk, never a result
+        _warn(f"episode {plan.key}: its inputs were kept in full: releasing them failed: "
+              f"{type(exc).__name__}: {one_line(str(exc), 300)}")
+
+
+def _warn(text: str) -> None:
+    import sys
+
+    with contextlib.suppress(Exception):
+        print(f"warning: {text}", file=sys.stderr, flush=True)
+
+
+def _record_inputs(plan: EpisodePlan, paths: EpisodePaths) -> None:
+    """:func:`harness.inputs.record` of the episode's inputs; a failure is a warning and keeps them in full."""
+    from harness import inputs
+
+    try:
+        inputs.record(plan.template, plan.params, plan.episode, paths.root)
+    except Exception as exc:  # noqa: BLE001 - keeping an input costs disk, never a result
+        (paths.root / inputs.INPUTS_FILE).unlink(missing_ok=True)
+        _warn(f"episode {plan.key}: its inputs are kept in full: recording them failed: "
+              f"{type(exc).__name__}: {one_line(str(exc), 300)}")
+
+
+def _run_agent_episode(plan: EpisodePlan, paths: EpisodePaths, runner_factory: Callable[[], SubmissionRunner],
+                       attempt: int) -> dict[str, Any]:
     started = time.time()
     materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
     if plan.agent.privileged_inputs:
         plan.template.write_privileged(plan.params, plan.episode, paths.workspace, paths.key)
+    _record_inputs(plan, paths)
     (paths.root / "prompt.txt").write_text(materialized.prompt)
     inputs = inputs_digest(plan, paths.key)
 

@@ -2,7 +2,9 @@
 
 Holding the run folder's lock (:func:`harness.runlock.writing`), for every finished episode of the run:
 
-- an agent episode is scored again from what it left (its ``workspace/`` and ``key/``) by the template's
+- an agent episode is scored again from what it left (its ``workspace/`` and ``key/``, the inputs kept by
+  reference put back for the while: :func:`harness.inputs.restored`; one that no longer rebuilds as recorded
+  is skipped with the :class:`~harness.inputs.InputMismatch` message) by the template's
   :meth:`~harness.contracts.AgentTaskTemplate.score`, through the run's own scoring step
   (:func:`harness.episode.score_episode`): a programmatic answer (``rule.py``) runs again in a rule sandbox
   (the episode's sandbox backend, or ``--sandbox``; started only when the scoring runs submitted code), and
@@ -41,6 +43,7 @@ from harness.contracts import EpisodeArtifacts, EpisodeScore, SubmissionRunner
 from harness.episode import EpisodePlan, one_line, run_extractors, score_episode, write_row
 from harness.errors import EpisodeError, ErrorKind, HarnessError
 from harness.experiment import canonical
+from harness.inputs import InputMismatch, episode_task, restored
 from harness.provenance import code_columns, run_provenance
 from harness.store import EpisodePaths, RunStore, finished_episodes, read_score, write_json
 
@@ -171,17 +174,14 @@ class _Context:
         if entry is None or not isinstance(entry.get("params"), dict):
             raise _Skip("run.json does not list its params")
         name = entry.get("template") or row.get("template")
-        try:
-            template = plugin_registry.get("task_template", str(name))
-        except plugin_registry.UnknownPlugin as exc:
-            raise _Skip(str(exc)) from None
         cache = f"{name}\0{canonical(entry['params'])}"
         if cache not in self._params:
             try:
-                self._params[cache] = template.params_model.model_validate(entry["params"])
-            except ValueError as exc:
-                raise _Skip(f"its params no longer validate: {one_line(str(exc), 300)}") from None
-        return template, self._params[cache], entry
+                self._params[cache] = episode_task(entry, str(name))
+            except HarnessError as exc:
+                raise _Skip(str(exc)) from None
+        template, params = self._params[cache]
+        return template, params, entry
 
     def profile(self, name: Any) -> AgentProfile | None:
         """The run's agent profile ``name`` as ``run.json`` recorded it (None when unknown or unreadable)."""
@@ -247,15 +247,25 @@ def _rescore_one(context: _Context, folder: Path, row: dict[str, Any], template:
         return write_row(plan, paths, _int(row.get("infra_retries")), _kept(plan, row, {}, score,
                                                                             overrides=_stamp(plan)))
     try:
-        score, failure = score_episode(plan, paths, lambda: context.runner(row))
-    except EpisodeError as exc:  # the rule sandbox cannot start here: score.json is untouched
-        raise _Skip(f"its rule sandbox could not start: {exc}") from None
-    errors = [part for part in str(row.get("metrics_error") or "").split("; ") if part.startswith("trajectory")]
-    artifacts = EpisodeArtifacts(_trajectory(folder), _proxy_log(folder), paths.workspace, plan.profile)
+        return _score_again(context, folder, row, template, params, plan, paths, old_metrics)
+    except InputMismatch as exc:  # names the run, the episode, the input and its source
+        raise _Skip(str(exc)) from None
+
+
+def _score_again(context: _Context, folder: Path, row: dict[str, Any], template: Any, params: Any,
+                 plan: EpisodePlan, paths: EpisodePaths, old_metrics: dict[str, Any]) -> dict[str, Any]:
+    """Score an agent episode again, its inputs kept by reference put back for the while."""
     from harness.proxy_records import one_parse_per_episode
 
-    with one_parse_per_episode():
-        metrics = run_extractors(plan.extractors, artifacts, errors)
+    with restored(folder, template=template, params=params, episode=plan.episode):
+        try:
+            score, failure = score_episode(plan, paths, lambda: context.runner(row))
+        except EpisodeError as exc:  # the rule sandbox cannot start here: score.json is untouched
+            raise _Skip(f"its rule sandbox could not start: {exc}") from None
+        errors = [part for part in str(row.get("metrics_error") or "").split("; ") if part.startswith("trajectory")]
+        artifacts = EpisodeArtifacts(_trajectory(folder), _proxy_log(folder), paths.workspace, plan.profile)
+        with one_parse_per_episode():
+            metrics = run_extractors(plan.extractors, artifacts, errors)
     overrides = _stamp(plan)
     if failure is not None:
         overrides.update(status="failed", error_kind=ErrorKind.SCORING.value, error=one_line(failure))

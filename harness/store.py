@@ -13,6 +13,8 @@ Layout::
         key/                      the answer key (never mounted into a sandbox)
         prompt.txt, agent.stdout, agent.stderr, score.json, trajectory.json,
         proxy.jsonl.zst           the model proxy's log, compressed (an older run's: proxy.jsonl)
+        inputs.json.zst           the generated inputs kept by reference (harness.inputs): the files the
+                                  agent left unchanged leave the folder at the episode's end
 """
 
 from __future__ import annotations

@@ -60,11 +60,14 @@ PREPARE_LINE_EVERY = 5.0
               help="Where episodes run: threads of this process, or an existing Dask cluster (--scheduler).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address for --executor dask (e.g. tcp://head:8786).")
+@click.option("--keep-inputs", is_flag=True,
+              help="Keep every generated input file (samples, corpora) in the episode folders (RunSettings.keep_inputs); "
+                   "default: those the agent left unchanged are dropped at the episode's end and rebuilt on demand.")
 @click.option("--wait", is_flag=True,
               help="When another run is writing into the same run directory, wait for it to finish and then run "
                    "(default: fail at once, naming the other run).")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
-        script, jobs, max_cost, executor, scheduler, wait) -> None:
+        script, jobs, max_cost, executor, scheduler, keep_inputs, wait) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
     scored, written to a run directory that a re-run resumes.
 
@@ -88,6 +91,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         data["jobs"] = jobs
     if max_cost:
         data["max_run_cost_usd"] = max_cost
+    if keep_inputs:
+        data["keep_inputs"] = True
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
 

@@ -211,6 +211,34 @@ class AgentTaskTemplate(TaskTemplate):
         that declare ``privileged_inputs`` (default: the template has none)."""
         raise NotImplementedError(f"template {self.name!r} has no privileged inputs")
 
+    def input_references(self, params: BaseModel, episode: str, root: Path) -> dict[str, dict[str, Any]]:
+        """The inputs of the episode in folder ``root`` that can be kept by reference (:mod:`harness.inputs`):
+        each file's path relative to ``root`` (posix, e.g. ``workspace/test_samples/ab12.parquet``,
+        ``key/heldout_samples/x.parquet``) -> a JSON-able reference that :meth:`rebuild_input` rebuilds it
+        from, optionally with a ``"source"`` string naming where it comes from (e.g. ``"pool seed 0
+        (simulator v3)"``; error messages name it).  Called once the inputs are written (after
+        :meth:`materialize` and :meth:`write_privileged`).  Default ``{}``: every file is kept as it is."""
+        return {}
+
+    def rebuild_input(self, params: BaseModel, episode: str, reference: dict[str, Any], dest: Path) -> None:
+        """Write the file that ``reference`` (from :meth:`input_references`) names again, at ``dest`` (whose
+        suffix is the original file's).  Per file: rebuilding one input must not cost the work of rebuilding
+        all of them.  Raises (any exception) when it cannot; the caller names the run and the source.
+        Default: NotImplementedError (a template that gives references must implement it)."""
+        raise NotImplementedError(f"template {self.name!r} cannot rebuild its inputs")
+
+    def input_values_digest(self, path: Path) -> str:
+        """A hex digest of what file ``path`` holds, compared between an input as written and as rebuilt:
+        of its decoded values where the bytes embed more than them (a Parquet file embeds the writer's
+        version).  Default: sha256 of the bytes."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
     def needs_agent_profile(self, params: BaseModel) -> bool:
         """True when these episodes need an agent profile named by the user (``--agent`` or an
         experiment's ``agents``): no default agent fits them (e.g. deep-research episodes).  Default False."""

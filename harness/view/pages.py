@@ -58,10 +58,25 @@ class EpisodeView:
 
     def file(self, name: str) -> Path | None:
         """``folder/name`` when it is a regular file inside the episode folder reached through no symbolic
-        link (the agent writes ``workspace/``), else None.  Read episode files only through this."""
+        link (the agent writes ``workspace/``); an input kept by reference (:mod:`harness.inputs`) is
+        rebuilt into the inputs cache and that copy returned; else None.  Read episode files only through
+        this, and never write the file it returns.  Raises :class:`harness.inputs.InputMismatch` (naming the
+        run, the episode and the input's source) when a rebuilt input differs from its record."""
+        from harness import inputs
         from harness.view.data import regular_file
 
-        return regular_file(self.folder, name)
+        found = regular_file(self.folder, name)
+        if found is not None or self.folder is None:
+            return found
+        return inputs.resolve(self.folder, name)
+
+    def listing(self, folder: str) -> list[str]:
+        """The names of the files in ``folder`` (relative to the episode folder, e.g.
+        ``workspace/test_samples``), the inputs kept by reference included, sorted; read each through
+        :meth:`file`."""
+        from harness import inputs
+
+        return inputs.listing(self.folder, folder) if self.folder is not None else []
 
     def read_json(self, name: str) -> Any | None:
         """``folder/name`` parsed, or None when missing, linked or malformed."""

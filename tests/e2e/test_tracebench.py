@@ -61,14 +61,27 @@ def one_nn_accuracy(files: list[Path], truth: dict[str, str], support_dir: Path,
     return correct / len(files)
 
 
+def rebuilt(ep: Path, folder: str, cache_dir: Path) -> list[Path]:
+    """The files of ``folder`` of episode folder ``ep`` as named there, rebuilt (harness.inputs, with
+    ``HARNESS_CACHE_DIR`` set by the caller) into one temporary folder beside the cache."""
+    from harness import inputs
+
+    out = cache_dir / "rebuilt" / ep.name / folder
+    out.mkdir(parents=True, exist_ok=True)
+    for name in inputs.listing(ep, folder):
+        (out / name).write_bytes(inputs.resolve(ep, f"{folder}/{name}").read_bytes())
+    return sorted(out.glob("*.parquet"))
+
+
 def episode_dir(out: Path) -> Path:
     (ep,) = list((out / "episodes").iterdir())
     return ep
 
 
 @pytest.mark.slow
-def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir):
+def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir, monkeypatch):
     out, proc = run_cli(tmp_path, cache_dir, {})
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache_dir))
     assert "sandbox bubblewrap" in proc.stderr or "sandbox unshare" in proc.stderr
     frame = pd.read_parquet(out / "results.parquet")
     assert len(frame) == 1
@@ -82,8 +95,11 @@ def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir):
     truth = {name: item["label"] for name, item in key["test"].items()}
     support = json.loads((ep / "workspace" / "train_labels.json").read_text())
     assert len(support) == 15 and len(truth) == 10
-    files = sorted((ep / "workspace" / "test_samples").glob("*.parquet"))
-    expected = one_nn_accuracy(files, truth, ep / "workspace" / "train_samples", support, impulse_col=2)
+    # the samples left the folder with the episode (kept by reference) and are rebuilt from their recipes
+    assert not list(ep.rglob("*.parquet")) and not (ep / "key" / "test_samples").exists()
+    files = rebuilt(ep, "workspace/test_samples", cache_dir)
+    support_dir = Path(rebuilt(ep, "workspace/train_samples", cache_dir)[0]).parent
+    expected = one_nn_accuracy(files, truth, support_dir, support, impulse_col=2)
     assert row["accuracy"] == pytest.approx(expected)
     run = json.loads((out / "run.json").read_text())
     assert run["profiles"]["euclidean-1nn"]["agent"] == "euclidean-1nn" and run["sandbox"] == row["sandbox"]
@@ -93,7 +109,7 @@ def test_direct_episode_accuracy_matches_in_process_1nn(tmp_path, cache_dir):
 
 @pytest.mark.slow
 def test_programmatic_episode_in_unshare_sandbox_scores_test_and_heldout(tmp_path, cache_dir):
-    out, proc = run_cli(tmp_path, cache_dir, {"submission": "programmatic"}, "--sandbox", "unshare")
+    out, proc = run_cli(tmp_path, cache_dir, {"submission": "programmatic"}, "--sandbox", "unshare", "--keep-inputs")
     row = pd.read_parquet(out / "results.parquet").iloc[0]
     assert row["sandbox"] == "unshare" and row["status"] == "ok"
     ep = episode_dir(out)
@@ -104,8 +120,7 @@ def test_programmatic_episode_in_unshare_sandbox_scores_test_and_heldout(tmp_pat
         truth = {name: item["label"] for name, item in key[split].items()}
         files = sorted((ep / "key" / folder).glob("*.parquet"))
         assert len(files) == len(truth) > 0
-        if split == "heldout":  # hard links to the shared observed-sample cache, not per-episode copies
-            assert all(f.stat().st_nlink >= 2 for f in files)
+        assert all(f.stat().st_nlink == 1 for f in files)  # private copies, no link into a shared store
         expected = one_nn_accuracy(files, truth, ep / "workspace" / "train_samples", support, impulse_col=2)
         assert row[column] == pytest.approx(expected), split
     assert row["heldout_n"] == 30 and row["heldout_n_invalid"] == 0

@@ -88,6 +88,38 @@ def candidate_rng(pool_seed: int, config_index: int, param_index: int, draw: int
     return np.random.default_rng(np.random.SeedSequence([pool_seed, 1, config_index, param_index, draw]))
 
 
+_rounds: dict[tuple, list[Configuration]] = {}
+_rounds_lock = threading.Lock()
+
+
+def sample_recipe(sim: Simulator, pool_seed: int, config_index: int, parameter: str | None,
+                  draw: int) -> tuple[Configuration, Intervention | None]:
+    """The initial configuration and intervention of one pool sample, drawn again as :func:`generate` drew
+    them (configuration ``config_index`` of its round, intervention draw ``draw`` of ``parameter``; None for a
+    no-intervention sample), without generating anything else: one sample of a pool is rebuilt from them
+    (``sim.simulate(config, intervention)``).  The last rounds' configurations are kept (a few per process).
+    Raises ValueError for an unknown parameter or a simulator that returns another round size."""
+    key = (sim.name, str(getattr(sim, "version", "")), int(pool_seed), int(config_index) // ROUND_SIZE)
+    with _rounds_lock:
+        configs = _rounds.get(key)
+    if configs is None:
+        configs = list(sim.sample_configurations(ROUND_SIZE, config_rng(pool_seed, key[-1])))
+        if len(configs) != ROUND_SIZE:
+            raise ValueError(f"{sim.name}.sample_configurations({ROUND_SIZE}) returned {len(configs)} configurations")
+        with _rounds_lock:
+            while len(_rounds) >= 64:
+                _rounds.pop(next(iter(_rounds)))
+            _rounds[key] = configs
+    config = configs[int(config_index) % ROUND_SIZE]
+    if parameter is None:
+        return config, None
+    names = [p.name for p in sim.parameters]
+    if parameter not in names:
+        raise ValueError(f"{sim.name} has no parameter {parameter!r} (parameters: {names})")
+    rng = candidate_rng(pool_seed, int(config_index), names.index(parameter), int(draw))
+    return config, sim.sample_intervention(config, parameter, rng)
+
+
 @dataclass
 class Candidate:
     """One filtered intervention candidate.  ``target`` only kept when accepted."""

@@ -12,10 +12,8 @@ per-episode random generator.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from harness import lazy_module
 from tsagent_plugins.tasks.tracebench.prompts import column_names
@@ -97,20 +95,13 @@ def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
     pq.write_table(table.replace_schema_metadata(None), path, store_schema=False)
 
 
-def link_cached(dest: Path, cached: Path, write: Callable[[Path], None]) -> None:
-    """Make ``dest`` a hard link to ``cached``, writing ``cached`` first (atomically) when missing.
-
-    Falls back to a copy where a hard link is impossible (another filesystem).
-    """
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        write(tmp)
-        os.replace(tmp, cached)
-    try:
-        os.link(cached, dest)
-    except OSError:
-        shutil.copyfile(cached, dest)
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of the bytes of file ``path`` (OSError when it cannot be read)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def file_key(key: str) -> str:

@@ -18,15 +18,19 @@ Answer key (``key_dir``, never mounted)::
 
     key.json              settings, labels as shown, label mapping, and per file
                           (test / support / heldout): sample id, label, noise seed
-    recipes.json          the pool recipes of every sample of the episode
+    recipes.json          the pool recipes of the test and support samples
+    test_samples/         pristine copies of the test files (programmatic submission only: rule.py is
+                          run on these; direct answers are scored from key.json alone)
+    heldout_samples/      noisy held-out files (programmatic submission only)
 
 Privileged inputs (only for agents that declare ``privileged_inputs``: the
 privileged classical baselines of Appendix E; :meth:`TracebenchTemplate.write_privileged`)::
 
     clean_pairs/test_samples/<name>.parquet    clean no-intervention trajectory of the
     clean_pairs/train_samples/<name>.parquet   same initial configuration, same grid, no noise
-    test_samples/         pristine copies of the test files (rule.py is run on these)
-    heldout_samples/      noisy held-out files (programmatic submission only)
+
+Every sample file is kept by reference once the episode has run (``harness.inputs``; :mod:`.inputs`):
+the files the agent left unchanged leave the episode folder and are rebuilt, one at a time, when read.
 """
 
 from __future__ import annotations
@@ -199,11 +203,11 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
     return _pool_cache[key]
 
 
-def _observed_cache(sim: Simulator, sample_id: str, seed: int, kappa: float) -> Path:
-    """Where the observed (noisy) copy of a pool sample is cached, beside the pools."""
-    from tsagent_plugins.tasks.tracebench.pool import default_cache_root
-
-    return default_cache_root().parent / "observed" / f"{sim.name}-v{sim.version}" / f"{sample_id}-{seed}-k{kappa:g}.parquet"
+def _plain(value: Any) -> Any:
+    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
+    if value is None or isinstance(value, float) and value != value:
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def default_simulator(name: str) -> Simulator:
@@ -351,7 +355,9 @@ class TracebenchTemplate(AgentTaskTemplate):
         taken: set[str] = set()
         heldout_ids = list(split.heldout) if params.submission == "programmatic" else []
         groups = {
-            "test": (list(split.test), [workspace / "test_samples", key_dir / "test_samples"]),
+            # the pristine copies a programmatic submission is run on; direct answers are scored from key.json
+            "test": (list(split.test), [workspace / "test_samples"]
+                     + ([key_dir / "test_samples"] if params.submission == "programmatic" else [])),
             "support": (list(split.support) if params.examples_per_class > 0 else [], [workspace / "train_samples"]),
             "heldout": (heldout_ids, [key_dir / "heldout_samples"]),
         }
@@ -365,14 +371,13 @@ class TracebenchTemplate(AgentTaskTemplate):
         if params.pool is not None:
             key["released_pool"] = params.pool.model_dump(mode="json")
         for group, (ids, folders) in groups.items():
-            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown,
-                                           shared=group == "heldout")
+            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown)
 
         if key["support"]:
             (workspace / "train_labels.json").write_text(
                 json.dumps({f: v["label"] for f, v in sorted(key["support"].items())}, indent=2))
         key_dir.mkdir(parents=True, exist_ok=True)
-        (key_dir / KEY_FILE).write_text(json.dumps(key, indent=2))
+        (key_dir / KEY_FILE).write_text(json.dumps(key, separators=(",", ":")))  # 700+ held-out entries: compact
         self._write_recipes(pool, key, key_dir / RECIPES_FILE)
 
         prompt = build_prompt(sim, context=params.context, submission=params.submission,
@@ -407,14 +412,9 @@ class TracebenchTemplate(AgentTaskTemplate):
 
     @staticmethod
     def _write_group(pool, sim: Simulator, params: TracebenchParams, ids: list[str], folders: list[Path],
-                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str],
-                     shared: bool = False) -> dict:
-        """Write one batch under opaque names, in shuffled order; returns {file: truth}.
-
-        ``shared``: the files are hard links to one cached copy per (sample, noise seed,
-        kappa), so the 142-per-class held-out batch costs its disk space once across
-        agents and conditions rather than once per episode.
-        """
+                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str]) -> dict:
+        """Write one batch under opaque names, in shuffled order, as private files of the episode (never links
+        into a shared store: :mod:`.inputs` says why); returns {file: truth}."""
         names = sample_files.opaque_names(rng, len(ids), taken)
         order = rng.permutation(len(ids))
         entries: dict[str, dict] = {}
@@ -434,11 +434,7 @@ class TracebenchTemplate(AgentTaskTemplate):
             noisy = np.asarray(sim.observe(clean, kappa, seed), dtype=np.float64)
             if noisy.shape != np.shape(clean.values):
                 raise ValueError(f"{sim.name}.observe returned shape {noisy.shape}, expected {np.shape(clean.values)}")
-            if shared:
-                sample_files.link_cached(folders[0] / name, _observed_cache(sim, sample_id, seed, kappa),
-                                         lambda tmp: sample_files.write_sample(tmp, clean.time, noisy))
-            else:
-                sample_files.write_sample(folders[0] / name, clean.time, noisy)
+            sample_files.write_sample(folders[0] / name, clean.time, noisy)
             for copy in folders[1:]:
                 shutil.copyfile(folders[0] / name, copy / name)
             entries[name] = {"sample_id": str(sample_id), "label": as_shown[class_label],
@@ -447,12 +443,46 @@ class TracebenchTemplate(AgentTaskTemplate):
 
     @staticmethod
     def _write_recipes(pool, key: dict, path: Path) -> None:
+        """The pool recipes of the test and support samples (the held-out samples' are the pool's, under the
+        sample ids ``key.json`` gives: written here they were 95% of an episode's key)."""
         rows = []
-        for group in ("test", "support", "heldout"):
+        for group in ("test", "support"):
             for file, truth in key[group].items():
                 recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
                 rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
         path.write_text(json.dumps(rows, indent=2))
+
+    def input_references(self, params: TracebenchParams, episode: str, root: Path) -> dict[str, dict]:
+        """Every sample file of the episode in folder ``root`` (test, support, held-out, clean pairs) with the
+        recipe it is rebuilt from, one sample at a time (:func:`.inputs.references`)."""
+        from tsagent_plugins.tasks.tracebench import inputs
+
+        key_dir = Path(root) / "key"
+        key = read_key(key_dir)
+        recipes = {str(r.get("sample_id")): r for r in inputs.read_recipes(key_dir) if isinstance(r, dict)}
+        missing = [t["sample_id"] for g in ("test", "support", "heldout") for t in (key.get(g) or {}).values()
+                   if t.get("sample_id") not in recipes]
+        if missing:  # the held-out samples' recipes: the pool's (in memory once the episode was materialized)
+            sim = self._simulator(params.simulator)
+            table = self._pool(sim, params).recipes
+            columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
+            for sid in missing:
+                if sid in table.index:
+                    recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+        return inputs.references(key, recipes, Path(root))
+
+    def rebuild_input(self, params: TracebenchParams, episode: str, reference: dict, dest: Path) -> None:
+        """Write one sample file again from its reference (:func:`.inputs.rebuild`): its configuration and
+        intervention drawn again, simulated and noised; the pool is not loaded."""
+        from tsagent_plugins.tasks.tracebench import inputs
+
+        inputs.rebuild(self._simulator(str(reference.get("simulator") or params.simulator)), reference, dest)
+
+    def input_values_digest(self, path: Path) -> str:
+        """sha256 over a sample file's column names and float64 values (:func:`.inputs.values_digest`)."""
+        from tsagent_plugins.tasks.tracebench import inputs
+
+        return inputs.values_digest(path)
 
     def inputs_digest(self, params: TracebenchParams, episode: str, key_dir: Path | None) -> str | None:
         """:func:`~tsagent_plugins.tasks.tracebench.files.key_digest` of the episode's answer key (None without)."""

@@ -4,7 +4,8 @@ Shows the test samples as plots (one panel per channel, stacked), each with
 the agent's ranked answer and -- only when the viewer may reveal answers --
 the true label and whether the top-1 answer was right; for programmatic
 episodes the submitted ``rule.py`` and, revealed, its held-out results.
-Inputs: ``workspace/test_samples/*.parquet`` (what the agent saw),
+Inputs: ``workspace/test_samples/*.parquet`` (what the agent saw; listed and read through
+:meth:`harness.pages.EpisodeView.listing` and ``file``, which rebuild a sample kept by reference),
 ``score.json`` details (predictions; ``true_label`` is read only when revealing)
 and ``workspace/rule.py``.
 
@@ -130,16 +131,18 @@ def render(episode: EpisodeView) -> list[Panel]:
     score = episode.read_json("score.json") or {}
     details = [d for d in score.get("details") or [] if isinstance(d, dict)]
     test = {d.get("file"): d for d in details if d.get("split") == "test"}
-    names = sorted(p.name for p in (folder / "workspace" / "test_samples").glob("*.parquet")) if folder else []
-    files = [p for p in (episode.file(f"workspace/test_samples/{n}") for n in names) if p is not None]
+    listed = [n for n in episode.listing("workspace/test_samples") if n.endswith(".parquet")]
+    # (file name, path): a sample kept by reference is read from its rebuilt copy, named by its digest
+    files = [(n, p) for n, p in ((n, episode.file(f"workspace/test_samples/{n}")) for n in listed[:MAX_SAMPLES])
+             if p is not None]
     import pandas as pd  # imported on use: pandas is slow to load
 
     cards = []
     times = _intervention_times(episode)
     names = _signal_names(episode.row)
-    for path in files[:MAX_SAMPLES]:
-        detail = test.get(path.name, {})
-        name = untrusted.shown_name(path.name)  # an agent's file name that is not UTF-8 is shown escaped
+    for file, path in files:
+        detail = test.get(file, {})
+        name = untrusted.shown_name(file)  # an agent's file name that is not UTF-8 is shown escaped
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001 - a damaged file is shown, not raised
@@ -155,14 +158,14 @@ def render(episode: EpisodeView) -> list[Panel]:
         note = detail.get("reason") or detail.get("note")
         cards.append(Markup(
             f'<div class="sample{css}" data-file="{escape(name)}">'
-            f'{_sample_chart(frame, name, times.get(path.name), names)}'
+            f'{_sample_chart(frame, name, times.get(file), names)}'
             f'<div>agent\'s answer: <b>{escape(answer)}</b></div>{verdict}'
             + (f'<div class="hint">{escape(note)}</div>' if note else "") + "</div>"))
     if cards:
-        more = f'<p class="hint">{len(files) - MAX_SAMPLES} more test samples not shown.</p>' \
-            if len(files) > MAX_SAMPLES else ""
+        more = f'<p class="hint">{len(listed) - MAX_SAMPLES} more test samples not shown.</p>' \
+            if len(listed) > MAX_SAMPLES else ""
         hidden = "" if episode.reveal else '<p class="hint">True labels are not part of this export.</p>'
-        panels.append(Panel(f"Test samples ({len(files)})", Markup(
+        panels.append(Panel(f"Test samples ({len(listed)})", Markup(
             f'{hidden}{_names_hint(names)}<div class="samples">{"".join(cards)}</div>{more}')))
     elif folder is not None:
         panels.append(Panel("Test samples", Markup('<p class="hint">No test samples in the workspace.</p>')))

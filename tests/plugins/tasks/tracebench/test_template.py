@@ -204,14 +204,16 @@ def test_answer_key_stays_out_of_the_workspace(env, tmp_path):
     for name in key["test"]:
         assert digest(key_dir / "test_samples" / name) == digest(ws / "test_samples" / name)
     recipes = json.loads((key_dir / "recipes.json").read_text())
-    assert len(recipes) == 10 + 15 + 10
-    assert {r["split"] for r in recipes} == {"test", "support", "heldout"}
+    assert len(recipes) == 10 + 15  # the held-out samples' recipes are the pool's
+    assert {r["split"] for r in recipes} == {"test", "support"}
     assert all(r["label"] == key[r["split"]][r["file"]]["class_label"] for r in recipes)
 
 
-def test_direct_submission_writes_no_heldout(env, tmp_path):
+def test_direct_submission_writes_no_heldout_and_no_key_copies(env, tmp_path):
     _, ws, key_dir, key = materialize(env, tmp_path, "d")
     assert key["heldout"] == {} and not (key_dir / "heldout_samples").exists()
+    # direct answers are scored from key.json alone: no pristine copies of the test files
+    assert not (key_dir / "test_samples").exists() and len(list((ws / "test_samples").iterdir())) == 10
 
 
 # -- matched conditions ----------------------------------------------------------------------------
@@ -476,21 +478,14 @@ def test_balldrop_episode_end_to_end(tmp_path):
                 assert secret.encode() not in blob, (path.name, secret)
 
 
-def test_heldout_files_are_hard_links_to_one_cached_copy(tmp_path, monkeypatch):
-    """Two programmatic episodes with the same pool, seed and noise share their held-out files on disk."""
+def test_every_sample_file_is_a_private_copy_of_the_episode(env, tmp_path):
+    """Two programmatic episodes of the same pool, seed and noise share no file on disk (no hard link into a
+    shared store: a copy of a run folder, an archive or a Dask worker's tar carries what it lists)."""
     import os
 
-    from tsagent_plugins.tasks.tracebench import files as sample_files
-
-    cached = tmp_path / "cache" / "a.parquet"
-    written = []
-
-    def write(path):
-        written.append(path)
-        path.write_bytes(b"sample")
-
-    for dest in (tmp_path / "one.parquet", tmp_path / "two.parquet"):
-        sample_files.link_cached(dest, cached, write)
-    assert len(written) == 1 and not list(cached.parent.glob("*.tmp"))
-    assert os.stat(tmp_path / "one.parquet").st_ino == os.stat(tmp_path / "two.parquet").st_ino == os.stat(cached).st_ino
-    assert (tmp_path / "two.parquet").read_bytes() == b"sample"
+    folders = [materialize(env, tmp_path, tag, submission="programmatic")[1].parent for tag in ("one", "two")]
+    files = [sorted(f.rglob("*.parquet")) for f in folders]
+    assert [p.relative_to(folders[0]) for p in files[0]] == [p.relative_to(folders[1]) for p in files[1]]
+    assert len(files[0]) == 10 + 15 + 10 + 10  # test, support, the key's test copies, held-out
+    assert all(p.stat().st_nlink == 1 for group in files for p in group)
+    assert {os.stat(p).st_ino for p in files[0]}.isdisjoint(os.stat(p).st_ino for p in files[1])
