@@ -10,7 +10,7 @@ What is converted, each file on its own (kinds, as the command reports them):
 - ``home logs``: an agent episode's ``home/``, stored as the harness stores it after an episode today
   (:func:`harness.native_logs.compress_home`);
 - ``inputs``: inputs the harness generated and the agent left unchanged, kept by reference
-  (:func:`_release_inputs`).
+  (:func:`harness.inputs.release_existing`: recorded, checked against a fresh rebuild, then dropped).
 
 Every file goes through :func:`harness.compressed_files.compress_file`: written beside it, synced, read back
 and compared, renamed into place (a compressed file appears only whole) and only then the old file removed.
@@ -199,85 +199,67 @@ def finished_or_not(root: Path) -> list[tuple[Path, dict[str, Any] | None]]:
 
 
 def _inputs(root: Path, outcome: Outcome, on_event: Event) -> None:
-    """Inputs kept by reference, episode by episode (:func:`_release_inputs`)."""
-    episodes: _Episodes | None = None
+    """Inputs kept by reference, episode by episode (:func:`_release_inputs`): every finished episode folder
+    without an inputs record (an older harness's; a folder with one was released by its run, or kept whole
+    by ``--keep-inputs``, and is left as it is).  In a dry run each is listed with its inputs' bytes now
+    (what a fresh rebuild reproduces, and so is dropped, is known only once each file is checked)."""
+    from harness import inputs
+
+    entries: dict[str, dict[str, Any]] | None = None
     for folder, row in finished_or_not(root):
-        if row is None:
+        if row is None or inputs.read(folder) is not None:
             continue
-        if episodes is None:
-            episodes = _Episodes(root)
-            if not episodes.available:
-                return
-        if outcome.dry_run:  # what release_existing would drop is known only once it has checked the files
-            outcome.notes.append("inputs: not estimated by --dry-run (each file is checked when it is released)")
-            return
-        found = episodes.get(folder.name, row, outcome)
-        if found is None:
-            continue
+        if entries is None:
+            entries = _run_entries(root)
         before = _inputs_bytes(folder)
-        _release_inputs(root, folder, *found)
+        if outcome.dry_run:
+            outcome.steps.append(Step("inputs", folder, before))
+            on_event("step", {"kind": "inputs", "path": folder, "before": before, "after": None})
+            continue
+        try:
+            template, params = inputs.episode_task(entries.get(folder.name) or {}, row.get("template"))
+        except HarnessError as exc:
+            outcome.notes.append(f"{folder}: inputs left as they are: {exc}")
+            continue
+        _release_inputs(folder, template, params, str((entries.get(folder.name) or {}).get("episode", "0")))
         after = _inputs_bytes(folder)
-        if after != before:
+        if inputs.read(folder) is not None:
             outcome.steps.append(Step("inputs", folder, before, after))
             on_event("step", {"kind": "inputs", "path": folder, "before": before, "after": after})
 
 
-def _inputs_bytes(folder: Path) -> int:
-    """Bytes of an episode's inputs as the report counts them: its ``workspace/`` and ``key/`` and the
-    ``inputs.json`` that records what is kept by reference."""
-    return sum(tree_bytes(folder / name) for name in ("workspace", "key", "inputs.json"))
-
-
-def _release_inputs(root: Path, folder: Path, template: Any, params: Any, episode: str) -> None:
-    """Keep the episode's generated, unchanged inputs by reference: the ONE call site of
-    ``harness.inputs.release_existing`` (inputs by reference, issue 45 point 1), which computes references
-    for the files there, verifies them and drops them (an input the agent changed stays as it is).
-
-    MERGE POINT (branch w45in): until ``harness.inputs`` is in the tree, :class:`_Episodes` finds it
-    unavailable and this is never called."""
-    from harness.inputs import release_existing  # type: ignore[import-not-found]
+def _run_entries(root: Path) -> dict[str, dict[str, Any]]:
+    """The run's ``run.json`` episode entries by key."""
+    import json
 
     try:
-        release_existing(root, template, params, episode)
-    except HarnessError as exc:
+        run = json.loads((root / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CompactError(f"{root / 'run.json'}: cannot be read: {exc}") from None
+    episodes = run.get("episodes") if isinstance(run, dict) else None
+    return {e["key"]: e for e in episodes or [] if isinstance(e, dict) and isinstance(e.get("key"), str)}
+
+
+def _inputs_bytes(folder: Path) -> int:
+    """Bytes of an episode's inputs as the command counts them: its ``workspace/`` and ``key/`` (the agent's
+    output included, which stays) and the record of what is kept by reference."""
+    from harness.inputs import INPUTS_FILE
+
+    return sum(tree_bytes(folder / name) for name in ("workspace", "key", INPUTS_FILE))
+
+
+def _release_inputs(folder: Path, template: Any, params: Any, episode: str) -> None:
+    """Keep the episode's generated, unchanged inputs by reference: the one call of
+    :func:`harness.inputs.release_existing`, which records references for the files there, drops each only
+    when a fresh rebuild gives the same values (an input the agent changed or one that no longer rebuilds
+    the same is kept as it is) and writes the record before deleting anything (so a compaction stopped in
+    it leaves a readable folder)."""
+    from harness import inputs
+
+    try:
+        inputs.release_existing(folder, template, params, episode)
+    except (HarnessError, OSError) as exc:
         raise CompactError(f"{folder}: its inputs could not be released: {exc}") from None
-
-
-class _Episodes:
-    """The run's episodes as ``run.json`` lists them: template, params and episode id by folder name."""
-
-    def __init__(self, root: Path):
-        import importlib.util
-
-        self.available = importlib.util.find_spec("harness.inputs") is not None  # MERGE POINT (w45in)
-        self.entries: dict[str, dict[str, Any]] = {}
-        if not self.available:
-            return
-        import json
-
-        try:
-            run = json.loads((root / "run.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CompactError(f"{root / 'run.json'}: cannot be read: {exc}") from None
-        episodes = run.get("episodes") if isinstance(run, dict) else None
-        self.entries = {e["key"]: e for e in episodes or [] if isinstance(e, dict) and isinstance(e.get("key"), str)}
-
-    def get(self, key: str, row: dict[str, Any], outcome: Outcome) -> tuple[Any, Any, str] | None:
-        """``(template, params, episode id)`` of episode ``key``; None (with a note) when they cannot be read."""
-        from harness import plugins
-
-        entry = self.entries.get(key)
-        name = (entry or {}).get("template") or row.get("template")
-        if entry is None or not isinstance(entry.get("params"), dict):
-            outcome.notes.append(f"{key}: inputs left as they are: run.json does not list its params")
-            return None
-        try:
-            template = plugins.get("task_template", str(name))
-            params = template.params_model.model_validate(entry["params"])
-        except (plugins.UnknownPlugin, ValueError) as exc:
-            outcome.notes.append(f"{key}: inputs left as they are: {str(exc).splitlines()[0]}")
-            return None
-        return template, params, str(entry.get("episode", "0"))
 
 
 def tree_bytes(path: Path | str, leave_out: tuple[str, ...] = ()) -> int:

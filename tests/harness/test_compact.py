@@ -1,9 +1,12 @@
-"""``harness runs compact`` (harness.compact) on run folders in an older harness's storage: a TraceBench run
-(Codex's recorded episode played back through the proxy beside two baselines) and a Dr-CiK run of an LLM
-forecaster (a proxy log per model call under ``proxy/``), both made by today's harness and written back
-plain (:func:`tests.support.old_runs.to_old_format`).  Compacted, each reads exactly as before in every
-command: report tables, every bundle page, the live viewer's model-call pages, the Inspect export, the
-trajectories converted again from the home logs and the metric values rescoring computes again.  A
+"""``harness runs compact`` (harness.compact) on run folders in an older harness's storage: a direct TraceBench
+run (Codex's recorded episode played back through the proxy, an agent that edits one input and deletes
+another, beside the euclidean-1nn baseline and its privileged variant), a programmatic one (a rule.py run on
+held-out samples) and a Dr-CiK run of an LLM forecaster (a proxy log per model call under ``proxy/``), all
+made by today's harness with every input kept, then written back as an older harness left them
+(:func:`tests.support.old_runs.to_old_format`: plain logs, no inputs record, test samples copied into key/).
+Compacted, each reads exactly as before in every command: report tables, every bundle page, the live
+viewer's model-call pages, the Inspect export, the trajectories converted again from the home logs and the
+metric values rescoring computes again.  A
 compaction stopped mid-way leaves a run that reads the same, and a second one finishes it; compacting
 refuses while another process holds the run's lock; a compact run has nothing to do."""
 
@@ -15,7 +18,7 @@ import os
 import pytest
 import yaml
 
-from harness import runlock
+from harness import inputs, runlock
 from harness.compact import CompactError, compact, proxy_logs, tree_bytes
 from harness.store import finished_episodes
 from harness.wire import proxy_log, read_log
@@ -50,16 +53,22 @@ def old_runs(tmp_path_factory):
         "name": "compact-mix", "tasks": ["spec.yaml"], "seeds": [0],
         "agents": [str(profile(root, "codex-replay")), "euclidean-1nn-privileged", "euclidean-1nn"]}))
     _run("--experiment", root / "mix.yaml", "--sandbox", "none", "--model-backend", "scripted", "--script", SCRIPT,
-         "--out", root / "old" / "tracebench", env=env)
+         "--keep-inputs", "--out", root / "old" / "tracebench", env=env)
+    (root / "rule.yaml").write_text(yaml.safe_dump({**SPEC, "name": "balldrop-small-rule",
+                                                    "params": {**SPEC["params"], "submission": "programmatic"}}))
+    _run("--task", root / "rule.yaml", "--agent", "euclidean-1nn", "--sandbox", "none", "--keep-inputs",
+         "--out", root / "old" / "programmatic", env=env)
     _run("--task", LLM_DP, "--agent", REPO / "agent_profiles" / "dp-qwen3.5-4b.yaml", "--set", "forecasters=[llm-dp]",
          "--set", "contexts=[no-context]", "--set", "tasks=sample", "--out", root / "old" / "drcik", env=env)
-    runs = {name: root / "old" / name for name in ("tracebench", "drcik")}
+    runs = {name: root / "old" / name for name in ("tracebench", "programmatic", "drcik")}
     written = {name: to_old_format(run) for name, run in runs.items()}
-    # what an older harness left: plain proxy logs (the agent's, and one per model call of the forecaster) and
-    # the Codex rollout plain in the agent's home
+    # what an older harness left: plain proxy logs (the agent's, and one per model call of the forecaster), the
+    # Codex rollout plain in the agent's home, every input in full (direct episodes: test samples in key/ too)
     assert sorted(p.name for p in written["tracebench"]) == ["proxy.jsonl", ROLLOUT.name]
-    assert [p.name for p in written["drcik"]] == ["proxy.jsonl"] * 3
+    assert [p.name for p in written["drcik"]] == ["proxy.jsonl"] * 3 and written["programmatic"] == []
     assert all(p.parent.parent.name == "proxy" for p in written["drcik"])
+    assert len(list(runs["tracebench"].glob("episodes/*/key/test_samples/*.parquet"))) == 3 * 4 - 1  # one edited
+    assert not list(runs["tracebench"].parent.rglob("inputs.json*"))
     return runs
 
 
@@ -75,17 +84,34 @@ def cache(old_runs, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(old_runs["tracebench"].parent.parent / "cache"))
 
 
-@pytest.mark.parametrize("name", ["tracebench", "drcik"])
+#: kind -> files (for inputs: episodes) each run's compaction converts
+CONVERTED = {"tracebench": {"proxy logs": 1, "home logs": 1, "inputs": 3}, "programmatic": {"inputs": 1},
+             "drcik": {"proxy logs": 3}}
+
+
+@pytest.mark.parametrize("name", ["tracebench", "programmatic", "drcik"])
 def test_a_compacted_run_reads_as_the_original_in_every_command(old_runs, agents, tmp_path, name):
     original, compacted = copy_run(old_runs[name], tmp_path / "a"), copy_run(old_runs[name], tmp_path / "b")
     logs = proxy_logs(compacted)
     outcome = compact(compacted)
     kinds = outcome.by_kind()
-    assert kinds["proxy logs"][0] == len(logs) == (1 if name == "tracebench" else 3)
-    assert ("home logs" in kinds) == (name == "tracebench")
-    if name == "tracebench":
-        assert kinds["home logs"][0] == 1  # the rollout (the other home files are small or binary)
+    assert {kind: files for kind, (files, _, _) in kinds.items()} == CONVERTED[name]
+    assert len(logs) == CONVERTED[name].get("proxy logs", 0)
+    if name == "tracebench":  # the rollout (the other home files are small or binary)
         (rollout,) = compacted.glob("episodes/*/home/.codex/sessions/**/rollout-*.jsonl.zst")
+        states = {}
+        for folder, row in finished_episodes(compacted):
+            for rel, entry in inputs.read(folder)["files"].items():
+                states[row["agent"], entry["state"]] = states.get((row["agent"], entry["state"]), 0) + 1
+        # the test sample the agent overwrote with another's bytes is kept (a fresh rebuild does not give
+        # them, though the inputs cache holds a file of those values); every other input is dropped, the
+        # test samples' copies in key/ included (the example the agent deleted was not there to record)
+        # (4 test samples, their 4 copies in key/, 5 examples; the privileged baseline's 4 + 5 clean pairs)
+        assert states == {("codex-replay", "edited"): 1, ("codex-replay", "by_reference"): 3 + 3 + 4,
+                          ("euclidean-1nn", "by_reference"): 4 + 4 + 5,
+                          ("euclidean-1nn-privileged", "by_reference"): 4 + 4 + 5 + 4 + 5}
+        assert not list(compacted.glob("episodes/*/key/test_samples"))
+        assert len(list(compacted.glob("episodes/*/workspace/test_samples/*"))) == 1
     for _, before, after in kinds.values():
         assert after < before / 2
     assert outcome.total_after == tree_bytes(compacted) < outcome.total_before == tree_bytes(original)
@@ -168,8 +194,10 @@ def test_compact_refuses_while_another_process_holds_the_runs_lock(old_runs, tmp
 
 def test_a_second_compaction_and_a_dry_run_change_nothing(old_runs, tmp_path):
     run = copy_run(old_runs["tracebench"], tmp_path)
+    untouched = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in run.rglob("*") if p.is_file()}
     planned = compact(run, dry_run=True)
-    assert planned.total_after is None and {s.kind for s in planned.steps} == {"proxy logs", "home logs"}
+    assert {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in run.rglob("*") if p.is_file()} == untouched
+    assert planned.total_after is None and {s.kind for s in planned.steps} == {"proxy logs", "home logs", "inputs"}
     assert all(s.after is None for s in planned.steps) and len(proxy_logs(run)) == 1  # nothing changed
     done = compact(run)
     assert [(s.kind, s.path, s.before) for s in done.steps] == [(s.kind, s.path, s.before) for s in planned.steps]

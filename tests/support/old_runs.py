@@ -1,7 +1,7 @@
 """Run folders in the storage of an older harness, and what every reader makes of a run folder.
 
 :func:`to_old_format` writes back plain every file today's harness stores compressed (proxy logs, the agents'
-logs under ``home/``): what a run made before they were compressed looks like.  :func:`readings` collects
+logs under ``home/``) and drops the record of inputs kept by reference: what a run made before looks like.  :func:`readings` collects
 what the commands read from a run -- ``harness report`` tables, every page of ``harness view --bundle``, the
 live viewer's model-call pages, the Inspect export, each episode's trajectory converted again from its home
 and the metric values ``harness rescore`` computes again -- with the run folder's own path written as
@@ -22,8 +22,22 @@ from harness import compressed_files, logfile
 
 
 def to_old_format(run: Path) -> list[Path]:
-    """Every ``*.zst`` file under ``run`` written back plain (same bytes, same modification time), the
-    compressed one removed; returns the plain files, sorted."""
+    """``run`` (made with ``--keep-inputs``: every input file still there) as an older harness left it: every
+    ``*.zst`` file written back plain (same bytes, same modification time; the compressed one removed), no
+    inputs record (``inputs.json.zst``), and, as direct TraceBench episodes had them, byte copies of the
+    unchanged test samples in ``key/test_samples/``.  Returns the plain files written, sorted."""
+    from harness import inputs
+
+    for folder in sorted(Path(run).glob("episodes/*")):
+        record = inputs.read(folder)
+        if record is None:
+            continue
+        direct = json.loads((folder / "row.json").read_text()).get("submission") == "direct"
+        for rel, entry in record["files"].items():
+            if direct and rel.startswith("workspace/test_samples/") and entry["state"] == inputs.PRESENT:
+                (folder / "key" / "test_samples").mkdir(exist_ok=True)
+                shutil.copyfile(folder / rel, folder / "key" / "test_samples" / Path(rel).name)
+        (folder / inputs.INPUTS_FILE).unlink()
     written = []
     for path in sorted(Path(run).rglob("*" + logfile.COMPRESSED_SUFFIX)):
         data, problem = compressed_files.read_bytes(path, 1 << 40)

@@ -4,8 +4,9 @@ Run as a script by the ``*-replay`` agents of :mod:`tests.support.shell_run` (``
 in the episode's workspace, ``$MODEL_BASE_URL`` the proxy): the recorded ``home/`` is copied into ``$HOME``
 (the native logs the real agent's converter reads), every recorded request is sent to the proxy again with
 the dummy key (a scripted model answers as it answered the CLI: ``examples/scripts/<cli>-balldrop.yaml``),
-``results.json`` is written with one label per test sample of the workspace (a valid TraceBench answer),
-and the recorded stdout is printed.  Standard library only: it runs as the agent does, outside the harness.
+``results.json`` is written with one label per test sample of the workspace (a valid TraceBench answer), the
+first test sample is overwritten with the second's bytes and the first labeled example deleted (an agent
+that changes its inputs), and the recorded stdout is printed.  Standard library only: it runs as the agent does, outside the harness.
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ def main(fixture: Path, key: str) -> None:
         if not Path("results.json").exists():  # what the CLI's tool call did after the first answer
             label = json.loads(Path("train_labels.json").read_text())
             first = sorted(label.values())[0]
-            Path("results.json").write_text(json.dumps({name: [first] for name in sorted(os.listdir("test_samples"))}))
-            print("wrote results.json with", len(os.listdir("test_samples")), "predictions", file=sys.stderr)
+            tests = sorted(os.listdir("test_samples"))
+            Path("results.json").write_text(json.dumps({name: [first] for name in tests}))
+            print("wrote results.json with", len(tests), "predictions", file=sys.stderr)
+            # an agent that changes its inputs: one test sample overwritten with another's, one example deleted
+            shutil.copyfile(Path("test_samples") / tests[1], Path("test_samples") / tests[0])
+            (Path("train_samples") / sorted(os.listdir("train_samples"))[0]).unlink()
     sys.stdout.write((fixture / "agent.stdout").read_text(encoding="utf-8"))
 
 
