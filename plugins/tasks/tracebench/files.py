@@ -104,6 +104,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def values_digest(path: Path) -> str:
+    """sha256 (hex) of a sample file's decoded values: per column its name, its length and its values as
+    little-endian float64, in file order.  The same values give the same digest whichever pyarrow wrote the
+    file.  Raises what pyarrow raises for a file that is no Parquet file."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    digest = hashlib.sha256()
+    for name in table.column_names:
+        column = np.ascontiguousarray(table.column(name).to_numpy(), dtype="<f8")
+        digest.update(f"{name}\0{column.size}\0".encode())
+        digest.update(column.tobytes())
+    return digest.hexdigest()
+
+
 def file_key(key: str) -> str:
     """A results.json key reduced to the file's stem.
 

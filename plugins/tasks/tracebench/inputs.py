@@ -22,8 +22,8 @@ What is referenced (:func:`references`): each test sample (``workspace/test_samp
 
 Each reference also says where it comes from (``source``, e.g. ``balldrop pool seed 0 (simulator v2)``),
 which an error about a rebuilt sample that no longer matches names.  A rebuilt file is checked against the
-digest of the values written at the episode's start (:func:`values_digest`: sha256 over the column names and
-float64 values, not the Parquet bytes, which embed the pyarrow version).
+digest of the values written at the episode's start (:func:`.files.values_digest`: sha256 over the column
+names and float64 values, not the Parquet bytes, which embed the pyarrow version).
 
 The held-out batch used to be written once per (sample, noise seed, kappa) into a shared store of observed
 samples (``<cache>/observed``) and hard-linked into each episode, so a copy of a run folder without ``-H``,
@@ -37,11 +37,10 @@ Rebuilding them later (``harness rescore``) goes through the harness's bounded i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness import Simulator, lazy_module
 from tsagent_plugins.tasks.tracebench import files as sample_files
@@ -56,21 +55,6 @@ FOLDERS = {"test": ("workspace/test_samples", "key/test_samples"), "support": ("
            "heldout": ("key/heldout_samples",)}
 #: batch -> the folder of its privileged clean pairs
 CLEAN_PAIRS = {"test": "workspace/clean_pairs/test_samples", "support": "workspace/clean_pairs/train_samples"}
-
-
-def values_digest(path: Path) -> str:
-    """sha256 (hex) of a sample file's decoded values: per column its name, its length and its values as
-    little-endian float64, in file order.  The same values give the same digest whichever pyarrow wrote the
-    file.  Raises what pyarrow raises for a file that is no Parquet file."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    digest = hashlib.sha256()
-    for name in table.column_names:
-        column = np.ascontiguousarray(table.column(name).to_numpy(), dtype="<f8")
-        digest.update(f"{name}\0{column.size}\0".encode())
-        digest.update(column.tobytes())
-    return digest.hexdigest()
 
 
 def _source(key: dict) -> str:
@@ -171,3 +155,27 @@ def read_recipes(key_dir: Path) -> list[dict]:
     except (OSError, ValueError):
         return []
     return data if isinstance(data, list) else []
+
+
+def recipes_of(key: dict, key_dir: Path, pool_recipes: Callable[[], Any]) -> dict[str, dict]:
+    """Sample id -> recipe of every sample of the episode whose answer key is ``key``: from
+    ``key_dir/recipes.json`` (test and support samples; every sample in a folder written before the held-out
+    recipes were left to the pool), the rest (``config_id``, ``parameter``, ``draw``) from the pool's recipe
+    table, which ``pool_recipes()`` gives (called only when needed)."""
+    recipes = {str(r.get("sample_id")): r for r in read_recipes(key_dir) if isinstance(r, dict)}
+    missing = [t.get("sample_id") for g in FOLDERS for t in (key.get(g) or {}).values()
+               if t.get("sample_id") not in recipes]
+    if missing:
+        table = pool_recipes()
+        columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
+        for sid in missing:
+            if sid in table.index:
+                recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+    return recipes
+
+
+def _plain(value: Any) -> Any:
+    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
+    if value is None or isinstance(value, float) and value != value:
+        return None
+    return value.item() if hasattr(value, "item") else value

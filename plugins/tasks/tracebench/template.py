@@ -203,13 +203,6 @@ def default_pool_loader(simulator: Simulator, pool_seed: int, per_class: int, pr
     return _pool_cache[key]
 
 
-def _plain(value: Any) -> Any:
-    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
-    if value is None or isinstance(value, float) and value != value:
-        return None
-    return value.item() if hasattr(value, "item") else value
-
-
 def default_simulator(name: str) -> Simulator:
     from harness import get_plugin as get
 
@@ -457,32 +450,21 @@ class TracebenchTemplate(AgentTaskTemplate):
         recipe it is rebuilt from, one sample at a time (:func:`.inputs.references`)."""
         from tsagent_plugins.tasks.tracebench import inputs
 
-        key_dir = Path(root) / "key"
-        key = read_key(key_dir)
-        recipes = {str(r.get("sample_id")): r for r in inputs.read_recipes(key_dir) if isinstance(r, dict)}
-        missing = [t["sample_id"] for g in ("test", "support", "heldout") for t in (key.get(g) or {}).values()
-                   if t.get("sample_id") not in recipes]
-        if missing:  # the held-out samples' recipes: the pool's (in memory once the episode was materialized)
-            sim = self._simulator(params.simulator)
-            table = self._pool(sim, params).recipes
-            columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
-            for sid in missing:
-                if sid in table.index:
-                    recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+        key = read_key(Path(root) / "key")
+        # the held-out samples' recipes are the pool's (in memory once the episode was materialized)
+        recipes = inputs.recipes_of(key, Path(root) / "key",
+                                    lambda: self._pool(self._simulator(params.simulator), params).recipes)
         return inputs.references(key, recipes, Path(root))
 
     def rebuild_input(self, params: TracebenchParams, episode: str, reference: dict, dest: Path) -> None:
-        """Write one sample file again from its reference (:func:`.inputs.rebuild`): its configuration and
-        intervention drawn again, simulated and noised; the pool is not loaded."""
-        from tsagent_plugins.tasks.tracebench import inputs
+        """One sample file, drawn again, simulated and noised, the pool not loaded (:func:`.inputs.rebuild`)."""
+        from tsagent_plugins.tasks.tracebench.inputs import rebuild
 
-        inputs.rebuild(self._simulator(str(reference.get("simulator") or params.simulator)), reference, dest)
+        rebuild(self._simulator(str(reference.get("simulator") or params.simulator)), reference, dest)
 
     def input_values_digest(self, path: Path) -> str:
         """sha256 over a sample file's column names and float64 values (:func:`.inputs.values_digest`)."""
-        from tsagent_plugins.tasks.tracebench import inputs
-
-        return inputs.values_digest(path)
+        return sample_files.values_digest(path)
 
     def inputs_digest(self, params: TracebenchParams, episode: str, key_dir: Path | None) -> str | None:
         """:func:`~tsagent_plugins.tasks.tracebench.files.key_digest` of the episode's answer key (None without)."""

@@ -204,3 +204,39 @@ def test_one_slug_lookup_serves_the_released_split(release):
     with pytest.raises(ValueError, match="no released condition for submission=direct, noise=low, context=True, "
                                          "examples_per_class=0; name one with pool.condition"):
         TracebenchTemplate._split(None, params)
+
+
+def test_an_episode_on_a_release_rebuilds_each_sample_from_its_one_frame(sim, release, tmp_path):
+    """Inputs by reference (``.inputs``): a released pool's sample is referenced by its frame file and that
+    file's digest, rebuilt from that frame alone, and a frame changed since fails naming the file."""
+    import shutil
+
+    from tsagent_plugins.tasks.tracebench.files import values_digest
+
+    copy = tmp_path / "release"
+    shutil.copytree(release, copy)
+    template = TracebenchTemplate(pool_loader=lambda *a, **k: pytest.fail("the generated pool was loaded"))
+    params = TracebenchParams(simulator="balldrop", noise="low", submission="programmatic", examples_per_class=1,
+                              n_test=10, seed=1, pool_seed=3, heldout_per_class=HELD, pool={"path": str(copy)})
+    root = tmp_path / "ep"
+    template.materialize(params, "0", root / "workspace", root / "key")
+    refs = template.input_references(params, "0", root)
+    assert len(refs) == 10 + 10 + 5 + 5 * HELD  # test (workspace and key copies), support, held-out
+    assert {r["released_pool"] for r in refs.values()} == {str(copy)}
+    assert all(r["source"] == f"balldrop released pool {copy}" for r in refs.values())
+    for rel, ref in refs.items():
+        frame = copy / "dataframes" / f"{ref['sample_id']}.parquet"
+        assert ref["frame_sha256"] == released_sha(frame)
+        template.rebuild_input(params, "0", ref, tmp_path / "again.parquet")
+        assert values_digest(tmp_path / "again.parquet") == values_digest(root / rel), rel
+    rel, ref = next(iter(refs.items()))
+    frame = copy / "dataframes" / f"{ref['sample_id']}.parquet"
+    frame.write_bytes(frame.read_bytes() + b"\0")
+    with pytest.raises(ValueError, match=str(frame)):
+        template.rebuild_input(params, "0", ref, tmp_path / "again.parquet")
+
+
+def released_sha(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
