@@ -24,5 +24,6 @@ if TYPE_CHECKING:
     from harness.native_logs import read_text as read_native_text
     from harness.native_logs import find as find_native_files
     from harness.native_logs import size as native_file_size
+    from harness.native_logs import copy as copy_native_file
 
 __getattr__, __dir__ = public_api(globals())

@@ -52,7 +52,8 @@ class CompactError(HarnessError):
 @dataclass
 class Step:
     """One conversion: its ``kind`` (:data:`KINDS`), the file (for inputs: the episode folder), its bytes
-    ``before`` and, once done, ``after`` (None: not done, e.g. in a dry run)."""
+    ``before`` and ``after`` -- in a dry run the bytes it would take (an estimate; None for inputs, known only
+    once each file is checked)."""
 
     kind: str
     path: Path
@@ -129,27 +130,30 @@ def compact(run_dir: Path | str, *, dry_run: bool = False, wait: bool = False,
         lock.release()
 
 
-def _convert(outcome: Outcome, kind: str, path: Path, text_only: bool, on_event: Event) -> None:
-    """Compress ``path`` (one step of ``kind``), or, in a dry run, list it."""
+def _convert(outcome: Outcome, kind: str, path: Path, min_saving: float, on_event: Event) -> None:
+    """Compress ``path`` (one step of ``kind``; left plain when compression saves less than ``min_saving``),
+    or, in a dry run, list it with the size it would take (``after``: an estimate, nothing is written)."""
     try:
         before = os.lstat(path).st_size
     except OSError as exc:
         raise CompactError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     if outcome.dry_run:
-        if text_only and not native_logs.is_text(path):
-            return
-        outcome.steps.append(Step(kind, path, before))
-        on_event("step", {"kind": kind, "path": path, "before": before, "after": None})
+        estimate = compressed_files.compressed_size(path)
+        if estimate is None:
+            raise CompactError(f"{path}: cannot be read")
+        if estimate <= before * (1 - min_saving):
+            outcome.steps.append(Step(kind, path, before, estimate))
+            on_event("step", {"kind": kind, "path": path, "before": before, "after": estimate})
         return
     try:
-        done = compressed_files.compress_file(path, text_only=text_only)
+        done = compressed_files.compress_file(path, min_saving)
     except (OSError, compressed_files.CompressError) as exc:
         reason = exc if isinstance(exc, compressed_files.CompressError) else f"{path}: {exc.strerror or exc}"
         converted = sum(1 for s in outcome.steps if s.after is not None)
         raise CompactError(f"{reason}; the {converted} file(s) converted before it stay converted and the run "
                            f"reads as before: run `harness runs compact {outcome.root}` again to finish") from None
-    if done is None:  # binary (a home file), or zstd data already
-        if not text_only:
+    if done is None:  # compressed little (a home file), or zstd data already
+        if kind == "proxy logs":
             outcome.notes.append(f"{path}: zstd data already; left as it is")
         return
     outcome.steps.append(Step(kind, path, *done))
@@ -158,7 +162,7 @@ def _convert(outcome: Outcome, kind: str, path: Path, text_only: bool, on_event:
 
 def _proxy_logs(root: Path, outcome: Outcome, on_event: Event) -> None:
     for path in proxy_logs(root):
-        _convert(outcome, "proxy logs", path, False, on_event)
+        _convert(outcome, "proxy logs", path, 0.0, on_event)
 
 
 def proxy_logs(root: Path | str) -> list[Path]:
@@ -184,7 +188,7 @@ def _home_logs(root: Path, outcome: Outcome, on_event: Event) -> None:
         if not home.is_dir() or home.is_symlink():
             continue
         for relative, _size in native_logs.candidates(home):
-            _convert(outcome, "home logs", home / relative, True, on_event)
+            _convert(outcome, "home logs", home / relative, native_logs.MIN_SAVING, on_event)
 
 
 def finished_or_not(root: Path) -> list[tuple[Path, dict[str, Any] | None]]:

@@ -3,9 +3,10 @@ older run's ``proxy.jsonl``, an agent's native logs under ``home/``: :mod:`harne
 
 Same format as :mod:`harness.logfile`'s logs (zstd frames at its level, the ``.zst`` suffix; read by its
 readers, which tell a compressed file by its first bytes), written as one frame that declares its size.
-:func:`compress_file` is the one writer (atomic, crash-safe, checked); :func:`stored_file` the rule every
-reader follows when a file may be stored either way (the compressed one first); :func:`read_bytes`,
-:func:`content_digest` and :func:`content_size` read a file's whole content, plain or compressed.
+:func:`compress_file` is the one writer (atomic, crash-safe, checked; :func:`compressed_size` says what it
+would store); :func:`stored_file` the rule every reader follows when a file may be stored either way (the
+compressed one first); :func:`read_bytes`, :func:`copy_content`, :func:`content_digest` and
+:func:`content_size` read a file's whole content, plain or compressed.
 """
 
 from __future__ import annotations
@@ -104,17 +105,55 @@ def content_size(path: Path | str) -> int | None:
     return None if found is None else found[1]
 
 
+def compressed_size(path: Path | str) -> int | None:
+    """Bytes :func:`compress_file` would store the plain file ``path`` in (compressed in memory a chunk at a
+    time, nothing written); None when it cannot be read."""
+    fh, _ = logfile.open_regular(path, str(path))
+    if fh is None:
+        return None
+    total = 0
+    with fh:
+        try:
+            cobj = zstandard.ZstdCompressor(level=logfile.LEVEL, write_checksum=True).compressobj(
+                size=os.fstat(fh.fileno()).st_size)
+            while chunk := fh.read(logfile.CHUNK):
+                total += len(cobj.compress(chunk))
+            total += len(cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
+        except OSError:
+            return None
+    return total
+
+
+def copy_content(path: Path | str, dest: Path | str) -> str | None:
+    """Write the content of the file at ``path`` (plain, or decompressed) to a new file ``dest``, a chunk at a
+    time; None when done, else the reason it could not be read whole (``dest`` is then removed)."""
+    fh, problem = logfile.open_regular(path, str(path))
+    if fh is None:
+        return problem
+    state = logfile.LogLines(path, 1 << 62)
+    with fh, open(dest, "xb") as out:
+        try:
+            for chunk in logfile.content_chunks(fh, state):
+                out.write(chunk)
+        except OSError as exc:
+            state.problem = f"{path} could not be read: {exc.strerror or exc}"
+    if state.problem is not None:
+        Path(dest).unlink(missing_ok=True)
+    return state.problem
+
+
 class CompressError(Exception):
     """A file could not be stored compressed; the message names it and says why (it is left as it was)."""
 
 
-def compress_file(path: Path | str, text_only: bool = False) -> tuple[int, int] | None:
+def compress_file(path: Path | str, min_saving: float = 0.0) -> tuple[int, int] | None:
     """Store the plain file ``path`` compressed, as ``path + ".zst"``: one zstd frame at
     :data:`harness.logfile.LEVEL` with its checksum and content size, whose decompressed stream is the file's
     bytes exactly (every reader reads it as it read the plain file: :func:`read_bytes`,
     :func:`harness.logfile.read_lines`, offsets included).  Returns ``(bytes before, bytes after)``; None
-    (nothing done) when the file is zstd data already (its readers decompress it as it is), or when
-    ``text_only`` and it holds a NUL byte (a binary file, such as a database its reader opens by path).
+    (nothing done) when the file is zstd data already (its readers decompress it as it is), or when the
+    compressed file would not be at least ``min_saving`` (a fraction, 0 to 1) smaller than it (data compressed
+    already: an image, an archive; never larger, whatever ``min_saving``).
 
     Crash-safe: the frame is written to ``<name>.zst.tmp``, synced, decompressed again and compared with the
     file (SHA-256), renamed to ``<name>.zst`` -- so a compressed file appears only whole -- and only then is
@@ -154,16 +193,15 @@ def compress_file(path: Path | str, text_only: bool = False) -> tuple[int, int] 
             with os.fdopen(fd, "wb") as out:
                 cobj = zstandard.ZstdCompressor(level=logfile.LEVEL, write_checksum=True).compressobj(size=st.st_size)
                 while chunk := src.read(logfile.CHUNK):
-                    if text_only and b"\0" in chunk:
-                        out.close()
-                        os.unlink(tmp)
-                        return None
                     digest.update(chunk)
                     before += len(chunk)
                     out.write(cobj.compress(chunk))
                 out.write(cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
                 out.flush()
                 os.fsync(out.fileno())
+            if os.lstat(tmp).st_size > before * (1 - min_saving):  # not worth a decompression on every read
+                os.unlink(tmp)
+                return None
             if before != st.st_size or content_digest(tmp) != (digest.hexdigest(), before):
                 raise CompressError(f"{path}: its compressed copy does not read back the same (the file changed "
                                     "while it was read?); it was left as it was")

@@ -6,20 +6,25 @@ megabytes.  Once the trajectory and metrics are built (:func:`harness.episode.ru
 :func:`compress_home` stores them compressed the way proxy logs are (:mod:`harness.compressed_files`: zstd
 level 3, the ``.zst`` suffix), and ``harness runs compact`` does the same to an older run's.
 
-Which files (chosen once, here): every regular file under ``home/`` of at least :data:`MIN_BYTES` whose content
-is text (no NUL byte), whoever wrote it.  Not a list each agent declares: the rule needs no agent plugin (an
-old run's agent may no longer be installed), covers what no converter lists (a CLI's subagent logs, its debug
-logs, the documents it unpacks into its home) and asks nothing of a new agent.  Binary files are left as
-they are: their readers open them by path (a CLI's SQLite session database) and they compress little.
-Smaller files are left plain: below 16 KiB a file fills at most four 4-KiB blocks, so compressing it saves
-next to nothing on disk, and small configuration files stay readable as they are.
+Which files (chosen once, here): every regular file under ``home/`` of at least :data:`MIN_BYTES` that
+compression makes at least :data:`MIN_SAVING` smaller, whoever wrote it, text or binary.  Not a list each
+agent declares: the rule needs no agent plugin (an old run's agent may no longer be installed), covers what
+no converter lists (a CLI's subagent logs, its debug logs, its SQLite state, the documents it unpacks into
+its home) and asks nothing of a new agent.  Binary files are included because a CLI's SQLite files are mostly
+its session once more: measured on an agent CLI's offline episode, its SQLite write-ahead log took 1.37 MB,
+16 kB compressed, three quarters of the episode folder once its logs and inputs were compact (another CLI's
+session database log: 486 kB, 9.8 kB).  A reader that opens such a file by path (SQLite does) takes a plain
+copy (:func:`copy`, exported as ``harness.atif.copy_native_file``).  Files compression hardly shrinks
+(images, archives) stay plain, not worth a decompression on every read; smaller files too: below 16 KiB a
+file fills at most four 4-KiB blocks, so compressing it saves next to nothing on disk, and small
+configuration files stay readable as they are.
 
 Reading.  A converter reads a home file through :func:`read_text` (exported as
 :func:`harness.atif.read_native_text`), which reads ``foo.jsonl`` or, when only that is there,
 ``foo.jsonl.zst`` -- the compressed file first when both are (it appears only whole, by a rename), as for
 proxy logs -- and lists them with :func:`find` (``harness.atif.find_native_files``), which names every file
 by its plain name, so a trajectory's ``extra.native_logs`` is the same before and after.  Sizes:
-:func:`size` (the decompressed bytes).
+:func:`size` (the decompressed bytes); a plain copy: :func:`copy`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from harness import compressed_files, logfile, untrusted
 
 #: Smallest home file stored compressed, in bytes (see the module docstring).
 MIN_BYTES = 16 * 1024
+#: Least part of a home file compression must save for it to be stored compressed (see the module docstring).
+MIN_SAVING = 0.1
 #: Suffixes of files :func:`compress_home` leaves alone: compressed ones, and a stopped compression's.
 SKIPPED_SUFFIXES = (logfile.COMPRESSED_SUFFIX, logfile.COMPRESSED_SUFFIX + ".tmp")
 
@@ -59,6 +66,13 @@ def read_text(path: Path | str, max_bytes: int, name: str | None = None) -> untr
     if data is None:
         return untrusted.Read(reason=problem)
     return untrusted.Read(data.decode("utf-8", "replace"))
+
+
+def copy(path: Path | str, dest: Path | str) -> str | None:
+    """Write the content of the home file ``path`` (plain, or stored compressed as ``path.zst``) to a new file
+    ``dest`` -- for a reader that opens it by path, such as SQLite; None when done, else why not (``path`` not
+    found, a link, corrupt compressed data; ``dest`` is not left behind)."""
+    return compressed_files.copy_content(stored(path), dest)
 
 
 def size(path: Path | str) -> int | None:
@@ -99,8 +113,8 @@ class Compressed:
 
 
 def candidates(home: Path | str, min_bytes: int = MIN_BYTES) -> list[tuple[str, int]]:
-    """``(relative path, bytes)`` of the files under ``home`` :func:`compress_home` would try: regular files of
-    at least ``min_bytes``, not already compressed (whether each holds text is seen only when it is read)."""
+    """``(relative path, bytes)`` of the files under ``home`` :func:`compress_home` tries: regular files of at
+    least ``min_bytes``, not already compressed (what compression saves is seen only when it is tried)."""
     out = []
     for relative in untrusted.walk_files(home).files:
         if relative.endswith(SKIPPED_SUFFIXES):
@@ -114,27 +128,15 @@ def candidates(home: Path | str, min_bytes: int = MIN_BYTES) -> list[tuple[str, 
     return out
 
 
-def is_text(path: Path | str) -> bool:
-    """Whether the regular file ``path`` holds no NUL byte (read a chunk at a time; False when unreadable)."""
-    fh, _ = logfile.open_regular(path, str(path))
-    if fh is None:
-        return False
-    with fh:
-        try:
-            return not any(b"\0" in chunk for chunk in iter(lambda: fh.read(logfile.CHUNK), b""))
-        except OSError:
-            return False
-
-
 def compress_home(home: Path | str, min_bytes: int = MIN_BYTES) -> Compressed:
-    """Store every text file of at least ``min_bytes`` under ``home`` compressed (``name.zst``, byte for byte:
-    :func:`harness.compressed_files.compress_file`, atomic per file).  A file that cannot be compressed (a
-    read or write error, a full disk) is left plain and named in ``problems``; never raises for what the
-    agent left."""
+    """Store every file of at least ``min_bytes`` under ``home`` that compression makes :data:`MIN_SAVING`
+    smaller compressed (``name.zst``, byte for byte: :func:`harness.compressed_files.compress_file`, atomic per
+    file).  A file that cannot be compressed (a read or write error, a full disk) is left plain and named in
+    ``problems``; never raises for what the agent left."""
     done = Compressed()
     for relative, _ in candidates(home, min_bytes):
         try:
-            result = compressed_files.compress_file(Path(home) / relative, text_only=True)
+            result = compressed_files.compress_file(Path(home) / relative, MIN_SAVING)
         except (OSError, compressed_files.CompressError) as exc:
             done.problems.append(f"{untrusted.safe_str(relative)}: {untrusted.safe_str(exc)}")
             continue

@@ -156,8 +156,8 @@ def size_text(n: int | None) -> str:
 
 @runs_group.command("compact")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--dry-run", is_flag=True, help="Print what would be converted (each file and its size now) and "
-                                              "change nothing.")
+@click.option("--dry-run", is_flag=True, help="Print what would be converted (each file, its size now and the "
+                                              "size it would take) and change nothing.")
 @click.option("--wait", is_flag=True, help="When another process is writing the run folder, wait for it "
                                            "(default: fail at once, naming it).")
 def compact(run_dir: Path, dry_run: bool, wait: bool) -> None:
@@ -176,7 +176,9 @@ def compact(run_dir: Path, dry_run: bool, wait: bool) -> None:
     for root in run_folders(run_dir):
         def on_event(event: str, data: dict) -> None:
             if event == "step" and dry_run:
-                out.print(Text(f"would compress {data['path']} ({size_text(data['before'])})"), soft_wrap=True)
+                verb = "would release the inputs of" if data["kind"] == "inputs" else "would compress"
+                now = size_text(data["before"]) + (f" -> ~{size_text(data['after'])}" if data["after"] is not None else "")
+                out.print(Text(f"{verb} {data['path']} ({now})"), soft_wrap=True)
             elif event == "lock_wait":
                 click.echo(f"waiting for the run folder's lock ({data['holder']})", err=True)
 
@@ -198,10 +200,11 @@ def _compact_table(outcome) -> Table:
         table.add_column(col, justify="left" if col == "kind" else "right")
 
     def saved(before: int, after: int | None) -> str:
-        return "–" if after is None or before <= 0 else f"{100 * (before - after) / before:.0f}%"
+        return "–" if after is None or before <= 0 else f"{'~' * outcome.dry_run}{100 * (before - after) / before:.0f}%"
 
     for kind, (files, before, after) in outcome.by_kind().items():
-        table.add_row(kind, str(files), size_text(before), size_text(after), saved(before, after))
+        shown = f"~{size_text(after)}" if outcome.dry_run and after is not None else size_text(after)
+        table.add_row(kind, str(files), size_text(before), shown, saved(before, after))
     table.add_row("run folder (total)", "", size_text(outcome.total_before), size_text(outcome.total_after),
                   saved(outcome.total_before, outcome.total_after), style="bold")
     return table

@@ -11,7 +11,8 @@ import pytest
 import zstandard
 
 from harness import compressed_files, logfile
-from harness.compressed_files import CompressError, compress_file, content_size, read_bytes, stored_file
+from harness.compressed_files import (CompressError, compress_file, compressed_size, content_size, copy_content,
+                                      read_bytes, stored_file)
 from harness.logfile import read_lines
 
 #: Lines that share most of their text, the last one without its newline (a writer stopped mid-line).
@@ -47,13 +48,29 @@ def test_a_compressed_file_reads_back_as_the_plain_one_did(tmp_path):
     assert stored_file(path) == target
 
 
-def test_a_binary_file_is_left_alone_when_only_text_is_compressed(tmp_path):
-    path = plain(tmp_path, b"SQLite format 3\0" + TEXT, "opencode.db")
-    assert compress_file(path, text_only=True) is None
-    assert path.read_bytes() == b"SQLite format 3\0" + TEXT and sorted(p.name for p in tmp_path.iterdir()) == [
-        "opencode.db"]
-    assert compress_file(path) is not None  # without text_only it is compressed like any file
-    assert read_bytes(tmp_path / "opencode.db.zst")[0] == b"SQLite format 3\0" + TEXT
+def test_a_file_compression_hardly_shrinks_is_left_alone_when_a_saving_is_asked(tmp_path):
+    noise = os.urandom(190_000) + bytes(10_000)  # as an image or an archive: mostly compressed already
+    path = plain(tmp_path, noise, "figure.png")
+    assert len(noise) * 0.9 < compressed_size(path) < len(noise)
+    assert compress_file(path, min_saving=0.1) is None
+    assert path.read_bytes() == noise and sorted(p.name for p in tmp_path.iterdir()) == ["figure.png"]
+    assert compress_file(path) is not None  # without a saving asked it is compressed: it does not grow
+    assert read_bytes(tmp_path / "figure.png.zst")[0] == noise
+    grows = plain(tmp_path, os.urandom(50_000), "random.bin")
+    assert compress_file(grows) is None and grows.is_file()  # never stored larger
+    database = plain(tmp_path, b"SQLite format 3\0" + b"\0" * 100_000 + TEXT, "state.db")  # binary, compressible
+    before, after = compress_file(database, min_saving=0.1)
+    assert after < before / 10 and read_bytes(tmp_path / "state.db.zst")[0] == b"SQLite format 3\0" + b"\0" * 100_000 + TEXT
+
+
+def test_a_dry_run_size_is_what_is_stored_and_a_copy_is_the_content(tmp_path):
+    path = plain(tmp_path)
+    estimate = compressed_size(path)
+    assert compress_file(path)[1] == estimate
+    assert copy_content(tmp_path / "proxy.jsonl.zst", tmp_path / "copy") is None
+    assert (tmp_path / "copy").read_bytes() == TEXT
+    assert copy_content(tmp_path / "missing", tmp_path / "copy2") == f"{tmp_path / 'missing'} not found"
+    assert not (tmp_path / "copy2").exists() and compressed_size(tmp_path / "missing") is None
 
 
 def test_zstd_data_already_is_left_as_it_is(tmp_path):

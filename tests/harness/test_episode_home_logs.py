@@ -1,5 +1,6 @@
 """An episode's home logs are stored compressed once its trajectory and metrics are built: the converter read them
-plain, and they stay readable through harness.atif afterwards; small and binary files are left as they are."""
+plain, and they stay readable through harness.atif afterwards; small files and files that hardly compress are
+left as they are."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from harness.sandbox.none import NoneBackend
 from harness.store import RunStore
 
 SESSION = '{"type": "message", "text": "step"}\n'
-#: the agent's home as it leaves it: a session log over the threshold, a small config, a binary database
+#: the agent's home as it leaves it: a session log over the threshold, a small config, a binary database, an
+#: image (compressed already)
 SCRIPT = f"""
 mkdir -p "$HOME/.cli/sessions"
 i=0; while [ $i -lt {MIN_BYTES // len(SESSION) + 10} ]; do printf '%s\\n' '{SESSION.strip()}'; i=$((i+1)); done \
   > "$HOME/.cli/sessions/s1.jsonl"
 printf 'model = "m"\\n' > "$HOME/.cli/config.toml"
 head -c 40000 /dev/zero > "$HOME/.cli/state.db"
+head -c 40000 /dev/urandom > "$HOME/.cli/figure.png"
 echo done
 """
 
@@ -72,11 +75,13 @@ def test_the_home_logs_are_compressed_after_the_trajectory_is_built(tmp_path):
     assert row["status"] == "ok", row
     trajectory = json.loads((paths.root / "trajectory.json").read_text())
     lines = MIN_BYTES // len(SESSION) + 10
-    assert trajectory["extra"] == {"files_at_conversion": [".cli/config.toml", ".cli/sessions/s1.jsonl",
-                                                           ".cli/state.db"], "lines": lines}  # all plain then
+    assert trajectory["extra"] == {"files_at_conversion": [".cli/config.toml", ".cli/figure.png",
+                                                           ".cli/sessions/s1.jsonl", ".cli/state.db"],
+                                   "lines": lines}  # all plain then
     stored = sorted(p.relative_to(paths.home).as_posix() for p in paths.home.rglob("*") if p.is_file())
     assert ".cli/sessions/s1.jsonl.zst" in stored and ".cli/sessions/s1.jsonl" not in stored
-    assert ".cli/config.toml" in stored and ".cli/state.db" in stored  # small, and binary: left as they are
+    assert ".cli/state.db.zst" in stored  # binary, but mostly zeros
+    assert ".cli/config.toml" in stored and ".cli/figure.png" in stored  # small; compressed already: left
     session = paths.home / ".cli/sessions/s1.jsonl"
     assert (paths.home / ".cli/sessions/s1.jsonl.zst").stat().st_size < len(SESSION) * lines / 20
     assert SessionAgent().native_logs(paths.home) == [session]

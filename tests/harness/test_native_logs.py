@@ -11,13 +11,15 @@ from harness.native_logs import MIN_BYTES, compress_home, find, read_text, size
 
 
 def home(tmp_path) -> Path:
-    """A home as a CLI leaves it: a session log, a small config, a database, a stopped compression's leftover."""
+    """A home as a CLI leaves it: session logs, a small config, a database, an image, a stopped compression's
+    leftover."""
     root = tmp_path / "home"
     files = {
         ".tool/sessions/2026/12/06/rollout-1.jsonl": b'{"type": "message", "text": "caf\xc3\xa9 \xff"}\n' * 2000,
         ".tool/sessions/rollout-0.jsonl": b"x" * MIN_BYTES,  # exactly the threshold
         ".tool/config.toml": b'model = "m"\n',
-        ".tool/state.sqlite": b"SQLite format 3\0" + b"y" * 100_000,
+        ".tool/state.sqlite": b"SQLite format 3\0" + bytes(100_000),
+        ".tool/plot.png": b"\x89PNG\r\n\x1a\n" + os.urandom(50_000),  # compressed already
         "notes.txt.zst.tmp": b"z" * 100_000,
     }
     for name, data in files.items():
@@ -27,19 +29,28 @@ def home(tmp_path) -> Path:
     return root
 
 
-def test_text_files_from_the_threshold_up_are_stored_compressed_and_nothing_else(tmp_path):
+def test_files_from_the_threshold_up_that_compress_are_stored_compressed_and_nothing_else(tmp_path):
     folder = home(tmp_path)
     texts = {p: read_text(folder / p, 1 << 30).value for p in (".tool/sessions/2026/12/06/rollout-1.jsonl",
                                                                  ".tool/sessions/rollout-0.jsonl")}
-    assert native_logs.candidates(folder) == [(".tool/sessions/2026/12/06/rollout-1.jsonl", 78000),
+    database = (folder / ".tool/state.sqlite").read_bytes()
+    assert native_logs.candidates(folder) == [(".tool/plot.png", 50_008),
+                                              (".tool/sessions/2026/12/06/rollout-1.jsonl", 78000),
                                               (".tool/sessions/rollout-0.jsonl", MIN_BYTES),
                                               (".tool/state.sqlite", 100_016)]
     done = compress_home(folder)
     assert done.problems == [] and [(f, b) for f, b, _ in done.files] == [
-        (".tool/sessions/2026/12/06/rollout-1.jsonl", 78000), (".tool/sessions/rollout-0.jsonl", MIN_BYTES)]
+        (".tool/sessions/2026/12/06/rollout-1.jsonl", 78000), (".tool/sessions/rollout-0.jsonl", MIN_BYTES),
+        (".tool/state.sqlite", 100_016)]
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if not p.is_dir())
-    assert names == [".tool/config.toml", ".tool/sessions/2026/12/06/rollout-1.jsonl.zst",
-                     ".tool/sessions/rollout-0.jsonl.zst", ".tool/state.sqlite", "link.jsonl", "notes.txt.zst.tmp"]
+    assert names == [".tool/config.toml", ".tool/plot.png", ".tool/sessions/2026/12/06/rollout-1.jsonl.zst",
+                     ".tool/sessions/rollout-0.jsonl.zst", ".tool/state.sqlite.zst", "link.jsonl",
+                     "notes.txt.zst.tmp"]
+    assert native_logs.copy(folder / ".tool/state.sqlite", tmp_path / "db") is None  # for a reader by path
+    assert (tmp_path / "db").read_bytes() == database
+    assert native_logs.copy(folder / ".tool/config.toml", tmp_path / "config") is None
+    assert (tmp_path / "config").read_bytes() == b'model = "m"\n'
+    assert native_logs.copy(folder / "link.jsonl", tmp_path / "x") == f"{folder / 'link.jsonl'} is a symbolic link; it was not read"
     assert "\ufffd" in texts[".tool/sessions/2026/12/06/rollout-1.jsonl"]
     for relative, text in texts.items():  # read as before, invalid UTF-8 replaced the same way
         assert read_text(folder / relative, 1 << 30).value == text
@@ -74,12 +85,13 @@ def test_reading_names_the_file_and_never_follows_a_link(tmp_path):
 def test_a_file_that_cannot_be_compressed_stays_plain_and_is_named(tmp_path, monkeypatch):
     folder = home(tmp_path)
 
-    def full(path, text_only=False):
+    def full(path, min_saving=0.0):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(compressed_files, "compress_file", full)
     done = compress_home(folder)
     assert done.files == [] and done.problems == [
+        ".tool/plot.png: [Errno 28] No space left on device",
         ".tool/sessions/2026/12/06/rollout-1.jsonl: [Errno 28] No space left on device",
         ".tool/sessions/rollout-0.jsonl: [Errno 28] No space left on device",
         ".tool/state.sqlite: [Errno 28] No space left on device"]

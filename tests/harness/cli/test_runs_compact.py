@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from harness import runlock
 from harness.cli import cli
 from harness.cli.runs import size_text
-from harness.compressed_files import read_bytes
+from harness.compressed_files import compressed_size, read_bytes
 
 LOG = b"".join(b'{"type": "request", "seq": %d, "body": "%s"}\n' % (i, b"hello %d " % i * (2 * i)) for i in range(200))
 ROLLOUT = b'{"type": "response_item", "text": "thinking about it"}\n' * 1000
@@ -60,7 +60,10 @@ def test_compact_prints_sizes_per_kind_and_a_second_time_has_nothing_to_do(tmp_p
     result = invoke(run)
     assert result.exit_code == 0, result.output
     stored = files(run)
-    assert result.output.startswith(f"{run} compacted\n")
+    assert result.output.startswith(
+        f"note: {run}/episodes/e0: inputs left as they are: run.json does not list its params\n"
+        f"note: {run}/episodes/e1: inputs left as they are: run.json does not list its params\n"
+        f"{run} compacted\n")
     for kind, before, after in (("proxy logs", 2 * len(LOG), stored["episodes/e0/proxy.jsonl.zst"]),
                                 ("home logs", 2 * len(ROLLOUT), stored["episodes/e0/home/.cli/rollout.jsonl.zst"])):
         after = 2 * len(after)  # the two episodes' files are alike
@@ -77,7 +80,7 @@ def test_compact_prints_sizes_per_kind_and_a_second_time_has_nothing_to_do(tmp_p
     assert stored["episodes/e0/workspace/proxy.jsonl"] == LOG and "episodes/e0/proxy.jsonl" not in stored
     assert read_bytes(run / "episodes/e1/proxy.jsonl.zst") == (LOG, None)
     again = invoke(run)
-    assert again.exit_code == 0 and again.output.strip() == (
+    assert again.exit_code == 0 and again.output.splitlines()[-1] == (
         f"{run}: nothing to do, it is compact already ({size_text(sum(len(v) for v in stored.values()))})")
     assert files(run) == stored
 
@@ -87,9 +90,15 @@ def test_a_dry_run_lists_the_files_and_changes_nothing(tmp_path):
     before = files(run)
     result = invoke(run, "--dry-run")
     assert result.exit_code == 0, result.output
-    assert f"would compress {run}/episodes/e0/proxy.jsonl ({size_text(len(LOG))})" in result.output
-    assert f"would compress {run}/episodes/e1/home/.cli/rollout.jsonl ({size_text(len(ROLLOUT))})" in result.output
+    log_after, rollout_after = compressed_size(run / "episodes/e0/proxy.jsonl"), compressed_size(
+        run / "episodes/e1/home/.cli/rollout.jsonl")
+    assert f"would compress {run}/episodes/e0/proxy.jsonl ({size_text(len(LOG))} -> ~{size_text(log_after)})" \
+        in result.output
+    assert f"would compress {run}/episodes/e1/home/.cli/rollout.jsonl ({size_text(len(ROLLOUT))} -> " \
+           f"~{size_text(rollout_after)})" in result.output
     assert "dry run: nothing changed" in result.output and "config.toml" not in result.output
+    assert re.search(rf"\n\s+proxy logs\s+2\s+{size_text(2 * len(LOG))}\s+~{size_text(2 * log_after)}\s+~\d+%",
+                     result.output), result.output
     assert files(run) == before
 
 

@@ -2,7 +2,7 @@
 
 After an episode the harness stores the text files of the agent's home compressed (``harness.native_logs``:
 ``name.zst``), and ``harness runs compact`` does so to older runs; the converters read them through
-``harness.atif`` (read_native_text, find_native_files, native_file_size).  On every recorded episode of
+``harness.atif`` (read_native_text, find_native_files, native_file_size, copy_native_file).  On every recorded episode of
 every agent plugin that reads a native log (``tests/fixtures/native_logs/<agent>/<case>``, the error and
 timeout cases included), with every home file compressed (no size threshold) and the proxy log too: the
 trajectory -- ``extra.native_logs`` included -- and every metric extractor's values are the same.
@@ -61,9 +61,9 @@ def test_a_compressed_home_gives_the_same_trajectory_and_metrics(tmp_path, agent
     assert done.problems == []
     logs = agent.native_logs(copy / "home")
     stored = {p.relative_to(copy / "home").as_posix() for p in (copy / "home").rglob("*") if p.is_file()}
-    for path in logs:  # every native log text is stored compressed; the databases (binary) are not
+    for path in logs:  # every native log is stored compressed (OpenCode's SQLite database too)
         relative = path.relative_to(copy / "home").as_posix()
-        assert (relative + ".zst" in stored) != (relative in stored), relative
+        assert relative + ".zst" in stored and relative not in stored, relative
     if case == "direct":  # a whole episode: a trajectory, read from at least one compressed native log
         assert before[0] is not None
         assert any(p.relative_to(copy / "home").as_posix() + ".zst" in stored for p in logs)
