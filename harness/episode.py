@@ -37,6 +37,7 @@ from harness.contracts import (
 from harness import interrupt
 from harness.diskfull import check_room, is_disk_full, reason as disk_full_reason, release_reserves, stopped
 from harness.errors import EpisodeError, ErrorKind
+from harness.native_logs import compress_home
 from harness.proxy_records import last_request_seq, one_parse_per_episode, proxy_log as find_proxy_log
 from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
@@ -213,6 +214,7 @@ def _run_agent_episode(plan: EpisodePlan, paths: EpisodePaths, runner_factory: C
         status, error_kind, error = "failed", ErrorKind.SCORING.value, failure
 
     metrics = _metrics(plan, paths, result.stdout, (materialized.prompt, handed, error or "it exited 0", usage))
+    compress_home(paths.home)  # the native logs, read above, kept compressed (a file it cannot do stays plain)
     failures = list(getattr(usage, "assertion_failures", None) or [])
     if failures and status != "ok":
         error = f"{error}; model script assertion failed: {failures[0]}"

@@ -343,13 +343,17 @@ def _source(reference: dict[str, Any]) -> str:
     return str(reference.get("source") or json.dumps(reference, sort_keys=True)[:200])
 
 
-def _rebuild(template: Any, params: Any, episode: str, root: Path, rel: str, entry: dict[str, Any]) -> Path:
-    """Rebuild ``rel`` into the cache (verified) and return the cached file."""
+def _rebuild(template: Any, params: Any, episode: str, root: Path, rel: str, entry: dict[str, Any],
+             fresh: bool = False) -> Path:
+    """Rebuild ``rel`` into the cache (verified) and return the cached file.  ``fresh``: rebuild it from its
+    reference even when the cache holds a file of those values (the cache says that some input once had
+    them, not that this reference gives them: what :func:`release_existing` must know before dropping a
+    file whose values digest it took from the file itself)."""
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     want = str(entry["values"])
     cached = folder / f"{want}{Path(rel).suffix}"
-    if cached.is_file() and not cached.is_symlink():
+    if not fresh and cached.is_file() and not cached.is_symlink():
         try:
             good = template.input_values_digest(cached) == want
         except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
@@ -474,7 +478,7 @@ def release_existing(root: Path | str, template: Any, params: Any, episode: str,
         entry = {"reference": dict(reference), "sha256": file_sha256(path),
                  "values": template.input_values_digest(path), "state": PRESENT}
         try:
-            _rebuild(template, params, episode, root, rel, entry)
+            _rebuild(template, params, episode, root, rel, entry, fresh=True)
         except InputMismatch:
             entry["sha256"] = None  # never equal: release keeps it
             entry["state"] = EDITED

@@ -37,6 +37,9 @@ without bound, and a log over the bound still reads up to it.  Offsets are posit
 stream (the frames' output concatenated; the file's bytes for a plain log): :func:`line_at` reads one line back.
 :func:`lines_from_end` gives the last lines first (a plain log read backwards; a compressed one decompressed
 from its start, keeping only its last lines).
+
+Whole files compressed after the fact, in this format (an older run's plain log, an agent's native logs), are
+written and read whole by :mod:`harness.compressed_files` (:func:`content_chunks`, :func:`open_regular`).
 """
 
 from __future__ import annotations
@@ -205,21 +208,12 @@ class LogLines:
         self.size = 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes, bool]]:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
-            self.problem = f"{self.name} not found"
+        fh, self.problem = open_regular(self.path, self.name)
+        if fh is None:
             return
-        except OSError as exc:
-            self.problem = (f"{self.name} is a symbolic link; it was not read" if Path(self.path).is_symlink()
-                            else f"{self.name} could not be opened: {exc.strerror or exc}")
-            return
-        with os.fdopen(fd, "rb") as fh:
+        with fh:
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    self.problem = f"{self.name} is not a regular file; it was not read"
-                    return
+                st = os.fstat(fh.fileno())
                 self.compressed = is_compressed(fh)
                 if self.compressed:
                     yield from self._split(self._decompressed(fh, st.st_size))
@@ -289,6 +283,28 @@ class LogLines:
                 return
         if parts and at >= self.start:
             yield at, b"".join(parts), False
+
+
+def open_regular(path: Path | str, name: str) -> tuple[BinaryIO | None, str | None]:
+    """``(file, None)``: ``path`` opened for binary reading when it is a regular file (links not followed), else
+    ``(None, reason)`` naming it as ``name`` (not found, a link, not a regular file, cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, f"{name} not found"
+    except OSError as exc:
+        return None, (f"{name} is a symbolic link; it was not read" if Path(path).is_symlink()
+                      else f"{name} could not be opened: {exc.strerror or exc}")
+    fh = os.fdopen(fd, "rb")
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError as exc:
+        fh.close()
+        return None, f"{name} could not be read: {exc.strerror or exc}"
+    if not regular:
+        fh.close()
+        return None, f"{name} is not a regular file; it was not read"
+    return fh, None
 
 
 def read_lines(path: Path | str, max_bytes: int = MAX_BYTES, name: str | None = None, start: int = 0) -> LogLines:
@@ -362,6 +378,21 @@ def lines_from_end(path: Path | str, max_bytes: int = MAX_BYTES, keep: Callable[
                    hold: int = 64 << 20) -> LastLines:
     """The lines of the log at ``path`` that ``keep`` accepts, last first: see :class:`LastLines`."""
     return LastLines(path, max_bytes, keep, hold)
+
+
+# -- a file's whole content (harness.compressed_files reads and writes whole files) -------------------------
+
+
+def content_chunks(fh: BinaryIO, state: LogLines) -> Iterator[bytes]:
+    """The content of the open file ``fh`` in chunks: a plain file's bytes, or a compressed one's frames
+    decompressed (a cut last frame: what it holds).  ``state`` (a :class:`LogLines` of the file) takes
+    ``compressed`` and the reason a compressed read stopped early (``problem``)."""
+    state.compressed = is_compressed(fh)
+    if state.compressed:
+        yield from (c for c in state._decompressed(fh, os.fstat(fh.fileno()).st_size) if c is not None)
+    else:
+        fh.seek(0)
+        yield from iter(lambda: fh.read(CHUNK), b"")
 
 
 # -- writing ---------------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ Layout::
       results.parquet             one typed row per episode, each episode id once
       episodes/<label>-<episode_id>/
         workspace/                what the agent saw and left (mounted at /workspace)
-        home/                     the agent's per-episode home (native logs)
+        home/                     the agent's per-episode home (native logs; its text files of 16 KiB or more
+                                  stored compressed once the trajectory is built: name.zst, harness.native_logs)
         key/                      the answer key (never mounted into a sandbox)
         prompt.txt, agent.stdout, agent.stderr, score.json, trajectory.json,
         proxy.jsonl.zst           the model proxy's log, compressed (an older run's: proxy.jsonl)

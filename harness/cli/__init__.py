@@ -32,7 +32,8 @@ BUILTIN: dict[str, tuple[str, str, str]] = {
     "profiles": ("harness.cli.profiles", "profiles_group", "Inspect agent profiles."),
     "settings": ("harness.cli.settings", "settings", "Show the --settings file format (run settings)."),
     "plan": ("harness.cli.plan", "plan", "List an experiment's episodes, those already done, and its token and cost estimate."),
-    "runs": ("harness.cli.runs", "runs_group", "Inspect run directories."),
+    "runs": ("harness.cli.runs", "runs_group", "Inspect run directories; convert older ones in place to today's "
+                                               "storage (compact)."),
     "rescore": ("harness.cli.rescore", "rescore", "Recompute a run's stored scores and metrics with today's code "
                                                   "(new versions recorded in its rows)."),
     "export": ("harness.cli.export", "export", "Write a run (or a task spec) in another tool's format: Inspect AI "

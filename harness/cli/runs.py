@@ -1,4 +1,5 @@
-"""``harness runs list [DIR]``: run directories with task, agents, episodes done / total and cost."""
+"""``harness runs list [DIR]``: run directories with task, agents, episodes done / total and cost; ``harness runs
+compact RUN``: an older run folder converted in place to today's storage (:mod:`harness.compact`)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def _axis(episode: dict, axes: dict[str, str | None]) -> str | None:
 
 @click.group("runs")
 def runs_group() -> None:
-    """Run directories."""
+    """Run directories: list them, convert an older one in place to today's storage (compact)."""
 
 
 @runs_group.command("list")
@@ -139,3 +140,71 @@ def run_cost(summary: dict) -> str:
     if part < summary["cost_usd"] - 0.005:
         return f"{summary['cost_usd']:.2f} ({part:.2f} {', '.join(names)})"
     return cost_text(summary["cost_usd"], names, dollar=False)
+
+
+def size_text(n: int | None) -> str:
+    """Bytes as ``harness runs compact`` shows them: ``812 B``, ``39.3 kB``, ``4.81 MB`` (decimal units); ``–``
+    for None."""
+    if n is None:
+        return "–"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{n} B"
+
+
+@runs_group.command("compact")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--dry-run", is_flag=True, help="Print what would be converted (each file, its size now and the "
+                                              "size it would take) and change nothing.")
+@click.option("--wait", is_flag=True, help="When another process is writing the run folder, wait for it "
+                                           "(default: fail at once, naming it).")
+def compact(run_dir: Path, dry_run: bool, wait: bool) -> None:
+    """Convert RUN_DIR, written by an older harness, in place to today's storage, holding its lock.
+
+    Plain proxy logs (proxy.jsonl) become compressed (proxy.jsonl.zst), the agents' own logs under each
+    episode's home/ are stored compressed as today's runs store them, and generated inputs the agent left
+    unchanged are kept by reference.  Each file is converted on its own and atomically, so an interrupted
+    compaction leaves a run every command reads as before; running it again finishes it, and a compact run
+    has nothing to do.  Prints the sizes before and after, per kind and for the whole folder.  RUN_DIR may
+    hold several run folders (an experiment's stages): each is compacted under its own lock.
+    """
+    from harness.compact import compact as run_compact, run_folders
+
+    out = console()
+    for root in run_folders(run_dir):
+        def on_event(event: str, data: dict) -> None:
+            if event == "step" and dry_run:
+                verb = "would release the inputs of" if data["kind"] == "inputs" else "would compress"
+                now = size_text(data["before"]) + (f" -> ~{size_text(data['after'])}" if data["after"] is not None else "")
+                out.print(Text(f"{verb} {data['path']} ({now})"), soft_wrap=True)
+            elif event == "lock_wait":
+                click.echo(f"waiting for the run folder's lock ({data['holder']})", err=True)
+
+        outcome = run_compact(root, dry_run=dry_run, wait=wait, on_event=on_event)
+        for note in outcome.notes:
+            out.print(Text(f"note: {note}"), soft_wrap=True)
+        if outcome.nothing_to_do:
+            out.print(Text(f"{root}: nothing to do, it is compact already ({size_text(outcome.total_before)})"),
+                      soft_wrap=True)
+            continue
+        out.print(Text(f"{root}" + (" (dry run: nothing changed)" if dry_run else " compacted")), soft_wrap=True)
+        out.print(_compact_table(outcome))
+
+
+def _compact_table(outcome) -> Table:
+    """Files and bytes before and after, per kind, and the whole run folder's."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for col in ("kind", "files", "before", "after", "saved"):
+        table.add_column(col, justify="left" if col == "kind" else "right")
+
+    def saved(before: int, after: int | None) -> str:
+        return "–" if after is None or before <= 0 else f"{'~' * outcome.dry_run}{100 * (before - after) / before:.0f}%"
+
+    for kind, (files, before, after) in outcome.by_kind().items():
+        shown = f"~{size_text(after)}" if outcome.dry_run and after is not None else size_text(after)
+        table.add_row(kind, str(files), size_text(before), shown, saved(before, after))
+    table.add_row("run folder (total)", "", size_text(outcome.total_before), size_text(outcome.total_after),
+                  saved(outcome.total_before, outcome.total_after), style="bold")
+    return table

@@ -101,7 +101,9 @@ class Agent(ABC):
         """The headless command, environment and stdin for this episode."""
 
     def native_logs(self, home: Path) -> list[Path]:
-        """Paths of the native session logs under the copied-out ``home`` (default: none)."""
+        """Paths of the native session logs under the copied-out ``home`` (default: none), by their plain names:
+        after the episode the harness stores ``home``'s files compressed (``name.zst``,
+        :mod:`harness.native_logs`), so list them with :func:`harness.atif.find_native_files`."""
         return []
 
     def classify_failure(self, stdout: str, stderr: str, exit_code: int | None) -> str | None:
@@ -110,5 +112,7 @@ class Agent(ABC):
         return None
 
     def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
-        """Convert the native log (and proxy log) into an ATIF trajectory dict, or None."""
+        """Convert the native log (and proxy log) into an ATIF trajectory dict, or None.  Read the files of
+        ``home`` through :mod:`harness.atif` (``read_native_text``, ``copy_native_file`` for a reader that opens
+        a file by path): run again on a finished episode, they are stored compressed."""
         return None

@@ -72,7 +72,10 @@ class AgentTests:
     - ``recorded_home`` (optional, function scope): a folder holding a recorded episode of the agent --
       ``home/`` (its native log), and optionally ``agent.stdout`` and the proxy's log (``proxy.jsonl.zst`` or
       a plain ``proxy.jsonl``) --
-      whose trajectory must follow ATIF-v1.6's rules (:func:`atif_problems`; default ``None``: skipped).
+      whose trajectory must follow ATIF-v1.6's rules (:func:`atif_problems`) and be the same when the harness
+      has stored its home's logs compressed (:mod:`harness.native_logs`: read them with
+      :func:`harness.atif.read_native_text` and list them with :func:`harness.atif.find_native_files`; default
+      ``None``: skipped).
     """
 
     @pytest.fixture
@@ -136,6 +139,31 @@ class AgentTests:
         traj = agent.trajectory(folder / "home", stdout, proxy_log(folder))
         assert traj is not None, f"{folder}: the agent made no trajectory of its recorded episode"
         assert atif_problems(traj) == []
+
+    def test_recorded_trajectory_is_the_same_from_compressed_logs(self, agent, recorded_home, tmp_path):
+        """Every text file of the recorded home (and the proxy log) stored compressed, as the harness stores
+        them after an episode: the trajectory is the same, its ``native_logs`` names included."""
+        if recorded_home is None:
+            pytest.skip("no recorded episode given (override the `recorded_home` fixture)")
+        import shutil
+        from pathlib import Path
+
+        from harness.compressed_files import compress_file
+        from harness.native_logs import compress_home
+        from harness.proxy_records import proxy_log
+
+        folder = Path(recorded_home)
+        stdout = (folder / "agent.stdout").read_text(encoding="utf-8") if (folder / "agent.stdout").is_file() else ""
+        before = agent.trajectory(folder / "home", stdout, proxy_log(folder))
+        copy = tmp_path / "episode"
+        shutil.copytree(folder, copy, symlinks=True)
+        compressed = compress_home(copy / "home", min_bytes=0)
+        assert compressed.problems == []
+        if (log := proxy_log(copy)) is not None:
+            compress_file(log)
+        after = agent.trajectory(copy / "home", stdout, proxy_log(copy))
+        assert after == before, (f"{folder}: the trajectory differs once the home's logs are stored compressed "
+                                 f"({len(compressed.files)} file(s)): read them with harness.atif.read_native_text")
 
     def test_runs_a_small_episode(self, agent, context, template, params, tmp_path):
         if agent.needs_model:

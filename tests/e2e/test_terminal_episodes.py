@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.atif import find_native_files, read_native_text
 from tests.support.terminal_e2e import CLIS, SCRIPTS, Episode, check_success, e2e_marks, run_episode
 
 pytestmark = e2e_marks
@@ -54,14 +55,14 @@ def test_programmatic_episode(tmp_path, profile):
 def test_native_log_names_the_session(direct):
     profile, episode = direct
     pattern, where = NATIVE_LOG[profile]
-    [log] = episode.home.glob(pattern)
+    [log] = find_native_files(episode.home, pattern)  # stored compressed after the episode: its plain name
     session = episode.trajectory["session_id"]
     if where == "stem":
         assert log.stem == session
     elif where == "name":
         assert session in log.name
     else:
-        assert session in log.read_text()
+        assert session in read_native_text(log, 1 << 26).value
 
 
 @pytest.mark.parametrize("direct", ["claude-opus-4.6"], indirect=True)

@@ -193,6 +193,25 @@ def test_an_old_folder_is_converted_only_where_a_fresh_rebuild_matches(tmp_path,
     assert inputs.resolve(root, "workspace/data/a.txt", template, params, "0").read_text() == "a-3\n" * 50
 
 
+def test_an_old_folders_input_replaced_by_another_inputs_bytes_is_kept(tmp_path, toy):
+    """The inputs cache holds a file of a.txt's values (another episode's, rebuilt): an old folder whose b.txt the
+    agent overwrote with a.txt's bytes has b.txt's values in the cache too, but a fresh rebuild of b.txt's
+    reference does not give them -- it is kept as the agent left it, not dropped."""
+    from harness import get_plugin
+
+    template = get_plugin("task_template", "toy-inputs")
+    params = template.params_model(seed=3)
+    first, second = (tmp_path / "run" / "episodes" / key for key in ("ep-0", "ep-1"))
+    for root in (first, second):
+        (root / "workspace").mkdir(parents=True)
+        template.materialize(params, "0", root / "workspace", root / "key")  # as an old run left it
+    assert inputs.release_existing(first, template, params, "0") == {"by_reference": 4}  # a.txt's copy cached
+    a_text = (second / "workspace" / "data" / "a.txt").read_text()
+    (second / "workspace" / "data" / "b.txt").write_text(a_text)
+    assert inputs.release_existing(second, template, params, "0") == {"by_reference": 3, "edited": 1}
+    assert (second / "workspace" / "data" / "b.txt").read_text() == a_text
+
+
 def test_the_cache_stays_under_its_bound(tmp_path, toy, monkeypatch):
     from harness import get_plugin
 

@@ -1,4 +1,5 @@
-"""``harness run`` in a child process with a toy task whose agent is a shell script (no model, no image).
+"""``harness run`` in a child process with a toy task whose agent is a shell script (no model, no image); and
+``codex-replay``, Codex's recorded episode played back without the CLI (:func:`replay_agent`).
 
 The task template ``shell-toy`` writes nothing but the prompt; its agent ``shell`` runs the task's
 ``params.script`` with ``sh -c`` in the workspace, the episode (``0``, ``1``, ... up to ``params.episodes``)
@@ -82,6 +83,26 @@ class ShellModelAgent(ShellAgent):
         return invocation
 
 
+def replay_agent(base: type, name: str) -> Agent:
+    """A terminal agent ``<name>-replay`` that plays back the CLI's recorded episode
+    (``tests/fixtures/native_logs/<name>/direct``: :mod:`tests.support.replay_cli`) instead of running the CLI,
+    on the host; its trajectory is ``base``'s, from the native logs the recording left in the home."""
+
+    class Replay(base):  # type: ignore[misc, valid-type]
+        needs_image = False
+        image_capable = False
+
+        def command(self, ctx):
+            fixture = REPO / "tests" / "fixtures" / "native_logs" / name / "direct"
+            return AgentInvocation(argv=[sys.executable, str(REPO / "tests" / "support" / "replay_cli.py"),
+                                         str(fixture), self.dummy_key()],
+                                   env={"MODEL_BASE_URL": ctx.model_base_url or ""})
+
+    Replay.name = f"{name}-replay"
+    Replay.__name__ = Replay.__qualname__ = f"Replay{base.__name__}"
+    return Replay()
+
+
 @hookimpl
 def register_task_templates(register):
     register(ShellToy())
@@ -89,8 +110,11 @@ def register_task_templates(register):
 
 @hookimpl
 def register_agents(register):
+    from tsagent_plugins.agents.terminal.codex import Codex
+
     register(ShellAgent())
     register(ShellModelAgent())
+    register(replay_agent(Codex, "codex"))
 
 
 def shell_task(folder: Path, script: str, name: str = "shell", **params) -> Path:
@@ -101,10 +125,13 @@ def shell_task(folder: Path, script: str, name: str = "shell", **params) -> Path
 
 
 def profile(folder: Path, agent: str = "shell") -> Path:
-    """An agent profile of the ``shell`` (or ``shell-model``, model ``m`` of provider ``openai``) agent; returns
-    its path."""
+    """An agent profile of the ``shell`` (or ``shell-model``, model ``m`` of provider ``openai``; or
+    ``codex-replay``, as the recorded Codex episode's profile ``gpt-5.5``) agent; returns its path."""
     path = Path(folder) / f"{agent}.yaml"
     model = {"model": "m", "provider": "openai"} if agent == "shell-model" else {}
+    if agent == "codex-replay":
+        model = {"model": "gpt-5.5", "provider": "openai", "reasoning_effort": "high",
+                 "prices": {"input": 5, "cached": 0.5, "output": 30}}
     path.write_text(yaml.safe_dump({"name": agent, "agent": agent, "image_support": False, **model}))
     return path
 

@@ -29,6 +29,7 @@ from harness import plugins as registry
 from harness.config import RunSettings
 from harness.sandbox.docker_engine import DockerSandboxError, connect, no_engine_reason
 from harness.trajectory import load_trajectory, to_dict
+from harness.atif import copy_native_file, native_file_size
 from harness.wire import proxy_log, read_log
 from tsagent_plugins.models.script_format import Script, load_script
 from tests.support.paths import REPO
@@ -146,10 +147,10 @@ def capture(episode: Episode, agent_name: str, case: str) -> None:
     shutil.rmtree(dest, ignore_errors=True)
     (dest / "home").mkdir(parents=True)
     agent = registry.get("agent", agent_name)
-    for path in agent.native_logs(episode.home):
+    for path in agent.native_logs(episode.home):  # fixtures keep them plain (the episode stored them compressed)
         target = dest / "home" / path.relative_to(episode.home)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        assert copy_native_file(path, target) is None
     for name in ("agent.stdout", "agent.stderr", "prompt.txt"):
         if (episode.root / name).exists():
             shutil.copyfile(episode.root / name, dest / name)
@@ -240,7 +241,7 @@ def check_success(episode: Episode, profile_name: str, submission: str) -> None:
 
     # --- native logs kept beside the trajectory
     logs = registry.get("agent", agent_name).native_logs(episode.home)
-    assert logs and all(p.is_file() for p in logs)
+    assert logs and all(native_file_size(p) is not None for p in logs)  # each plain or stored compressed
     assert traj["extra"]["native_logs"] == [str(p.relative_to(episode.home)) for p in logs]
 
     # --- scoring

@@ -33,6 +33,7 @@ from typing import Any
 
 from harness import Agent, AgentContext, AgentInvocation, EpisodeArtifacts, MetricExtractor, get_plugin
 from harness import hookimpl
+from harness.atif import find_native_files, read_native_text
 from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.base import ProfileError
 from tsagent_plugins.agents.terminal.codex import Codex
@@ -112,8 +113,7 @@ class RetrievalAgent(Agent):
         )
 
     def native_logs(self, home: Path) -> list[Path]:
-        path = Path(home) / "research" / "steps.jsonl"
-        return [path] if path.exists() else []
+        return find_native_files(Path(home) / "research", "steps.jsonl")  # plain or stored compressed
 
     def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
         from tsagent_plugins.agents.research.trace import trajectory
@@ -224,9 +224,10 @@ class CodexDR(Codex):
 
     def trajectory(self, home: Path, stdout: str, proxy_log: Path | None) -> dict | None:
         doc = super().trajectory(home, stdout, proxy_log)
+        read = read_native_text(Path(home) / CAPS_FILE, 1 << 20)
         try:
-            caps = json.loads((Path(home) / CAPS_FILE).read_text())
-        except (OSError, ValueError):
+            caps = json.loads(read.value) if read.ok else {}
+        except ValueError:
             caps = {}
         if doc is not None and isinstance(caps, dict):
             reason = check_caps(doc, caps.get("max_tool_calls"), caps.get("max_tokens"))

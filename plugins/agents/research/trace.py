@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.atif import find_native_files
 from harness.wire import Usage
 from harness import untrusted
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
@@ -46,7 +47,7 @@ def trajectory(agent_name: str, agent_version: str, home: Path, proxy_log: Path 
                model: str | None = None) -> dict | None:
     """The ATIF document of the episode, or None when the agent left no step log."""
     path = Path(home) / STEPS_FILE
-    if not path.exists():
+    if not find_native_files(path.parent, path.name):  # neither plain nor stored compressed
         return None
     builder = TrajectoryBuilder(agent_name, agent_version, model)
     try:

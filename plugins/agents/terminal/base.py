@@ -47,6 +47,7 @@ from harness import untrusted
 from harness import AgentProfile
 from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness import ErrorKind, HarnessError
+from harness.atif import read_native_text
 from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
@@ -247,6 +248,8 @@ class TerminalAgent(Agent):
 
     # -- logs and trajectory ---------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
+        """The CLI's session logs under ``home``, by their plain names (:func:`harness.atif.find_native_files`:
+        the same list whether the harness stored them compressed or not)."""
         return []
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
@@ -327,11 +330,12 @@ NATIVE_LOG_BOUNDS = untrusted.Bounds(max_bytes=256 * 2**20, max_depth=256, max_i
 
 
 def read_native_log(path: Path) -> str:
-    """A native log's text within :data:`NATIVE_LOG_BOUNDS`, invalid UTF-8 replaced (steps are kept).
+    """A native log's text within :data:`NATIVE_LOG_BOUNDS`, invalid UTF-8 replaced (steps are kept): the file
+    as the CLI wrote it, or as the harness stored it compressed (``path.zst``; :func:`harness.atif.read_native_text`).
 
     Raises ValueError with the reason when the file cannot be read within the bound.
     """
-    read = untrusted.read_text(path, NATIVE_LOG_BOUNDS.max_bytes, str(path))
+    read = read_native_text(path, NATIVE_LOG_BOUNDS.max_bytes, str(path))
     if not read.ok:
         raise ValueError(read.reason)
     return read.value

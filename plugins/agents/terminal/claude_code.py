@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness import AgentContext, untrusted
+from harness import AgentContext
+from harness.atif import find_native_files, native_file_size
 from harness.wire import from_anthropic
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
@@ -105,17 +106,17 @@ class ClaudeCode(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        root = Path(home) / ".claude" / "projects"  # the agent's home: listed with bounds
-        return [root / f for f in untrusted.walk_files(root).files if f.endswith(".jsonl")]
+        # the agent's home: listed with bounds, plain or stored compressed
+        return find_native_files(Path(home) / ".claude" / "projects", "**/*.jsonl")
 
     def _session_file(self, home: Path, events: list[dict]) -> Path:
         session = next((e.get("session_id") for e in events if e.get("session_id")), None)
         projects = Path(home) / ".claude" / "projects"
         if session:
-            found = sorted(projects.glob(f"*/{session}.jsonl"))
+            found = [p for p in find_native_files(projects, "*/*.jsonl") if p.name == f"{session}.jsonl"]
             if found:
                 return found[0]
-        candidates = sorted(projects.glob("*/*.jsonl"), key=lambda p: (p.stat().st_size, p.name))
+        candidates = sorted(find_native_files(projects, "*/*.jsonl"), key=lambda p: (native_file_size(p) or 0, p.name))
         if not candidates:
             raise FileNotFoundError(f"no Claude Code session log under {projects}")
         return candidates[-1]
@@ -191,7 +192,8 @@ class ClaudeCode(TerminalAgent):
                 if plain:
                     builder.user("\n".join(plain), entry.get("timestamp"))
         close()
-        subagents = sorted(path.parent.glob(f"{path.stem}/subagents/*.jsonl"))
+        subagents = [p for p in find_native_files(path.parent, "*/subagents/*.jsonl")
+                     if p.relative_to(path.parent).parts[0] == path.stem]
         if sidechain or subagents:
             builder.note(f"subagent (Task tool) conversations are not inlined: {sidechain} sidechain entries, "
                          f"{len(subagents)} subagent log(s) kept under home/")

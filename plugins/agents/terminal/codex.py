@@ -25,7 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness import AgentContext, untrusted
+from harness import AgentContext
+from harness.atif import find_native_files
 from harness.wire import Usage
 from tsagent_plugins.agents.terminal import toml
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
@@ -126,9 +127,8 @@ class Codex(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        root = Path(home) / ".codex" / "sessions"  # the agent's home: listed with bounds
-        return [root / f for f in untrusted.walk_files(root).files
-                if f.rsplit("/", 1)[-1].startswith("rollout-") and f.endswith(".jsonl")]
+        # the agent's home: listed with bounds, plain or stored compressed
+        return find_native_files(Path(home) / ".codex" / "sessions", "**/rollout-*.jsonl")
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         logs = self.native_logs(home)

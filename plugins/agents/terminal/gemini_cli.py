@@ -26,6 +26,7 @@ from typing import Any
 
 from harness import untrusted
 from harness import AgentContext
+from harness.atif import find_native_files
 from harness.wire import Usage
 from harness.wire import wire_format
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
@@ -195,7 +196,7 @@ class GeminiCli(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        return sorted((Path(home) / ".gemini" / "tmp").glob("*/chats/session-*.json"))
+        return find_native_files(Path(home) / ".gemini" / "tmp", "*/chats/session-*.json")
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         logs = self.native_logs(home)

@@ -24,7 +24,6 @@ model call failed; the ``error`` event tells.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from harness import untrusted
 from harness import AgentContext
+from harness.atif import copy_native_file, find_native_files
 from harness.wire import Usage
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, json_lines, merge
@@ -67,16 +67,20 @@ def session_records(home: Path) -> tuple[list[dict], list[dict]]:
     """``(messages, parts)`` of OpenCode's session database under ``home`` (each row's JSON ``data``).
 
     The database (with its write-ahead log) is copied first, so the episode's
-    files are never touched.  Empty lists when there is no database.
+    files are never touched (a file the harness stored compressed is copied
+    plain: :func:`harness.atif.copy_native_file`).  Empty lists when there is
+    no database.
     """
     db = Path(home) / DATA_DIR / "opencode.db"
-    if not db.exists():
+    if not find_native_files(db.parent, db.name):
         return [], []
     with tempfile.TemporaryDirectory(prefix="opencode-db-") as tmp:
         for suffix in ("", "-wal", "-shm"):
             src = db.with_name(db.name + suffix)
-            if src.exists():
-                shutil.copyfile(src, Path(tmp) / src.name)
+            if find_native_files(src.parent, src.name):
+                problem = copy_native_file(src, Path(tmp) / src.name)
+                if problem is not None:
+                    raise ValueError(problem)
         con = sqlite3.connect(Path(tmp) / db.name)
         con.text_factory = lambda raw: raw.decode("utf-8", "replace")  # invalid UTF-8 must not drop the steps
         try:
@@ -164,8 +168,8 @@ class OpenCode(TerminalAgent):
 
     # -- native log ------------------------------------------------------------------
     def native_logs(self, home: Path) -> list[Path]:
-        data = Path(home) / DATA_DIR
-        return sorted(p for p in data.glob("opencode.db*") if p.is_file()) + sorted(data.glob("log/*.log"))
+        data = Path(home) / DATA_DIR  # plain or stored compressed
+        return find_native_files(data, "opencode.db*") + find_native_files(data, "log/*.log")
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
         events = [e for e in json_lines(stdout) if isinstance(e.get("type"), str)]
