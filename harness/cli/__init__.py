@@ -110,7 +110,7 @@ def _user_error(exc: BaseException) -> bool:
     """A configuration, harness or unknown-plugin error: one line, no traceback.  The classes are looked
     up in ``sys.modules`` so that checking does not import their modules (an error of a class whose
     module was never imported cannot have been raised)."""
-    for module, name in (("harness.config", "ConfigError"), ("harness.errors", "HarnessError"),
+    for module, name in (("harness.errors", "ConfigError"), ("harness.errors", "HarnessError"),
                          ("harness.plugins", "UnknownPlugin")):
         cls = getattr(sys.modules.get(module), name, None)
         if cls is not None and isinstance(exc, cls):

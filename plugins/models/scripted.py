@@ -84,20 +84,25 @@ import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import ModelBackend
 from harness import hookimpl
+from harness import lazy_module
 from harness.wire import Upstream, UpstreamConfigError, UpstreamRequest, UpstreamResponse, Usage
 from harness.wire import error_body
 from tsagent_plugins.models.replay import ReplayUpstream
 from tsagent_plugins.models.structured import (MissingId, embeddings_response, forced_tool, has_placeholder, ids_in,
                                        response_schema, substitute_ids, tool_results)
-from tsagent_plugins.models.script_format import (Script, Turn, check_expect, conversation_text, load_script, matches,
-                                                  parse_script)
 from tsagent_plugins.models.wire import FORMATS, Call, Reply, ReplyFormat
 from tsagent_plugins.models.wire.gemini import GeminiWire
 from tsagent_plugins.models.wire.tools import ToolMismatch, find_shell_tool, find_tool, shell_arguments
+
+if TYPE_CHECKING:
+    from tsagent_plugins.models import script_format
+    from tsagent_plugins.models.script_format import Script, Turn
+else:  # pydantic models, built when a script is first read: registering the backend needs none of them
+    script_format = lazy_module("tsagent_plugins.models.script_format")
 
 _ID_PREFIX = {"anthropic": "msg_scripted_", "openai-chat": "chatcmpl-scripted-",
               "openai-responses": "resp_scripted_", "gemini": "scripted-"}
@@ -118,7 +123,7 @@ class ScriptedUpstream(Upstream):
     name = "scripted"
 
     def __init__(self, script: Script | Path | str | None = None):
-        self.script = _as_script(script) if script is not None else Script()
+        self.script = _as_script(script) if script is not None else script_format.Script()
         self._assigned: dict[str, Script] = {}
         self._states: dict[str, _EpisodeState] = {}
 
@@ -162,7 +167,7 @@ class ScriptedUpstream(Upstream):
         if not isinstance(body, dict):
             return self._fail(state, fmt, "request", ["the request body is not a JSON object"])
         turn, label, consume = self._pick(state, request, body, fmt)
-        fails = check_expect(turn.expect, request, body, fmt) if turn.expect else []
+        fails = script_format.check_expect(turn.expect, request, body, fmt) if turn.expect else []
         if fails:
             return self._fail(state, fmt, label, fails)
         try:
@@ -190,11 +195,11 @@ class ScriptedUpstream(Upstream):
               fmt: ReplyFormat) -> tuple[Turn, str, bool]:
         script = state.script
         for index, rule in enumerate(script.match, 1):
-            if matches(rule.when, request, body, fmt):
+            if script_format.matches(rule.when, request, body, fmt):
                 return rule.reply, f"match rule {index}", False
         if state.next_turn < len(script.turns):
             return script.turns[state.next_turn], f"turn {state.next_turn + 1}", True
-        return Turn(text=script.final.text, stop_reason=script.final.stop_reason), "final", False
+        return script_format.Turn(text=script.final.text, stop_reason=script.final.stop_reason), "final", False
 
     def _fail(self, state: _EpisodeState, fmt: ReplyFormat, label: str, fails: list[str]) -> UpstreamResponse:
         message = f"scripted {label}: " + "; ".join(fails)
@@ -205,7 +210,7 @@ class ScriptedUpstream(Upstream):
                  fmt: ReplyFormat) -> Reply:
         if has_placeholder(turn.model_dump(include={"text", "tool_calls", "structured"})):
             if state.script.id_source == "messages":
-                texts, source = [conversation_text(fmt, body)], "the messages"
+                texts, source = [script_format.conversation_text(fmt, body)], "the messages"
             else:
                 texts, source = tool_results(fmt.name, body), "the tool results"
             ids = ids_in(texts, state.script.id_pattern)
@@ -284,11 +289,11 @@ async def _paced(frames: list[bytes], delay: float) -> AsyncIterator[bytes]:
 
 
 def _as_script(script: Script | Path | str | dict | list) -> Script:
-    if isinstance(script, Script):
+    if isinstance(script, script_format.Script):
         return script
     if isinstance(script, (dict, list)):
-        return parse_script(script, "options.script")
-    return load_script(script)
+        return script_format.parse_script(script, "options.script")
+    return script_format.load_script(script)
 
 
 class ScriptedBackend(ModelBackend):

@@ -54,42 +54,43 @@ A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin, lazy_module
+from harness import ConfigError, UnknownPlugin, get_plugin, lazy_module
 from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
-from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
-from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
-from tsagent_plugins.tasks.drcik.research import outputs as research_out
-from tsagent_plugins.tasks.drcik.forecast.exports import export, research_export, research_problems
-from tsagent_plugins.tasks.drcik.research.as_context import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
-                                                    research_claims)
-from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
-from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
-    write_submission
-from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask, load_tasks
-from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
-from tsagent_plugins.tasks.drcik.research.episodes import materialize_research, score_research
-from tsagent_plugins.tasks.drcik.research.submissions import finish_research
-from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
-from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields
+from tsagent_plugins.tasks.drcik.columns import FORECAST, IDENTITY_COLUMNS, RESEARCH, RESULT_COLUMNS, TEMPLATE
 
 if TYPE_CHECKING:
     import numpy as np
-else:
-    np = lazy_module("numpy")
 
-#: The profile used for model-backed forecasters on the scripted backend when none is given.
-SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
+    from harness import AgentProfile
+    from tsagent_plugins.tasks.drcik import spec
+    from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
+    from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
+    from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
+    from tsagent_plugins.tasks.drcik.spec import DrcikParams, ForecasterEntry
+else:  # imported on first use: registering the template loads none of its stages (nor pydantic or numpy)
+    np = lazy_module("numpy")
+    spec = lazy_module("tsagent_plugins.tasks.drcik.spec")
+    ctx = lazy_module("tsagent_plugins.tasks.drcik.dataset.contexts")
+
+@functools.cache
+def scripted_profile() -> AgentProfile:
+    """The profile used for model-backed forecasters on the scripted backend when none is given."""
+    from harness import AgentProfile
+
+    return AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
+
+
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
 class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
-    params_model = DrcikParams
     #: the version of both scorings, :func:`score_task` (forecasts) and :func:`score_research` (research
     #: outputs): bump it with any change that could change a score of the same output
     #: (tests/plugins/test_tasks_versions.py fails until it is)
@@ -107,7 +108,16 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         self._forecasters: dict[str, Any] = {}
         self._reuse: dict[str, tuple] = {}
         self._evidence: dict[str, dict] = {}
-        self._chunks = ChunkedForecasts()
+
+    @property
+    def params_model(self) -> type[DrcikParams]:  # type: ignore[override]  # pydantic: imported on first use
+        return spec.DrcikParams
+
+    @functools.cached_property
+    def _chunks(self) -> ChunkedForecasts:
+        from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
+
+        return ChunkedForecasts()
 
     # -- planning -----------------------------------------------------------------------------------
     def rewrite_paths(self, params: DrcikParams, spec_file: Path) -> DrcikParams:
@@ -116,6 +126,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     def tasks(self, params: DrcikParams) -> dict[str, DrcikTask]:
         key = str(params.tasks_path)
         if key not in self._tasks:
+            from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
+
             self._tasks[key] = {t.benchmark_id: t for t in load_tasks(params.tasks_path)}
         return self._tasks[key]
 
@@ -133,7 +145,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         ids = self.task_ids(params)
         if params.episode_kind == RESEARCH:
             return ids
-        return [ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
+        return [spec.ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         # fields that select episodes, label rows or tidy up afterwards never change one episode's content
@@ -143,7 +155,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
                 "agent", "model_backend", "script", "budget"})
             return {"params": narrowed, "task": episode}
-        parsed = ForecastEpisode.parse(params, episode)
+        parsed = spec.ForecastEpisode.parse(params, episode)
         entry, cond, task_id = parsed.entry, parsed.context, parsed.task_id
         exclude = common | {"forecasters", "contexts", "submission", "metadata"}
         if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
@@ -229,11 +241,15 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     # -- research episodes (sandboxed: one task × one DR agent) ------------------------------------
     def materialize(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
         """The research workspace of task ``episode`` over the pooled corpus of every loaded task."""
+        from tsagent_plugins.tasks.drcik.research.episodes import materialize_research
+
         return materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
 
     def score(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
         """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
+        from tsagent_plugins.tasks.drcik.research.episodes import score_research
+
         score = score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
         score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, "corpus": params.corpus,
                          "tasks_source": params.tasks, **score.metrics}
@@ -289,6 +305,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.research.as_context.research_output`."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
+            from tsagent_plugins.tasks.drcik.research.as_context import dr_outputs_from_run
+
             self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
         return self._evidence[key]
 
@@ -299,7 +317,10 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile,
                        model: Any = None) -> EpisodeScore:
-        parsed = ForecastEpisode.parse(params, episode)
+        from tsagent_plugins.tasks.drcik.forecast.experiment import forecast_task, info_columns
+        from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
+
+        parsed = spec.ForecastEpisode.parse(params, episode)
         fname, cond_name, task_id, entry = parsed.forecaster, parsed.context, parsed.task_id, parsed.entry
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
             entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
@@ -356,8 +377,9 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         (:func:`score_task`); a forecast that failed (its warning in ``score.json``) or made no samples stays
         failed with its reason.  The row's other columns (forecaster, context, fit) are the run's."""
         from harness import read_score
+        from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
 
-        parsed = ForecastEpisode.parse(params, episode)
+        parsed = spec.ForecastEpisode.parse(params, episode)
         task = self.tasks(params)[parsed.task_id]
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         path = Path(folder) / "samples.npy"
@@ -385,7 +407,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         None for a forecaster that calls no model and for research episodes (sandboxed)."""
         if params.episode_kind == RESEARCH:
             return None
-        entry = ForecastEpisode.parse(params, episode).entry
+        entry = spec.ForecastEpisode.parse(params, episode).entry
         if not getattr(self.forecaster(entry), "needs_model", False):
             return None
         try:
@@ -402,7 +424,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if given is not None:
             return given
         if params.model_backend == "scripted":
-            return SCRIPTED_PROFILE
+            return scripted_profile()
         raise ConfigError("params.agent", ["a model-backed forecaster (llm-dp) needs an agent profile "
                                            "(params.agent or --agent), or model_backend: scripted with a script"])
 
@@ -419,9 +441,16 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
+            from tsagent_plugins.tasks.drcik.research.submissions import finish_research
+
             return finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
                                    judge=params.judge)
         import pandas as pd  # imported on use: pandas is slow to load
+
+        from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, validate_submission, write_submission
+        from tsagent_plugins.tasks.drcik.forecast.exports import export, research_export, research_problems
+        from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields
+        from tsagent_plugins.tasks.drcik.research import outputs as research_out
 
         frame = pd.DataFrame(rows)
         if not {"forecaster", "context", "benchmark_id"} <= set(frame.columns):   # no episode got that far
@@ -488,3 +517,12 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]
         return {"submissions": out, "messages": messages,
                 "invalid_exports": [f"submissions/{k}" for k, c in out.items() if not c["ok"]]}
+
+
+def __getattr__(name: str) -> Any:
+    """Readers of a research run this module exported (:mod:`.research.as_context`), imported on first use."""
+    if name in ("dr_outputs_from_run", "first_json_line", "research_claims"):
+        from tsagent_plugins.tasks.drcik.research import as_context
+
+        return getattr(as_context, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
