@@ -98,6 +98,8 @@ class Plugins:
         self._spec_sources: set[int] = set()  # harness_hookspecs objects already added
         #: distributions left out by HARNESS_LOAD_PLUGINS: name -> version
         self.skipped: dict[str, str] = {}
+        #: the entry points of every group, as read when the plugins loaded (None: none were)
+        self.entry_points: md.EntryPoints | None = None
         if load_entrypoints:
             self._load_entrypoints()
 
@@ -106,7 +108,8 @@ class Plugins:
         from harness.plugin_allowlist import loads
 
         modules = []
-        for ep in md.entry_points(group=GROUP):
+        self.entry_points = md.entry_points()  # every group: the commands' too, read in the same walk
+        for ep in self.entry_points.select(group=GROUP):
             dist, version = distribution_of(ep)
             if not loads(dist):
                 self.skipped.setdefault(dist, version)
