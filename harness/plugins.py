@@ -22,7 +22,6 @@ problem naming both plugins and their distributions.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib.metadata as md
 import inspect
@@ -98,8 +97,9 @@ class Plugins:
         self._spec_sources: set[int] = set()  # harness_hookspecs objects already added
         #: distributions left out by HARNESS_LOAD_PLUGINS: name -> version
         self.skipped: dict[str, str] = {}
-        #: the entry points of every group, as read when the plugins loaded (None: none were)
-        self.entry_points: md.EntryPoints | None = None
+        #: the entry points of every group (``importlib.metadata.entry_points()``: ``select(group=...)``), as read
+        #: when the plugins loaded; None: none were
+        self.entry_points: Any = None
         if load_entrypoints:
             self._load_entrypoints()
 
@@ -171,6 +171,8 @@ class Plugins:
             self.pm.unregister(plugin)
             for hook in unknown:
                 known = self.hook_names()
+                import difflib  # only to name a misspelled hook
+
                 close = difflib.get_close_matches(hook, known, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f"; known hooks: {', '.join(known)}"
                 self._problem(distribution, name, hook, f"implements unknown hook {hook!r}{hint}")

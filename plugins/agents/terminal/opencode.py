@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -77,6 +76,8 @@ def session_records(home: Path) -> tuple[list[dict], list[dict]]:
             src = db.with_name(db.name + suffix)
             if src.exists():
                 shutil.copyfile(src, Path(tmp) / src.name)
+        import sqlite3  # imported with the first session database read
+
         con = sqlite3.connect(Path(tmp) / db.name)
         con.text_factory = lambda raw: raw.decode("utf-8", "replace")  # invalid UTF-8 must not drop the steps
         try:
@@ -172,6 +173,8 @@ class OpenCode(TerminalAgent):
         if not events:
             raise ValueError("no OpenCode JSON events on stdout")
         session = next((e.get("sessionID") for e in events if e.get("sessionID")), None)
+        import sqlite3
+
         try:
             messages, parts = session_records(home)
         except (sqlite3.Error, ValueError, OSError) as exc:
