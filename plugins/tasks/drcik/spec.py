@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from harness import Budget, Strict
+from harness import AgentProfile, Budget, Strict
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
 from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR
 from tsagent_plugins.tasks.drcik.columns import FORECAST, RESEARCH, TEMPLATE  # noqa: F401 - the spec's values
@@ -66,6 +66,9 @@ from tsagent_plugins.tasks.drcik.research.outputs import METADATA_FIELDS
 
 SAMPLE = "sample"
 DEFAULT_SAMPLES = 25
+#: The profile of model-backed forecasters on the scripted backend (``model_backend: scripted``) when no
+#: ``agent`` is given.
+SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
 
 
 class ForecasterEntry(Strict):

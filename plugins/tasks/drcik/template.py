@@ -68,22 +68,18 @@ if TYPE_CHECKING:
 
     from harness import AgentProfile
     from tsagent_plugins.tasks.drcik import spec
-    from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
+    from tsagent_plugins.tasks.drcik.dataset import contexts as ctx, loader
     from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
-    from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
+    from tsagent_plugins.tasks.drcik.forecast import chunks, experiment, exports, metrics, validate as checks
+    from tsagent_plugins.tasks.drcik.research import as_context, episodes, outputs as research_out, submissions
     from tsagent_plugins.tasks.drcik.spec import DrcikParams, ForecasterEntry
-else:  # imported on first use: registering the template loads none of its stages (nor pydantic or numpy)
+else:  # the template's stages (and pydantic, numpy) load on first use: registering the template needs none
     np = lazy_module("numpy")
-    spec = lazy_module("tsagent_plugins.tasks.drcik.spec")
-    ctx = lazy_module("tsagent_plugins.tasks.drcik.dataset.contexts")
-
-@functools.cache
-def scripted_profile() -> AgentProfile:
-    """The profile used for model-backed forecasters on the scripted backend when none is given."""
-    from harness import AgentProfile
-
-    return AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
-
+    spec, ctx, loader, chunks, experiment, exports, metrics, checks, as_context, episodes, research_out, submissions = (
+        lazy_module(f"tsagent_plugins.tasks.drcik.{name}") for name in (
+            "spec", "dataset.contexts", "dataset.loader", "forecast.chunks", "forecast.experiment", "forecast.exports",
+            "forecast.metrics", "forecast.validate", "research.as_context", "research.episodes", "research.outputs",
+            "research.submissions"))
 
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
@@ -114,10 +110,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         return spec.DrcikParams
 
     @functools.cached_property
-    def _chunks(self) -> ChunkedForecasts:
-        from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
-
-        return ChunkedForecasts()
+    def _chunks(self) -> chunks.ChunkedForecasts:
+        return chunks.ChunkedForecasts()
 
     # -- planning -----------------------------------------------------------------------------------
     def rewrite_paths(self, params: DrcikParams, spec_file: Path) -> DrcikParams:
@@ -126,9 +120,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     def tasks(self, params: DrcikParams) -> dict[str, DrcikTask]:
         key = str(params.tasks_path)
         if key not in self._tasks:
-            from tsagent_plugins.tasks.drcik.dataset.loader import load_tasks
-
-            self._tasks[key] = {t.benchmark_id: t for t in load_tasks(params.tasks_path)}
+            self._tasks[key] = {t.benchmark_id: t for t in loader.load_tasks(params.tasks_path)}
         return self._tasks[key]
 
     def task_ids(self, params: DrcikParams) -> list[str]:
@@ -241,16 +233,12 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
     # -- research episodes (sandboxed: one task × one DR agent) ------------------------------------
     def materialize(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
         """The research workspace of task ``episode`` over the pooled corpus of every loaded task."""
-        from tsagent_plugins.tasks.drcik.research.episodes import materialize_research
-
-        return materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
+        return episodes.materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
 
     def score(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
         """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
-        from tsagent_plugins.tasks.drcik.research.episodes import score_research
-
-        score = score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
+        score = episodes.score_research(workspace, key_dir, params.metadata, keep_corpus=params.keep_corpus)
         score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, "corpus": params.corpus,
                          "tasks_source": params.tasks, **score.metrics}
         return score
@@ -305,9 +293,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.research.as_context.research_output`."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
-            from tsagent_plugins.tasks.drcik.research.as_context import dr_outputs_from_run
-
-            self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
+            self._evidence[key] = as_context.dr_outputs_from_run(run, agent).get(agent, {})
         return self._evidence[key]
 
     def model_settings(self, params: DrcikParams) -> dict:
@@ -317,9 +303,6 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile,
                        model: Any = None) -> EpisodeScore:
-        from tsagent_plugins.tasks.drcik.forecast.experiment import forecast_task, info_columns
-        from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
-
         parsed = spec.ForecastEpisode.parse(params, episode)
         fname, cond_name, task_id, entry = parsed.forecaster, parsed.context, parsed.task_id, parsed.entry
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
@@ -341,8 +324,8 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         }
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         if cond.needs_dr and evidence is None:
-            row.update(score_task(None, future, "no DR evidence for this task").row(), context_status="missing",
-                       context_items=0, fallback=None, seconds=0.0, fitted_model=None, **info_columns({}))
+            row.update(metrics.score_task(None, future, "no DR evidence for this task").row(), context_status="missing",
+                       context_items=0, fallback=None, seconds=0.0, fitted_model=None, **experiment.info_columns({}))
             return EpisodeScore(row)
         text = cond.text_for(task, evidence)
         row.update(context_status=text.status, context_items=text.items)
@@ -361,13 +344,15 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                 result = self._chunks.result(params, entry, forecaster, cond, task_id, tasks,
                                              lambda t: self.evidence_for(params, t)[0])
             else:
-                result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
+                result = experiment.forecast_task(forecaster, task, text.text, params.samples, params.seed,
+                                                  params.time_limit)
             if not forecaster.uses_context:
                 self._reuse[reuse_key] = result
         paths, failure, fallback, seconds, info = result
         fitted = {k: info[k] for k in FIT_KEYS if k in info}
         row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)
-                   if fitted else None, **info_columns(info), **score_task(paths, future, failure).row())
+                   if fitted else None, **experiment.info_columns(info),
+                   **metrics.score_task(paths, future, failure).row())
         if paths is not None:
             np.save(folder / "samples.npy", paths)
         return EpisodeScore(row, warnings=[failure] if failure else [])
@@ -377,7 +362,6 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         (:func:`score_task`); a forecast that failed (its warning in ``score.json``) or made no samples stays
         failed with its reason.  The row's other columns (forecaster, context, fit) are the run's."""
         from harness import read_score
-        from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
 
         parsed = spec.ForecastEpisode.parse(params, episode)
         task = self.tasks(params)[parsed.task_id]
@@ -388,7 +372,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         failure = warnings[0] if warnings else None
         if samples is None and failure is None:
             failure = str(row.get("reason") or "no samples")
-        return EpisodeScore(score_task(samples, future, failure).row(), warnings=[failure] if failure else [])
+        return EpisodeScore(metrics.score_task(samples, future, failure).row(), warnings=[failure] if failure else [])
 
     def model_rescoring(self, params: DrcikParams, run_dir: Path,
                         model: dict[str, Any]) -> list[tuple[str, float | None, Any]]:
@@ -424,7 +408,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if given is not None:
             return given
         if params.model_backend == "scripted":
-            return scripted_profile()
+            return spec.SCRIPTED_PROFILE
         raise ConfigError("params.agent", ["a model-backed forecaster (llm-dp) needs an agent profile "
                                            "(params.agent or --agent), or model_backend: scripted with a script"])
 
@@ -441,16 +425,9 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
-            from tsagent_plugins.tasks.drcik.research.submissions import finish_research
-
-            return finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
+            return submissions.finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
                                    judge=params.judge)
         import pandas as pd  # imported on use: pandas is slow to load
-
-        from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, validate_submission, write_submission
-        from tsagent_plugins.tasks.drcik.forecast.exports import export, research_export, research_problems
-        from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields
-        from tsagent_plugins.tasks.drcik.research import outputs as research_out
 
         frame = pd.DataFrame(rows)
         if not {"forecaster", "context", "benchmark_id"} <= set(frame.columns):   # no episode got that far
@@ -460,7 +437,7 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
             path = Path(run_dir) / "episodes" / str(row.get("episode")) / "samples.npy"
             if path.is_file():
                 samples[(row["forecaster"], row["context"], row["benchmark_id"])] = np.load(path)
-        result = ExperimentResult(frame, samples)
+        result = experiment.ExperimentResult(frame, samples)
         tasks = list(self.tasks(params).values())
         out = {}
         kept: list[str] = []
@@ -487,23 +464,23 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
                         "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
                         "contact": params.submission.contact, "notes": notes}
                 key = f"{entry.name}__{cond_name}" + (f"__{evidence.agent}" if evidence else "")
-                research_rows = research_export(evidence) if evidence else None
+                research_rows = exports.research_export(evidence) if evidence else None
 
                 def write(folder, entry=entry, cond_name=cond_name, meta=meta, research_rows=research_rows):
-                    write_submission(folder, result, entry.name, cond_name, meta)
+                    experiment.write_submission(folder, result, entry.name, cond_name, meta)
                     if research_rows is not None:   # the combined folder of the release's template
                         (folder / research_out.DEEP_RESEARCH_FILE).write_text(
                             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in research_rows), encoding="utf-8")
 
                 def validate(folder, research_rows=research_rows):
-                    check = validate_submission(folder, tasks)
+                    check = experiment.validate_submission(folder, tasks)
                     if research_rows is not None:
-                        check.errors += research_problems(folder, research_rows, tasks)
+                        check.errors += exports.research_problems(folder, research_rows, tasks)
                     return check
 
-                check, replaced = export(Path(run_dir) / "submissions" / key, write, validate)
+                check, replaced = exports.export(Path(run_dir) / "submissions" / key, write, validate)
                 out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings,
-                            "empty_metadata": empty_contact_fields(meta)}
+                            "empty_metadata": checks.empty_contact_fields(meta)}
                 if not replaced:
                     kept.append(key)
         messages = [f"submission {key}: " + ("valid" if check["ok"] else
@@ -518,11 +495,3 @@ class DrcikTemplate(AgentTaskTemplate, InHarnessTaskTemplate):
         return {"submissions": out, "messages": messages,
                 "invalid_exports": [f"submissions/{k}" for k, c in out.items() if not c["ok"]]}
 
-
-def __getattr__(name: str) -> Any:
-    """Readers of a research run this module exported (:mod:`.research.as_context`), imported on first use."""
-    if name in ("dr_outputs_from_run", "first_json_line", "research_claims"):
-        from tsagent_plugins.tasks.drcik.research import as_context
-
-        return getattr(as_context, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

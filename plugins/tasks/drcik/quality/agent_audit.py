@@ -19,7 +19,6 @@ the export is in the workspace, and the prompt file stays the paper's text.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -38,6 +37,8 @@ PARTS = ("benchmark_manifest.json", "tasks", "documents")
 
 def hashes(root: Path) -> dict[str, str]:
     """sha256 of every regular file under ``root`` among :data:`PARTS`, by relative path."""
+    import hashlib  # with the first audit: registering the template needs none
+
     out = {}
     for part in PARTS:
         base = Path(root) / part
