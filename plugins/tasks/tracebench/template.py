@@ -41,13 +41,14 @@ from tsagent_plugins.tasks.tracebench.columns import RESULT_COLUMNS
 from tsagent_plugins.tasks.tracebench.conditions import PAPER_CONDITIONS, paper_slug  # noqa: F401 - API
 from tsagent_plugins.tasks.tracebench.noise import kappa as noise_kappa
 from tsagent_plugins.tasks.tracebench.prompts import build_prompt, column_names, shown_labels
+from tsagent_plugins.tasks.tracebench.scoring import score_episode, submission_problem
 
 if TYPE_CHECKING:
     import numpy as np
 
     from tsagent_plugins.tasks.tracebench import files as sample_files
     from tsagent_plugins.tasks.tracebench.params import TracebenchParams
-else:  # the sample files (hashlib) load with the first episode written, the scoring with the first scored
+else:  # the sample files (hashlib) load with the first episode written
     np = lazy_module("numpy")
     sample_files = lazy_module("tsagent_plugins.tasks.tracebench.files")
 
@@ -357,15 +358,11 @@ class TracebenchTemplate(AgentTaskTemplate):
         ``heldout_n``, ``heldout_n_invalid``.  Raises only when the answer key is
         missing (an infrastructure fault, not the agent's).
         """
-        from tsagent_plugins.tasks.tracebench.scoring import score_episode
-
         key = read_key(key_dir)
         return score_episode(Path(workspace), Path(key_dir), key, run_submission)
 
     def submission_problem(self, params: TracebenchParams, episode: str, score: EpisodeScore) -> str | None:
         """None unless every test prediction is invalid (:func:`.scoring.submission_problem`)."""
-        from tsagent_plugins.tasks.tracebench.scoring import submission_problem
-
         return submission_problem(score)
 
     def conformance_params(self) -> TracebenchParams | None:
