@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from harness.errors import HarnessError as HarnessError
     from harness.config import AgentProfile as AgentProfile
     from harness.config import Budget as Budget
-    from harness.config import ConfigError as ConfigError
+    from harness.errors import ConfigError as ConfigError
     from harness.config import Prices as Prices
     from harness.config import Strict as Strict
     from harness.config import format_validation_error as format_validation_error

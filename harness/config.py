@@ -15,20 +15,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.errors import ConfigError  # noqa: F401 - defined there so that raising one needs no pydantic
 from harness.spec_bounds import (MAX_YAML_BYTES, MAX_YAML_DEPTH, SHOWN_CHARS, SHOWN_PROBLEMS, shorten,  # noqa: F401
                                  show_value, yaml_bounds_problem)
 
 #: the folder holding the shipped ``tasks/`` and ``agent_profiles/``
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-class ConfigError(ValueError):
-    """A configuration file is malformed.  ``str()`` names the file, field and expectation."""
-
-    def __init__(self, file: Path | str, problems: list[str]):
-        self.file = str(file)
-        self.problems = problems
-        super().__init__(f"{file}: " + "; ".join(problems))
 
 
 class Strict(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 
 
 class ErrorKind(str, Enum):
@@ -35,3 +36,15 @@ class EpisodeError(HarnessError):
     def __init__(self, kind: ErrorKind, message: str):
         self.kind = kind
         super().__init__(f"{kind.value}: {message}")
+
+
+class ConfigError(ValueError):
+    """A configuration file is malformed.  ``str()`` names the file, field and expectation.
+
+    (Defined here rather than beside the configuration models, :mod:`harness.config`, which re-exports it: a
+    plugin that raises it on a bad file loads no pydantic.)"""
+
+    def __init__(self, file: Path | str, problems: list[str]):
+        self.file = str(file)
+        self.problems = problems
+        super().__init__(f"{file}: " + "; ".join(problems))

@@ -26,10 +26,12 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from harness.config import AgentProfile, Budget
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:  # annotations only: loading the plugins that use a client needs no pydantic
+    from harness.config import AgentProfile, Budget
 
 
 class CostCapReached(HarnessError):
@@ -112,6 +114,8 @@ class ModelClient:
 
     def __init__(self, session: Any, log_dir: Path | str, budget: Budget | None = None,
                  max_cost_usd: float | None = None, owns_session: bool = False, cap: CostCap | None = None):
+        from harness.config import Budget
+
         self.session = session
         self.profile: AgentProfile = session.profile
         self.log_dir = Path(log_dir)

@@ -28,9 +28,10 @@ Unknown fields are errors (the specification forbids them); custom data goes
 into the ``extra`` objects.  :func:`validate_trajectory` turns every problem into
 a :class:`TrajectoryError` naming the file and the field path.
 
-Besides the models, :func:`exchanges` pairs each tool call with its result in
-trajectory order; it reads plain dicts leniently so the metric extractors also
-work on a trajectory that would not validate.
+The models (pydantic) are in :mod:`harness.trajectory_models`, imported when a trajectory is first
+validated: reading trajectories leniently, and loading the plugins that do, needs no pydantic.
+:func:`exchanges` pairs each tool call with its result in trajectory order; it reads plain dicts leniently
+so the metric extractors also work on a trajectory that would not validate.
 """
 
 from __future__ import annotations
@@ -38,18 +39,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from harness.trajectory_base import SCHEMA_VERSION, SUPPORTED_VERSIONS, parse_timestamp  # noqa: F401 - API
 
-from harness.config import format_validation_error
-
-#: The version the harness writes.
-SCHEMA_VERSION = "ATIF-v1.6"
-#: Versions the harness reads.
-SUPPORTED_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(8))
+if TYPE_CHECKING:
+    from harness.trajectory_models import Trajectory
 
 
 class TrajectoryError(ValueError):
@@ -61,179 +57,13 @@ class TrajectoryError(ValueError):
         super().__init__(f"{self.file}: " + "; ".join(problems))
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ImageSource(_Model):
-    """Where an image of a content part is stored (file path or URL)."""
-
-    media_type: str
-    path: str
-
-
-class ContentPart(_Model):
-    """One part of a multimodal message or observation (ATIF v1.6): text or image."""
-
-    type: Literal["text", "image"]
-    text: str | None = None
-    source: ImageSource | None = None
-
-    @model_validator(mode="after")
-    def _fields_match_type(self) -> "ContentPart":
-        if self.type == "text" and (self.text is None or self.source is not None):
-            raise ValueError("a text part needs 'text' and no 'source'")
-        if self.type == "image" and (self.source is None or self.text is not None):
-            raise ValueError("an image part needs 'source' and no 'text'")
-        return self
-
-
-Content = str | list[ContentPart]
-
-
-class ToolCall(_Model):
-    """One structured tool invocation of an agent step."""
-
-    tool_call_id: str
-    function_name: str = Field(min_length=1)
-    arguments: dict[str, Any]
-
-
-class SubagentTrajectoryRef(_Model):
-    session_id: str
-    trajectory_path: str | None = None
-    extra: dict[str, Any] | None = None
-
-
-class ObservationResult(_Model):
-    """The result of one tool call (``source_call_id``) or of an action without one."""
-
-    source_call_id: str | None = None
-    content: Content | None = None
-    subagent_trajectory_ref: list[SubagentTrajectoryRef] | None = None
-    extra: dict[str, Any] | None = None
-
-
-class Observation(_Model):
-    results: list[ObservationResult]
-
-
-class Metrics(_Model):
-    """Per-step LLM usage: ``prompt_tokens`` includes ``cached_tokens``; ``cost_usd`` in USD."""
-
-    prompt_tokens: int | None = Field(None, ge=0)
-    completion_tokens: int | None = Field(None, ge=0)
-    cached_tokens: int | None = Field(None, ge=0)
-    cost_usd: float | None = Field(None, ge=0)
-    prompt_token_ids: list[int] | None = None
-    completion_token_ids: list[int] | None = None
-    logprobs: list[float] | None = None
-    extra: dict[str, Any] | None = None
-
-
-class FinalMetrics(_Model):
-    total_prompt_tokens: int | None = Field(None, ge=0)
-    total_completion_tokens: int | None = Field(None, ge=0)
-    total_cached_tokens: int | None = Field(None, ge=0)
-    total_cost_usd: float | None = Field(None, ge=0)
-    total_steps: int | None = Field(None, ge=0)
-    extra: dict[str, Any] | None = None
-
-
-class AgentInfo(_Model):
-    name: str
-    version: str
-    model_name: str | None = None
-    tool_definitions: list[dict[str, Any]] | None = None
-    extra: dict[str, Any] | None = None
-
-
-_AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
-#: Fields of a model call, absent on an agent step with ``llm_call_count`` 0 (a deterministic dispatch: Harbor's
-#: ATIF models enforce this rule on every version they read).
-_LLM_ONLY = ("metrics", "reasoning_content")
-
-
-class Step(_Model):
-    """One turn: a system prompt, a user message, or an agent turn (LLM call + tools + results)."""
-
-    step_id: int = Field(ge=1)
-    timestamp: str | None = None
-    source: Literal["system", "user", "agent"]
-    model_name: str | None = None
-    reasoning_effort: str | float | None = None
-    message: Content
-    reasoning_content: str | None = None
-    tool_calls: list[ToolCall] | None = None
-    observation: Observation | None = None
-    metrics: Metrics | None = None
-    is_copied_context: bool | None = None
-    llm_call_count: int | None = Field(None, ge=0)
-    extra: dict[str, Any] | None = None
-
-    @field_validator("timestamp")
-    @classmethod
-    def _iso8601(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_timestamp(value)
-        return value
-
-    @model_validator(mode="after")
-    def _agent_only_fields(self) -> "Step":
-        if self.source != "agent":
-            for name in _AGENT_ONLY:
-                if getattr(self, name) is not None:
-                    raise ValueError(f"'{name}' is only allowed on agent steps (source is {self.source!r})")
-        elif self.llm_call_count == 0:
-            for name in _LLM_ONLY:
-                if getattr(self, name) is not None:
-                    raise ValueError(f"Field '{name}' must be absent when llm_call_count is 0 "
-                                     "(deterministic dispatch on a 'source: agent' step)")
-        return self
-
-
-class Trajectory(_Model):
-    """A whole episode's interaction history."""
-
-    schema_version: str
-    session_id: str
-    agent: AgentInfo
-    steps: list[Step]
-    notes: str | None = None
-    final_metrics: FinalMetrics | None = None
-    extra: dict[str, Any] | None = None
-
-    @field_validator("schema_version")
-    @classmethod
-    def _known_version(cls, value: str) -> str:
-        if value not in SUPPORTED_VERSIONS:
-            raise ValueError(f"unsupported ATIF version {value!r} (supported: {', '.join(SUPPORTED_VERSIONS)})")
-        return value
-
-    @model_validator(mode="after")
-    def _sequential_ids(self) -> "Trajectory":
-        for index, step in enumerate(self.steps, 1):
-            if step.step_id != index:
-                raise ValueError(f"steps[{index - 1}].step_id is {step.step_id}; step ids must be 1, 2, 3, ...")
-        calls: set[str] = set()
-        for step in self.steps:
-            for call in step.tool_calls or []:
-                if call.tool_call_id in calls:
-                    raise ValueError(f"duplicate tool_call_id {call.tool_call_id!r} (step {step.step_id})")
-                calls.add(call.tool_call_id)
-        return self
-
-
-def parse_timestamp(value: str) -> datetime:
-    """An ISO 8601 timestamp (``Z`` accepted) as a datetime; ValueError when malformed."""
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from None
-
-
 def validate_trajectory(data: Any, file: Path | str | None = None) -> Trajectory:
     """Validate an ATIF document; :class:`TrajectoryError` names ``file`` and every bad field."""
+    from pydantic import ValidationError
+
+    from harness.config import format_validation_error
+    from harness.trajectory_models import Trajectory
+
     if not isinstance(data, dict):
         raise TrajectoryError(file, [f"<root>: expected a JSON object, got {type(data).__name__}"])
     try:
@@ -261,6 +91,8 @@ def to_dict(trajectory: Trajectory) -> dict[str, Any]:
 
 def save_trajectory(trajectory: Trajectory | dict, path: Path | str) -> Path:
     """Validate (when given a dict) and write atomically; returns the path."""
+    from harness.trajectory_models import Trajectory
+
     path = Path(path)
     model = trajectory if isinstance(trajectory, Trajectory) else validate_trajectory(trajectory, path)
     tmp = path.with_name(path.name + ".tmp")
@@ -389,3 +221,4 @@ def _results(step: dict) -> list[dict]:
     if not isinstance(obs, dict) or not isinstance(obs.get("results"), list):
         return []
     return [r for r in obs["results"] if isinstance(r, dict)]
+

@@ -12,6 +12,7 @@ does not name (:mod:`harness.plugin_allowlist`).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -41,16 +42,22 @@ BUILTIN: dict[str, tuple[str, str, str]] = {
 }
 
 
-def command_entry_points() -> dict:
+def command_entry_points(scanned: Any = None) -> dict:
     """Plugin commands declared in installed metadata: name -> ``importlib.metadata.EntryPoint``, of the
-    distributions ``HARNESS_LOAD_PLUGINS`` lets load; the first of a name is kept."""
+    distributions ``HARNESS_LOAD_PLUGINS`` lets load; the first of a name is kept.  ``scanned``: the entry
+    points of every group, already read (``importlib.metadata.entry_points()``, as
+    :attr:`harness.plugins.Plugins.entry_points` holds them: reading them walks every installed distribution);
+    None: read now."""
     from importlib.metadata import entry_points
 
     from harness.plugin_allowlist import loads
 
+    names: dict[int, str | None] = {}  # ``dist.name`` parses the distribution's METADATA: once per distribution
     found = {}
-    for ep in entry_points(group=COMMAND_GROUP):
-        if loads(ep.dist.name if ep.dist else None):
+    for ep in (scanned if scanned is not None else entry_points()).select(group=COMMAND_GROUP):
+        if id(ep.dist) not in names:
+            names[id(ep.dist)] = ep.dist.name if ep.dist else None
+        if loads(names[id(ep.dist)]):
             found.setdefault(ep.name, ep)
     return found
 
@@ -111,7 +118,7 @@ def _user_error(exc: BaseException) -> bool:
     """A configuration, harness or unknown-plugin error: one line, no traceback.  The classes are looked
     up in ``sys.modules`` so that checking does not import their modules (an error of a class whose
     module was never imported cannot have been raised)."""
-    for module, name in (("harness.config", "ConfigError"), ("harness.errors", "HarnessError"),
+    for module, name in (("harness.errors", "ConfigError"), ("harness.errors", "HarnessError"),
                          ("harness.plugins", "UnknownPlugin")):
         cls = getattr(sys.modules.get(module), name, None)
         if cls is not None and isinstance(exc, cls):

@@ -6,10 +6,6 @@ from pathlib import Path
 
 import click
 
-from harness.cli._console import console
-
-out = console()
-
 #: Formats the harness itself writes: name -> (what SOURCE is, "module:function" of the exporter).
 BUILTIN_FORMATS: dict[str, tuple[str, str]] = {
     "inspect": ("run", "harness.export.inspect_log:export_run"),
@@ -58,4 +54,6 @@ def export(source: Path, format_: str, dest: Path) -> None:
         written = exporter(load_task(source), dest)
     for path in written:
         click.echo(str(path))  # one path a line, never folded
-    out.print(f"{len(written)} {format_} export(s) in {dest}", highlight=False, soft_wrap=True)
+    from harness.cli._console import console  # rich: imported when an export is written, not to list formats
+
+    console().print(f"{len(written)} {format_} export(s) in {dest}", highlight=False, soft_wrap=True)

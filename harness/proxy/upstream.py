@@ -17,11 +17,13 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from harness.errors import HarnessError
-from harness.proxy.wire import Wire, detect_wire
+
+if TYPE_CHECKING:  # the wire formats load with the first request: a plugin reading DUMMY_API_KEY needs none
+    from harness.proxy.wire import Wire
 
 #: Key given to agents inside the sandbox; the proxy replaces it upstream.
 DUMMY_API_KEY = "sk-harness-dummy"
@@ -91,6 +93,8 @@ class UpstreamRequest:
     def __post_init__(self) -> None:
         self.headers = {k.lower(): v for k, v in self.headers.items()}
         if self.wire is None:
+            from harness.proxy.wire import detect_wire
+
             self.wire = detect_wire(self.path)
         self._json: Any = ...
 

@@ -7,11 +7,6 @@ import warnings
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
-try:  # optional: keeps BLAS single-threaded inside fits (small matrices, shared cores)
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - without it fits still run, only slower under load
-    threadpool_limits = None
-
 from harness import ForecastError, ForecastRequest, lazy_module
 
 if TYPE_CHECKING:
@@ -109,6 +104,10 @@ def quiet():
     loaded machine makes them many times slower (measured: a 48-model ARIMA grid
     took 31 s with OpenBLAS threads vs 4.8 s single-threaded at load 8 on 2 cores).
     """
+    try:  # optional: keeps BLAS single-threaded inside fits (small matrices, shared cores); imported on use
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - without it fits still run, only slower under load
+        threadpool_limits = None
     with ExitStack() as stack:
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import threading
 import warnings
@@ -86,6 +85,8 @@ def _quiet_transformers() -> None:
         hf_logging.disable_progress_bar()
     except ImportError:  # pragma: no cover - transformers comes with chronos-forecasting
         pass
+    import logging
+
     logging.getLogger("chronos").setLevel(logging.ERROR)
 
 

@@ -46,13 +46,11 @@ import json
 import math
 import re
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness import Forecast, Forecaster, ForecastError, ForecastRequest, lazy_module
 from harness import hookimpl
-from harness.wire import DUMMY_API_KEY
 from harness import CostCapReached, ModelCall, ModelClient
 from tsagent_plugins.forecasters._common import Deadline, check_request
 
@@ -212,6 +210,8 @@ class _ChatCompletions:
             body["n"] = n
         if temperature is not None:
             body["temperature"] = temperature
+        from harness.wire import DUMMY_API_KEY  # the proxy's modules load with the first request
+
         return body, {"authorization": f"Bearer {DUMMY_API_KEY}"}
 
     def answers(self, body: Any) -> list[ModelAnswer]:
@@ -238,6 +238,8 @@ class _AnthropicMessages:
                                 "messages": [{"role": "user", "content": prompt}]}
         if temperature is not None:
             body["temperature"] = min(temperature, 1.0)
+        from harness.wire import DUMMY_API_KEY  # the proxy's modules load with the first request
+
         return body, {"x-api-key": DUMMY_API_KEY, "anthropic-version": ANTHROPIC_VERSION}
 
     def answers(self, body: Any) -> list[ModelAnswer]:
@@ -414,6 +416,8 @@ class DirectPromptForecaster(Forecaster):
                 sizes = sizes[:missing - sent]
                 jobs = [(size, _seed(request.seed, next(index))) for size in sizes]
                 if len(jobs) > 1:
+                    from concurrent.futures import ThreadPoolExecutor
+
                     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
                         results = list(pool.map(call, jobs))
                 else:

@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import EpisodeArtifacts, MetricExtractor, untrusted
 from harness.atif import content_text, exchanges, parse_timestamp, steps
-from harness.wire import wire_of_record
-from tsagent_plugins.metrics.context import agent_calls, context_tokens
-from tsagent_plugins.metrics.numbers import count_numbers
-from tsagent_plugins.metrics.shell import normalize_path
-from tsagent_plugins.metrics.sources import Replay, replay
-from tsagent_plugins.metrics.tokenizer import get_tokenizer
-from tsagent_plugins.metrics.tools import classify, is_error
+
+if TYPE_CHECKING:  # the readers below are imported by the extractors that use them: registering needs none
+    from tsagent_plugins.metrics.sources import Replay
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".svg", ".pdf", ".eps")
 SOURCE_EXTENSIONS = (".py", ".pyw", ".ipynb", ".sh", ".bash", ".r", ".js", ".ts", ".jl", ".m", ".c", ".cpp", ".h")
@@ -30,6 +26,8 @@ SKIPPED_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", "site-pa
 
 def _replay(artifacts: EpisodeArtifacts) -> Replay:
     """:func:`replay` of the episode's trajectory, computed once per episode (several extractors need it)."""
+    from tsagent_plugins.metrics.sources import replay
+
     return artifacts.shared("shell-replay", lambda: replay(artifacts.trajectory))
 
 
@@ -51,6 +49,9 @@ class InteractionMetrics(MetricExtractor):
     columns = {"agent_iterations": ("int", "LLM calls"), "tool_calls": ("int", "well-formed tool calls")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
+        from tsagent_plugins.metrics.context import agent_calls
+        from tsagent_plugins.metrics.tools import classify
+
         trajectory = artifacts.trajectory
         if trajectory is None:
             log = artifacts.proxy_records
@@ -134,6 +135,9 @@ class PlotMetrics(MetricExtractor):
                "plots_truncated": ("bool", "the workspace listing stopped at a bound: the counts are so far")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
+        from tsagent_plugins.metrics.shell import normalize_path
+        from tsagent_plugins.metrics.tools import classify, is_error
+
         generated, truncated = generated_images(artifacts.workspace)
         out: dict[str, Any] = {"plots_generated": len(generated), "plots_inspected": None,
                                "plots_truncated": truncated}
@@ -173,6 +177,9 @@ class NumericOutputMetrics(MetricExtractor):
     columns = {"numeric_values_printed": ("int", "numeric literals in tool output")}
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
+        from tsagent_plugins.metrics.numbers import count_numbers
+        from tsagent_plugins.metrics.tools import classify
+
         trajectory = artifacts.trajectory
         if trajectory is None:
             return {"numeric_values_printed": None}
@@ -229,6 +236,10 @@ class ConsoleShareMetrics(MetricExtractor):
         self.allow_encoding = allow_encoding
 
     def extract(self, artifacts: EpisodeArtifacts) -> dict[str, Any]:
+        from harness.wire import wire_of_record
+        from tsagent_plugins.metrics.context import agent_calls, context_tokens
+        from tsagent_plugins.metrics.tokenizer import get_tokenizer
+
         tokenizer = get_tokenizer(self.allow_encoding)
         log = artifacts.proxy_records
         console = total = 0

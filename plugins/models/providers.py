@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness import ModelBackend, hookimpl
-from harness.wire import UpstreamConfigError
 
 if TYPE_CHECKING:
     from harness.wire import HttpUpstream
@@ -40,7 +39,8 @@ class ProviderBackend(ModelBackend):
         self.key_envs = key_envs
 
     def upstream(self, options: dict[str, Any]) -> HttpUpstream:
-        from harness.wire import HttpUpstream, key_from_env  # aiohttp loads when a run needs a provider
+        # the proxy's modules (and aiohttp) load when a run needs a provider, not when the backends register
+        from harness.wire import HttpUpstream, UpstreamConfigError, key_from_env
 
         opts = dict(options or {})
         base_url = opts.get("base_url") or self.base_url

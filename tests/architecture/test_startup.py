@@ -5,7 +5,9 @@ heavy library where it is used)."""
 from __future__ import annotations
 
 import importlib.metadata as md
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -18,12 +20,21 @@ RUN_TIME = ("pandas", "pyarrow", "scipy", "statsmodels", "torch", "transformers"
 #: what a plugin module defers with ``harness.lazy_module`` (or imports inside the function that uses it):
 #: registering its objects needs none of it
 DEFERRED = ("numpy",)
+#: modules ``plugins list`` needs none of, each loaded where it is used: pydantic and every model built on it
+#: (specs and profiles, the templates' params, ATIF, the scripted model's script), rich (the table is drawn
+#: without it), the proxy's wire formats and log readers (agents, metric extractors, model backends)
+NOT_TO_LIST = ("pydantic", "yaml", "rich", "zstandard", "threadpoolctl", "harness.config", "harness.trajectory_models",
+               "harness.proxy.wire", "harness.proxy_records", "tsagent_plugins.tasks.tracebench.params",
+               "tsagent_plugins.tasks.drcik.spec", "tsagent_plugins.models.script_format",
+               "tsagent_plugins.models.scripted_upstream")
 
 
-def imported_modules(*args: str) -> set[str]:
-    """Top-level names of every module ``python -X importtime -m harness ARGS`` imported."""
+def imported_modules(*args: str, columns: int | None = None) -> set[str]:
+    """Top-level names of every module ``python -X importtime -m harness ARGS`` imported (``columns``: the
+    console's width, ``$COLUMNS``; None: what the test runner's environment says)."""
+    env = None if columns is None else {**os.environ, "COLUMNS": str(columns)}
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness", *args],
-                          capture_output=True, text=True, timeout=60, check=True)
+                          capture_output=True, text=True, timeout=60, check=True, env=env)
     names = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -68,6 +79,18 @@ def test_plugins_list_loads_no_run_time_stack():
     assert names & plugin_modules(), "plugins list imported no plugin: the check below would be vacuous"
     loaded = sorted({n.split(".")[0] for n in names} & {*RUN_TIME, *DEFERRED})
     assert not loaded, f"harness plugins list imported {loaded}: a plugin imports it at module level"
+
+
+def test_plugins_list_loads_no_pydantic_model_nor_rich_nor_the_proxys_readers():
+    """Listing the plugins reads each plugin's name and kind: the modules of :data:`NOT_TO_LIST` load when a
+    spec is validated, a table folded (rich, for a console narrower than the table), a proxy log read, not
+    before (each exists: the check is not vacuous)."""
+    assert all(importlib.util.find_spec(name) is not None for name in NOT_TO_LIST)
+    names = imported_modules("plugins", "list", columns=300)
+    assert names & plugin_modules(), "plugins list imported no plugin: the check below would be vacuous"
+    loaded = sorted(n for n in names if any(n == m or n.startswith(m + ".") for m in NOT_TO_LIST))
+    assert not loaded, f"harness plugins list imported {loaded}"
+    assert "rich.table" in imported_modules("plugins", "list", columns=60)  # folded: rich draws it
 
 
 LOAD_AND_USE = """

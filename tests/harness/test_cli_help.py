@@ -160,3 +160,23 @@ def test_an_unreadable_command_is_listed_with_a_pointer(plugin_site, monkeypatch
     out = flat(CliRunner().invoke(cli, ["--help"]).output)
     assert "dyn (plugin command from ?; see `harness dyn --help`)" in out
     assert "dynamic_cmd" not in sys.modules
+
+
+def test_a_config_error_is_one_line_even_before_the_configuration_models_load(tmp_path):
+    """:class:`harness.ConfigError` is defined without pydantic (a plugin raises it on a bad file before any
+    spec is read) and is the one :mod:`harness.config` raises; the CLI prints it as one line, exit 2."""
+    import subprocess
+
+    import harness.config
+    from harness import ConfigError
+
+    assert harness.config.ConfigError is ConfigError and ConfigError.__module__ == "harness.errors"
+    code = ("from harness import ConfigError\n"
+            "from harness.cli import cli, main\n"
+            "@cli.command('bad')\n"
+            "def bad():\n"
+            "    raise ConfigError('spec.yaml', ['params.x: expected a number'])\n"
+            "main(['bad'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "error: spec.yaml: params.x: expected a number"

@@ -228,3 +228,77 @@ def test_the_docs_list_every_hook_once():
     listed = re.findall(r"`(register_\w+)`", section.split("register-callback hooks", 1)[1].split(" — ")[1])
     assert len(listed) == len(set(listed)), listed
     assert sorted(listed) == sorted(HOOKS)
+
+
+HOOKS_AND_OTHERS = '''
+from harness import hookimpl, Forecaster
+
+LIMIT = 3
+helper = len
+
+class NotAHook(Forecaster):
+    name = "x"
+
+def register_agents(register):  # the name of a hook, not marked: no implementation
+    pass
+
+@hookimpl
+def register_forecasters(register):
+    pass
+
+@hookimpl(specname="register_judges")
+def judges(register):
+    pass
+
+@hookimpl
+def register_forcasters(register):  # marked, misspelled: pluggy's to find (and the check to refuse)
+    pass
+
+stat = staticmethod(register_forecasters)
+'''
+
+
+def test_the_manager_finds_what_pluggys_own_finds_in_a_module(tmp_path, monkeypatch):
+    """A module's names are looked at in its ``__dict__`` first (not with ``getattr_static``): the hook
+    implementations found are pluggy's own, marked functions only, ``specname`` and a staticmethod included."""
+    import pluggy
+
+    from harness import hookspecs
+    from harness.plugins import GROUP, _Manager
+
+    (tmp_path / "mixed_plugin.py").write_text(HOOKS_AND_OTHERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mixed_plugin
+
+    found = {}
+    for manager in (pluggy.PluginManager(GROUP), _Manager(GROUP)):
+        manager.add_hookspecs(hookspecs)
+        manager.register(mixed_plugin, name="mixed")
+        found[type(manager).__name__] = sorted((caller.name, impl.function.__name__)
+                                               for caller in manager.get_hookcallers(mixed_plugin)
+                                               for impl in caller.get_hookimpls())
+    assert found["_Manager"] == found["PluginManager"] == [
+        ("register_forcasters", "register_forcasters"), ("register_forecasters", "register_forecasters"),
+        ("register_judges", "judges"), ("stat", "register_forecasters")]
+
+
+def test_loading_the_plugins_pauses_the_collector_and_freezes_what_they_loaded():
+    """The process-wide set loads with the cyclic collector paused and leaves its objects frozen
+    (``gc.freeze``); the collector is on again afterwards, and stays off for a caller that had turned it off."""
+    import gc
+
+    from harness import plugins as registry
+
+    saved = registry.reset(None)
+    try:
+        before = gc.get_freeze_count()
+        loaded = registry.plugins()
+        assert gc.isenabled() and gc.get_freeze_count() > before
+        assert "euclidean-1nn" in loaded.registry("agent")
+        gc.disable()
+        registry.reset(None)
+        registry.plugins()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        registry.reset(saved)

@@ -112,3 +112,22 @@ def test_exchanges_pair_calls_with_results():
     assert got == [("Bash", "a", {"command": "ls"}, "A"), ("Read", "b", {"file_path": "x"}, "B"),
                    ("Bash", "c", {"command": "pwd"}, "C"), ("", None, {}, "orphan"),
                    ("Bash", "d", None, "late D")]
+
+
+def test_reading_a_trajectory_leniently_loads_no_pydantic_and_validating_loads_the_models():
+    """The readers (and the names of :mod:`harness.atif`, validation included) import without pydantic: the
+    ATIF models (:mod:`harness.trajectory_models`) load with the first validation."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from harness.atif import ATIF_SCHEMA_VERSION, content_text, exchanges, steps\n"
+            "from harness.atif import to_dict, validate_trajectory\n"
+            "loaded = lambda: sorted(m for m in sys.modules if m == 'pydantic' or m == 'harness.trajectory_models')\n"
+            "before = loaded()\n"
+            "doc = {'schema_version': ATIF_SCHEMA_VERSION, 'session_id': 's', 'agent': {'name': 'a', 'version': '1'},\n"
+            "       'steps': [{'step_id': 1, 'source': 'user', 'message': 'hi'}]}\n"
+            "read = [content_text(s.get('message')) for s in steps(doc)] + list(exchanges(doc))\n"
+            "print(before, loaded(), read, to_dict(validate_trajectory(doc))['steps'][0]['message'], loaded())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "[]", "['hi']", "hi", "['harness.trajectory_models',", "'pydantic']"]

@@ -41,16 +41,18 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import untrusted
-from harness import AgentProfile
 from harness import Agent, AgentContext, AgentInvocation, ImageRecipe
 from harness import ErrorKind, HarnessError
 from harness.atif import read_native_text
 from harness.wire import DUMMY_API_KEY
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall, first_prompt, read_calls
+
+if TYPE_CHECKING:  # annotations only: registering the agents needs no pydantic
+    from harness import AgentProfile
 
 PREFIX_ENV = "HARNESS_AGENT_PREFIX"
 

@@ -24,7 +24,6 @@ from typing import Any
 
 from harness import AgentContext
 from harness.atif import find_native_files, native_file_size
-from harness.wire import from_anthropic
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import TerminalAgent, json_lines, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall
@@ -122,6 +121,8 @@ class ClaudeCode(TerminalAgent):
         return candidates[-1]
 
     def convert(self, home: Path, stdout: str, calls: list[ProxyCall] | None) -> TrajectoryBuilder:
+        from harness.wire import from_anthropic  # the wire formats load with the first conversion
+
         events = json_lines(stdout)
         path = self._session_file(home, events)
         entries = json_lines(read_native_log(path))

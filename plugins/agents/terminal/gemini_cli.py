@@ -28,7 +28,6 @@ from harness import untrusted
 from harness import AgentContext
 from harness.atif import find_native_files
 from harness.wire import Usage
-from harness.wire import wire_format
 from tsagent_plugins.agents.terminal.atif import TrajectoryBuilder
 from tsagent_plugins.agents.terminal.base import NATIVE_LOG_BOUNDS, TerminalAgent, merge, read_native_log, status_in
 from tsagent_plugins.agents.terminal.proxylog import ProxyCall
@@ -111,6 +110,8 @@ def _tool_output(result: Any) -> tuple[str, bool]:
 def streamed_thoughts(call: ProxyCall) -> str:
     """The thought text of a Gemini response as streamed (fragments joined exactly), from the proxy log
     (read by the wire format, :meth:`harness.WireFormat.reasoning_text`)."""
+    from harness.wire import wire_format  # the wire formats load with the first conversion
+
     fmt = wire_format(call.wire)
     return fmt.reasoning_text(call.events()) if fmt is not None else ""
 

@@ -24,7 +24,6 @@ model call failed; the ``error`` event tells.
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,8 @@ def session_records(home: Path) -> tuple[list[dict], list[dict]]:
                 problem = copy_native_file(src, Path(tmp) / src.name)
                 if problem is not None:
                     raise ValueError(problem)
+        import sqlite3  # imported with the first session database read
+
         con = sqlite3.connect(Path(tmp) / db.name)
         con.text_factory = lambda raw: raw.decode("utf-8", "replace")  # invalid UTF-8 must not drop the steps
         try:
@@ -176,6 +177,8 @@ class OpenCode(TerminalAgent):
         if not events:
             raise ValueError("no OpenCode JSON events on stdout")
         session = next((e.get("sessionID") for e in events if e.get("sessionID")), None)
+        import sqlite3
+
         try:
             messages, parts = session_records(home)
         except (sqlite3.Error, ValueError, OSError) as exc:

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.wire import parse_sse, read_log
 from harness.wire import Usage
-from harness.wire import wire_format, wire_of_record
 
 
 @dataclass
@@ -60,6 +58,8 @@ class ProxyCall:
         if "response" in self.truncated:
             return []  # a prefix of a body: never decoded as the provider's format
         if isinstance(self.response, str):
+            from harness.wire import parse_sse  # the proxy's readers load with the first log read
+
             return [obj for obj in (e.json() for e in parse_sse(self.response)) if obj is not None]
         if isinstance(self.response, list):
             return list(self.response)
@@ -80,6 +80,8 @@ def _model(record: dict) -> str | None:
     body = record.get("body")
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return body["model"]
+    from harness.wire import wire_format, wire_of_record
+
     fmt = wire_format(wire_of_record(record, body))
     return fmt.model(str(record.get("path") or ""), body) if fmt is not None else None
 
@@ -117,6 +119,8 @@ def read_calls(path: Path | str) -> list[ProxyCall]:
     Raises ``ValueError`` naming the file and line when a line is not JSON
     (see :func:`harness.proxy.read_log`); odd field types are read as absent.
     """
+    from harness.wire import read_log
+
     calls: dict[int, ProxyCall] = {}
     for record in read_log(path):
         seq = record.get("seq")
@@ -158,6 +162,8 @@ def total_usage(calls: list[ProxyCall]) -> tuple[Usage, float]:
 def user_messages(call: ProxyCall) -> list[str]:
     """The texts of the user messages of a request, in order, read by its wire format
     (:meth:`harness.WireFormat.user_messages`); none for an unknown wire."""
+    from harness.wire import wire_format
+
     fmt = wire_format(call.wire)
     return fmt.user_messages(call.body if isinstance(call.body, dict) else {}) if fmt is not None else []
 

@@ -13,14 +13,19 @@ from harness import (
     SimulatedTrajectory as Trajectory,
 )
 from harness import lazy_module
-from tsagent_plugins.simulators.balldrop import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.balldrop import sampling
 from tsagent_plugins.simulators.common.base import SampledSimulator
 from tsagent_plugins.simulators.common.reference import ReferenceTables
 
 if TYPE_CHECKING:
     import numpy as np
-else:
+
+    from tsagent_plugins.simulators.balldrop import dynamics, noise, rules
+else:  # physics, noise and rules load with the first simulation: registering the simulator needs none of them
     np = lazy_module("numpy")
+    dynamics = lazy_module("tsagent_plugins.simulators.balldrop.dynamics")
+    noise = lazy_module("tsagent_plugins.simulators.balldrop.noise")
+    rules = lazy_module("tsagent_plugins.simulators.balldrop.rules")
 
 DESCRIPTION = (
     "a 1D vertical point-mass ball model under gravity. While the ball is above the ground, its motion is "

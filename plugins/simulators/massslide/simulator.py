@@ -9,12 +9,16 @@ from harness import (Channel, Configuration, Intervention, Parameter, RuleOutcom
 from harness import lazy_module
 from tsagent_plugins.simulators.common.base import TableSimulator
 from tsagent_plugins.simulators.common.reference import ReferenceTables
-from tsagent_plugins.simulators.massslide import dynamics, noise, rules, sampling
+from tsagent_plugins.simulators.massslide import noise, sampling
 
 if TYPE_CHECKING:
     import numpy as np
-else:
+
+    from tsagent_plugins.simulators.massslide import dynamics, rules
+else:  # physics and rules load with the first simulation: registering the simulator needs neither
     np = lazy_module("numpy")
+    dynamics = lazy_module("tsagent_plugins.simulators.massslide.dynamics")
+    rules = lazy_module("tsagent_plugins.simulators.massslide.rules")
 
 #: Appendix A's system description from "a block of mass m" on.
 DESCRIPTION = (

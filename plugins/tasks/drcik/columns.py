@@ -6,6 +6,11 @@ condition name here (a bool in ``tracebench`` rows).  The episode folder is
 columns are those of model-backed forecasters, as in agent-episode rows.
 """
 
+#: the template's name (``template:`` of a TaskSpec) and the two values of ``episode_kind``
+TEMPLATE = "drcik"
+FORECAST = "forecast"
+RESEARCH = "research"
+
 #: Besides profile and episode, the columns that make a forecast row a different result
 #: (``TaskTemplate.identity_columns``): rows equal in all of these are one forecast repeated in several run
 #: directories, and a report keeps the first.

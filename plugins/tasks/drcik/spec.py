@@ -56,18 +56,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-from harness import Budget, Strict
+from harness import AgentProfile, Budget, Strict
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
 from tsagent_plugins.tasks.drcik.dataset.loader import SAMPLE_DIR
+from tsagent_plugins.tasks.drcik.columns import FORECAST, RESEARCH, TEMPLATE  # noqa: F401 - the spec's values
 from tsagent_plugins.tasks.drcik.research.outputs import METADATA_FIELDS
 
 SAMPLE = "sample"
-TEMPLATE = "drcik"
 DEFAULT_SAMPLES = 25
-FORECAST = "forecast"
-RESEARCH = "research"
+#: The profile of model-backed forecasters on the scripted backend (``model_backend: scripted``) when no
+#: ``agent`` is given.
+SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
 
 
 class ForecasterEntry(Strict):
@@ -209,3 +210,11 @@ class ForecastEpisode:
     @staticmethod
     def id(forecaster: str, context: str, task_id: str) -> str:
         return f"{forecaster}/{context}/{task_id}"
+
+
+class AuditParams(BaseModel):
+    """The ``params`` of the ``drcik-audit`` template (:mod:`.quality.agent_audit`): ``export``, the dr-generate
+    output folder (relative to the spec file)."""
+
+    model_config = {"extra": "forbid"}
+    export: str

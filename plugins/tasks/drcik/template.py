@@ -54,42 +54,40 @@ A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import AgentProfile, ConfigError, UnknownPlugin, get_plugin, lazy_module
+from harness import ConfigError, UnknownPlugin, get_plugin, lazy_module
 from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
-from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
-from tsagent_plugins.tasks.drcik.columns import IDENTITY_COLUMNS, RESULT_COLUMNS
-from tsagent_plugins.tasks.drcik.research import outputs as research_out
-from tsagent_plugins.tasks.drcik.forecast.exports import export, research_export, research_problems
-from tsagent_plugins.tasks.drcik.research.as_context import (dr_outputs_from_run, first_json_line,  # noqa: F401 (re-exported)
-                                                    research_claims)
-from tsagent_plugins.tasks.drcik.forecast.chunks import ChunkedForecasts
-from tsagent_plugins.tasks.drcik.forecast.experiment import ExperimentResult, forecast_task, info_columns, validate_submission, \
-    write_submission
-from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask, load_tasks
-from tsagent_plugins.tasks.drcik.forecast.metrics import score_task
-from tsagent_plugins.tasks.drcik.research.episodes import ResearchInputs, materialize_research, score_research
-from tsagent_plugins.tasks.drcik.research.submissions import finish_research
-from tsagent_plugins.tasks.drcik.spec import FORECAST, RESEARCH, TEMPLATE, DrcikParams, ForecastEpisode, ForecasterEntry
-from tsagent_plugins.tasks.drcik.forecast.validate import empty_contact_fields, submission_messages
+from tsagent_plugins.tasks.drcik.columns import FORECAST, IDENTITY_COLUMNS, RESEARCH, RESULT_COLUMNS, TEMPLATE
+from tsagent_plugins.tasks.drcik.research.inputs import ResearchInputs
 
 if TYPE_CHECKING:
     import numpy as np
-else:
-    np = lazy_module("numpy")
 
-#: The profile used for model-backed forecasters on the scripted backend when none is given.
-SCRIPTED_PROFILE = AgentProfile(name="scripted-dp", agent="llm-dp", provider="custom", model="scripted-model")
+    from harness import AgentProfile
+    from tsagent_plugins.tasks.drcik import spec
+    from tsagent_plugins.tasks.drcik.dataset import contexts as ctx, loader
+    from tsagent_plugins.tasks.drcik.dataset.loader import DrcikTask
+    from tsagent_plugins.tasks.drcik.forecast import chunks, experiment, exports, metrics, validate as checks
+    from tsagent_plugins.tasks.drcik.research import as_context, episodes, outputs as research_out, submissions
+    from tsagent_plugins.tasks.drcik.spec import DrcikParams, ForecasterEntry
+else:  # the template's stages (and pydantic, numpy) load on first use: registering the template needs none
+    np = lazy_module("numpy")
+    spec, ctx, loader, chunks, experiment, exports, metrics, checks, as_context, episodes, research_out, submissions = (
+        lazy_module(f"tsagent_plugins.tasks.drcik.{name}") for name in (
+            "spec", "dataset.contexts", "dataset.loader", "forecast.chunks", "forecast.experiment", "forecast.exports",
+            "forecast.metrics", "forecast.validate", "research.as_context", "research.episodes", "research.outputs",
+            "research.submissions"))
+
 #: Keys of a forecast's ``info`` that describe the fitted model (see tsagent_plugins.forecasters.statistical).
 FIT_KEYS = ("ses", "ets", "arima", "sarima", "seasonal", "context_length", "fit_warnings")
 
 
 class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
     name = TEMPLATE
-    params_model = DrcikParams
     #: the version of both scorings, :func:`score_task` (forecasts) and :func:`score_research` (research
     #: outputs): bump it with any change that could change a score of the same output
     #: (tests/plugins/test_tasks_versions.py fails until it is)
@@ -107,7 +105,14 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         self._forecasters: dict[str, Any] = {}
         self._reuse: dict[str, tuple] = {}
         self._evidence: dict[str, dict] = {}
-        self._chunks = ChunkedForecasts()
+
+    @property
+    def params_model(self) -> type[DrcikParams]:  # type: ignore[override]  # pydantic: imported on first use
+        return spec.DrcikParams
+
+    @functools.cached_property
+    def _chunks(self) -> chunks.ChunkedForecasts:
+        return chunks.ChunkedForecasts()
 
     # -- planning -----------------------------------------------------------------------------------
     def rewrite_paths(self, params: DrcikParams, spec_file: Path) -> DrcikParams:
@@ -116,7 +121,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
     def tasks(self, params: DrcikParams) -> dict[str, DrcikTask]:
         key = str(params.tasks_path)
         if key not in self._tasks:
-            self._tasks[key] = {t.benchmark_id: t for t in load_tasks(params.tasks_path)}
+            self._tasks[key] = {t.benchmark_id: t for t in loader.load_tasks(params.tasks_path)}
         return self._tasks[key]
 
     def task_ids(self, params: DrcikParams) -> list[str]:
@@ -133,7 +138,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         ids = self.task_ids(params)
         if params.episode_kind == RESEARCH:
             return ids
-        return [ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
+        return [spec.ForecastEpisode.id(f.name, c, t) for f in params.forecasters for c in params.contexts for t in ids]
 
     def episode_identity(self, params: DrcikParams, episode: str) -> Any:
         # fields that select episodes, label rows or tidy up afterwards never change one episode's content
@@ -143,7 +148,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
                 "forecasters", "contexts", "submission", "dr_evidence", "evidence", "samples", "time_limit",
                 "agent", "model_backend", "script", "budget"})
             return {"params": narrowed, "task": episode}
-        parsed = ForecastEpisode.parse(params, episode)
+        parsed = spec.ForecastEpisode.parse(params, episode)
         entry, cond, task_id = parsed.entry, parsed.context, parsed.task_id
         exclude = common | {"forecasters", "contexts", "submission", "metadata"}
         if not ctx.get(cond).needs_dr:  # evidence does not change a non-DR episode: one id whatever its source
@@ -229,12 +234,12 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
     # -- research episodes (sandboxed: one task × one DR agent) ------------------------------------
     def materialize(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path) -> Materialized:
         """The research workspace of task ``episode`` over the pooled corpus of every loaded task."""
-        return materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
+        return episodes.materialize_research(list(self.tasks(params).values()), episode, workspace, key_dir)
 
     def score(self, params: DrcikParams, episode: str, workspace: Path, key_dir: Path,
               run_submission) -> EpisodeScore:
         """The research metrics of :func:`score_research`, with ``benchmark_id`` and ``episode_kind``."""
-        score = score_research(workspace, key_dir, params.metadata)
+        score = episodes.score_research(workspace, key_dir, params.metadata)
         score.metrics = {"benchmark_id": episode, "episode_kind": RESEARCH, "corpus": params.corpus,
                          "tasks_source": params.tasks, **score.metrics}
         return score
@@ -289,7 +294,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         ``profile`` is ``agent`` (cached); see :func:`tsagent_plugins.tasks.drcik.research.as_context.research_output`."""
         key = f"{run}\0{agent}"
         if key not in self._evidence:
-            self._evidence[key] = dr_outputs_from_run(run, agent).get(agent, {})
+            self._evidence[key] = as_context.dr_outputs_from_run(run, agent).get(agent, {})
         return self._evidence[key]
 
     def model_settings(self, params: DrcikParams) -> dict:
@@ -299,7 +304,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
 
     def run_in_harness(self, params: DrcikParams, episode: str, folder: Path, profile,
                        model: Any = None) -> EpisodeScore:
-        parsed = ForecastEpisode.parse(params, episode)
+        parsed = spec.ForecastEpisode.parse(params, episode)
         fname, cond_name, task_id, entry = parsed.forecaster, parsed.context, parsed.task_id, parsed.entry
         if profile is not None and profile.agent == fname and profile.options:  # a profile of this forecaster
             entry = entry.model_copy(update={"options": {**profile.options, **entry.options}})
@@ -320,8 +325,8 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         }
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         if cond.needs_dr and evidence is None:
-            row.update(score_task(None, future, "no DR evidence for this task").row(), context_status="missing",
-                       context_items=0, fallback=None, seconds=0.0, fitted_model=None, **info_columns({}))
+            row.update(metrics.score_task(None, future, "no DR evidence for this task").row(), context_status="missing",
+                       context_items=0, fallback=None, seconds=0.0, fitted_model=None, **experiment.info_columns({}))
             return EpisodeScore(row)
         text = cond.text_for(task, evidence)
         row.update(context_status=text.status, context_items=text.items)
@@ -340,13 +345,15 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
                 result = self._chunks.result(params, entry, forecaster, cond, task_id, tasks,
                                              lambda t: self.evidence_for(params, t)[0])
             else:
-                result = forecast_task(forecaster, task, text.text, params.samples, params.seed, params.time_limit)
+                result = experiment.forecast_task(forecaster, task, text.text, params.samples, params.seed,
+                                                  params.time_limit)
             if not forecaster.uses_context:
                 self._reuse[reuse_key] = result
         paths, failure, fallback, seconds, info = result
         fitted = {k: info[k] for k in FIT_KEYS if k in info}
         row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)
-                   if fitted else None, **info_columns(info), **score_task(paths, future, failure).row())
+                   if fitted else None, **experiment.info_columns(info),
+                   **metrics.score_task(paths, future, failure).row())
         if paths is not None:
             np.save(folder / "samples.npy", paths)
         return EpisodeScore(row, warnings=[failure] if failure else [])
@@ -357,7 +364,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         failed with its reason.  The row's other columns (forecaster, context, fit) are the run's."""
         from harness import read_score
 
-        parsed = ForecastEpisode.parse(params, episode)
+        parsed = spec.ForecastEpisode.parse(params, episode)
         task = self.tasks(params)[parsed.task_id]
         future = None if task.future is None else task.future.to_numpy(dtype=float)
         path = Path(folder) / "samples.npy"
@@ -366,7 +373,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         failure = warnings[0] if warnings else None
         if samples is None and failure is None:
             failure = str(row.get("reason") or "no samples")
-        return EpisodeScore(score_task(samples, future, failure).row(), warnings=[failure] if failure else [])
+        return EpisodeScore(metrics.score_task(samples, future, failure).row(), warnings=[failure] if failure else [])
 
     def model_rescoring(self, params: DrcikParams, run_dir: Path,
                         model: dict[str, Any]) -> list[tuple[str, float | None, Any]]:
@@ -385,7 +392,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         None for a forecaster that calls no model and for research episodes (sandboxed)."""
         if params.episode_kind == RESEARCH:
             return None
-        entry = ForecastEpisode.parse(params, episode).entry
+        entry = spec.ForecastEpisode.parse(params, episode).entry
         if not getattr(self.forecaster(entry), "needs_model", False):
             return None
         try:
@@ -402,7 +409,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         if given is not None:
             return given
         if params.model_backend == "scripted":
-            return SCRIPTED_PROFILE
+            return spec.SCRIPTED_PROFILE
         raise ConfigError("params.agent", ["a model-backed forecaster (llm-dp) needs an agent profile "
                                            "(params.agent or --agent), or model_backend: scripted with a script"])
 
@@ -419,7 +426,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
         if not rows:
             return {}
         if params.episode_kind == RESEARCH:
-            return finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
+            return submissions.finish_research(self.tasks(params), rows, Path(run_dir), metadata=params.metadata,
                                    judge=params.judge)
         import pandas as pd  # imported on use: pandas is slow to load
 
@@ -431,7 +438,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
             path = Path(run_dir) / "episodes" / str(row.get("episode")) / "samples.npy"
             if path.is_file():
                 samples[(row["forecaster"], row["context"], row["benchmark_id"])] = np.load(path)
-        result = ExperimentResult(frame, samples)
+        result = experiment.ExperimentResult(frame, samples)
         tasks = list(self.tasks(params).values())
         out = {}
         kept: list[str] = []
@@ -458,26 +465,26 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
                         "type": kind, "base_model": str(base), "reproduction": params.submission.reproduction,
                         "contact": params.submission.contact, "notes": notes}
                 key = f"{entry.name}__{cond_name}" + (f"__{evidence.agent}" if evidence else "")
-                research_rows = research_export(evidence) if evidence else None
+                research_rows = exports.research_export(evidence) if evidence else None
 
                 def write(folder, entry=entry, cond_name=cond_name, meta=meta, research_rows=research_rows):
-                    write_submission(folder, result, entry.name, cond_name, meta)
+                    experiment.write_submission(folder, result, entry.name, cond_name, meta)
                     if research_rows is not None:   # the combined folder of the release's template
                         (folder / research_out.DEEP_RESEARCH_FILE).write_text(
                             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in research_rows), encoding="utf-8")
 
                 def validate(folder, research_rows=research_rows):
-                    check = validate_submission(folder, tasks)
+                    check = experiment.validate_submission(folder, tasks)
                     if research_rows is not None:
-                        check.errors += research_problems(folder, research_rows, tasks)
+                        check.errors += exports.research_problems(folder, research_rows, tasks)
                     return check
 
-                check, replaced = export(Path(run_dir) / "submissions" / key, write, validate)
+                check, replaced = exports.export(Path(run_dir) / "submissions" / key, write, validate)
                 out[key] = {"ok": check.ok, "errors": check.errors, "warnings": check.warnings,
-                            "empty_metadata": empty_contact_fields(meta)}
+                            "empty_metadata": checks.empty_contact_fields(meta)}
                 if not replaced:
                     kept.append(key)
-        messages = submission_messages(out, kept)
+        messages = checks.submission_messages(out, kept)
         failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
         messages += [f"failed: {f} / {c}: {len(g)} task(s), e.g. {g['reason'].iloc[0]}"
                      for (f, c), g in failed.groupby(["forecaster", "context"], sort=True)]

@@ -175,7 +175,7 @@ def test_each_episode_reads_its_proxy_log_and_replays_its_trajectory_once(mixed,
     parsed once and its trajectory's shell replay computed once, even when two episodes' extractors run
     interleaved (episodes run side by side in one process)."""
     from harness import logfile
-    from tsagent_plugins.metrics import extractors
+    from tsagent_plugins.metrics import sources
 
     def write_log(path, prompt_tokens):
         request = {"type": "request", "seq": 1, "ts": 100.0, "method": "POST", "path": "/v1/messages",
@@ -189,10 +189,10 @@ def test_each_episode_reads_its_proxy_log_and_replays_its_trajectory_once(mixed,
 
     logs = [write_log(tmp_path / "a.jsonl", 100), write_log(tmp_path / "b.jsonl", 300)]
     reads, replays = [], []
-    read_lines, replay_ = logfile.read_lines, extractors.replay
+    read_lines, replay_ = logfile.read_lines, sources.replay
     monkeypatch.setattr(logfile, "read_lines",
                         lambda path, *a, **k: reads.append(str(path)) or read_lines(path, *a, **k))
-    monkeypatch.setattr(extractors, "replay", lambda trajectory: replays.append(trajectory) or replay_(trajectory))
+    monkeypatch.setattr(sources, "replay", lambda trajectory: replays.append(trajectory) or replay_(trajectory))
 
     episodes = [artifacts(json.loads(json.dumps(mixed)), workspace, proxy_log=log) for log in logs]
     rows: list[dict] = [{}, {}]

@@ -19,15 +19,15 @@ the export is in the workspace, and the prompt file stays the paper's text.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from harness import AgentTaskTemplate, EpisodeScore, Materialized
+
+if TYPE_CHECKING:
+    from tsagent_plugins.tasks.drcik.spec import AuditParams
 
 PLAN = "audit_plan.md"
 ENV = "env"
@@ -35,15 +35,10 @@ DEFAULT_AGENT = "claude-opus-4.6"
 PARTS = ("benchmark_manifest.json", "tasks", "documents")
 
 
-class AuditParams(BaseModel):
-    """``export``: the dr-generate output folder (relative to the spec file)."""
-
-    model_config = {"extra": "forbid"}
-    export: str
-
-
 def hashes(root: Path) -> dict[str, str]:
     """sha256 of every regular file under ``root`` among :data:`PARTS`, by relative path."""
+    import hashlib  # with the first audit: registering the template needs none
+
     out = {}
     for part in PARTS:
         base = Path(root) / part
@@ -62,13 +57,18 @@ def instructions() -> str:
 
 class AuditTemplate(AgentTaskTemplate):
     name = "drcik-audit"
-    params_model = AuditParams
     #: the version of :meth:`score` (plan written, files changed, export unchanged)
     scorer_version = "1"
     result_columns = {"plan_written": ("bool", "the agent wrote audit_plan.md"),
                       "env_files_changed": ("int", "files of the workspace copy the agent changed, added or removed"),
                       "export_unchanged": ("bool", "the export's files are byte-identical after the episode")}
     summary_columns = {"plan_written": "plan", "env_files_changed": "changed"}
+
+    @property
+    def params_model(self) -> type[AuditParams]:  # type: ignore[override]  # pydantic: imported on first use
+        from tsagent_plugins.tasks.drcik.spec import AuditParams
+
+        return AuditParams
 
     def rewrite_paths(self, params: AuditParams, spec_file: Path) -> AuditParams:
         path = Path(params.export)

@@ -256,26 +256,3 @@ def read_key(key_dir: Path | str) -> dict | None:
         raise ConfigError(path, ["research key: not a JSON object"])
     return data
 
-
-class ResearchInputs:
-    """The Dr-CiK template's inputs kept by reference (:meth:`harness.AgentTaskTemplate.input_references`): a
-    research episode's corpus files, unless ``keep_corpus``; forecasting episodes run in the harness and have
-    none.  Mixed into the template, whose ``tasks(params)`` loads the task folder."""
-
-    def input_references(self, params, episode: str, root: Path) -> dict[str, dict]:
-        """:func:`corpus_references` of a research episode (none with ``keep_corpus: true``)."""
-        if params.episode_kind != "research" or params.keep_corpus:
-            return {}
-        return corpus_references(root, self._corpus(params), f"Dr-CiK tasks {params.tasks}")
-
-    def rebuild_input(self, params, episode: str, reference: dict, dest: Path) -> None:
-        """:func:`rebuild_document` from the loaded tasks' corpus."""
-        rebuild_document(self._corpus(params), reference, dest)
-
-    def _corpus(self, params) -> Corpus:
-        """The pooled corpus of the loaded tasks, built once per task folder."""
-        corpora = self.__dict__.setdefault("_corpora", {})
-        if str(params.tasks_path) not in corpora:
-            corpora[str(params.tasks_path)] = Corpus(self.tasks(params).values())
-        return corpora[str(params.tasks_path)]
-

@@ -9,7 +9,8 @@ import pytest
 
 from tests.support.paths import TESTS
 from tsagent_plugins.tasks.drcik.generation import prompts
-from tsagent_plugins.tasks.drcik.quality.agent_audit import PLAN, AuditParams, AuditTemplate, hashes
+from tsagent_plugins.tasks.drcik.quality.agent_audit import PLAN, AuditTemplate, hashes
+from tsagent_plugins.tasks.drcik.spec import AuditParams
 
 from .conftest import doc, task, write_release
 

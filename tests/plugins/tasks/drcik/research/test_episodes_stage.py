@@ -20,7 +20,8 @@ from harness.sandbox import choose_backend
 from tsagent_plugins.tasks.drcik.research import outputs as out
 from tsagent_plugins.tasks.drcik.research.episodes import KEY_FILE
 from tsagent_plugins.tasks.drcik.research.submissions import finish_research
-from tsagent_plugins.tasks.drcik.template import DrcikTemplate, research_claims
+from tsagent_plugins.tasks.drcik.research.as_context import research_claims
+from tsagent_plugins.tasks.drcik.template import DrcikTemplate
 from tests.support.paths import REPO
 
 EXPERIMENT = REPO / "tasks" / "experiments" / "drcik-research-sample.yaml"
