@@ -15,11 +15,15 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
-
-import zstandard
+from typing import TYPE_CHECKING, BinaryIO
 
 from harness import logfile
+from harness.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import zstandard
+else:  # loaded with the first file compressed or read (see harness.logfile)
+    zstandard = lazy_module("zstandard")
 
 
 def stored_file(path: Path | str) -> Path | None:

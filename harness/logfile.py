@@ -50,9 +50,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import zstandard
+from harness.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import zstandard
+else:  # loaded with the first log written or read: modules that import these readers at their top pay nothing
+    zstandard = lazy_module("zstandard")
 
 #: zstd compression level of every log written (see the module docstring).
 LEVEL = 3
@@ -63,11 +68,10 @@ MAX_BYTES = 1 << 30
 #: Bytes decompressed (or read) at a time.
 CHUNK = 1 << 20
 
-_MAGIC = zstandard.MAGIC_NUMBER.to_bytes(4, "little")  # b"\x28\xb5\x2f\xfd": a zstd frame begins with it
+_MAGIC = b"\x28\xb5\x2f\xfd"  # 0xFD2FB528 little-endian (RFC 8878 3.1.1): a zstd frame begins with it
 _SKIPPABLE = range(0x184D2A50, 0x184D2A60)
 _MAX_BLOCK = 128 * 1024
 _FCS_SIZES = (0, 2, 4, 8)
-_FLUSH_BLOCK, _FINISH = zstandard.COMPRESSOBJ_FLUSH_BLOCK, zstandard.COMPRESSOBJ_FLUSH_FINISH
 _DICT_ID_SIZES = (0, 1, 2, 4)
 
 
@@ -451,7 +455,7 @@ class LogWriter:
                 if terminated:
                     size += len(line) + 1
                     out.write(cobj.compress(line + b"\n"))
-            out.write(cobj.flush(_FINISH))
+            out.write(cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)
@@ -462,7 +466,7 @@ class LogWriter:
         self.size += len(data)
         if self._cobj is not None:
             self._started = True
-            data = self._cobj.compress(data) + self._cobj.flush(_FLUSH_BLOCK)
+            data = self._cobj.compress(data) + self._cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
         self._file.write(data)
         self._file.flush()
 
@@ -476,6 +480,6 @@ class LogWriter:
             return
         try:
             if self._cobj is not None and self._started:
-                self._file.write(self._cobj.flush(_FINISH))
+                self._file.write(self._cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
         finally:
             self._file.close()

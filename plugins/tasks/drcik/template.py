@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 from harness import ConfigError, UnknownPlugin, get_plugin, lazy_module
 from harness import AgentTaskTemplate, EpisodeScore, InHarnessTaskTemplate, Materialized
 from tsagent_plugins.tasks.drcik.columns import FORECAST, IDENTITY_COLUMNS, RESEARCH, RESULT_COLUMNS, TEMPLATE
-from tsagent_plugins.tasks.drcik.research.inputs import ResearchInputs
+from tsagent_plugins.tasks.drcik.research.corpus_refs import ResearchInputs
 
 if TYPE_CHECKING:
     import numpy as np

@@ -92,6 +92,10 @@ def references(key: dict, recipe: dict[str, dict], root: Path) -> dict[str, dict
                         or not isinstance(made["config_id"], int):
                     continue
                 ref.update(config_id=made["config_id"], parameter=made["parameter"], draw=int(made["draw"]))
+                if made.get("exact_floats"):  # the drawn values themselves: rebuilt without drawing again
+                    ref["config"] = {k: v for k, v in made.items() if k.startswith(("x0_", "theta_"))}
+                    if made["parameter"] is not None:
+                        ref["intervention"] = [made["t_int"], made["new_value"]]
             for folder in folders:
                 if (root / folder / name).is_file():
                     out[f"{folder}/{name}"] = ref
@@ -129,16 +133,13 @@ def rebuild(sim: Simulator, reference: dict[str, Any], dest: Path) -> None:
     """Write the sample file ``reference`` names (:func:`references`) at ``dest``, from that one sample's
     recipe.  Raises ValueError when ``sim`` is not the simulator version the episode ran with, or a released
     frame changed."""
-    from tsagent_plugins.tasks.tracebench._generation import sample_recipe
-
     if sim.name != reference.get("simulator") or str(sim.version) != str(reference.get("simulator_version")):
         raise ValueError(f"the simulator here is {sim.name} v{sim.version}; the episode used "
                          f"{reference.get('simulator')} v{reference.get('simulator_version')}")
     if reference.get("released_pool"):
         clean = _released_clean(sim, reference)
     else:
-        config, intervention = sample_recipe(sim, int(reference["pool_seed"]), int(reference["config_id"]),
-                                             reference.get("parameter"), int(reference["draw"]))
+        config, intervention = recipe_of(sim, reference)
         if reference.get("clean_pair"):
             pair = sim.simulate(config, None)
             sample_files.write_sample(Path(dest), pair.time, np.asarray(pair.values, dtype=np.float64))
@@ -146,6 +147,27 @@ def rebuild(sim: Simulator, reference: dict[str, Any], dest: Path) -> None:
         clean = sim.simulate(config, intervention)
     noisy = np.asarray(sim.observe(clean, float(reference["kappa"]), int(reference["noise_seed"])), dtype=np.float64)
     sample_files.write_sample(Path(dest), clean.time, noisy)
+
+
+def recipe_of(sim: Simulator, reference: dict[str, Any]):
+    """(configuration, intervention or None) of a generated pool's sample: the drawn values when the reference
+    holds them (``config``, ``intervention``: from a ``recipes.json`` written with whole floats), else drawn
+    again as the pool generator drew them (``sample_recipe``: the same values, at the cost of loading the
+    configuration sampler, scipy.stats, about 60 MB, which a viewer showing test samples does not need)."""
+    from harness import Configuration, Intervention
+
+    if "config" not in reference:
+        from tsagent_plugins.tasks.tracebench._generation import sample_recipe
+
+        return sample_recipe(sim, int(reference["pool_seed"]), int(reference["config_id"]),
+                             reference.get("parameter"), int(reference["draw"]))
+    values = reference["config"]
+    config = Configuration({v.name: float(values[f"x0_{v.name}"]) for v in sim.state_variables},
+                           {p.name: float(values[f"theta_{p.name}"]) for p in sim.parameters})
+    if reference.get("parameter") is None:
+        return config, None
+    time, new_value = reference["intervention"]
+    return config, Intervention(str(reference["parameter"]), float(time), float(new_value))
 
 
 def read_recipes(key_dir: Path) -> list[dict]:
@@ -170,12 +192,14 @@ def recipes_of(key: dict, key_dir: Path, pool_recipes: Callable[[], Any]) -> dic
         columns = [c for c in ("config_id", "parameter", "draw") if c in table.columns]
         for sid in missing:
             if sid in table.index:
-                recipes[sid] = {c: _plain(table.at[sid, c]) for c in columns}
+                recipes[sid] = {c: exact(table.at[sid, c]) for c in columns}
     return recipes
 
 
-def _plain(value: Any) -> Any:
-    """A pool recipe's value as JSON has it: numpy scalars as Python numbers, NaN and None as None."""
+def exact(value: Any) -> Any:
+    """A pool recipe's value as JSON has it: numpy scalars as Python numbers (a float whole: ``json`` writes the
+    shortest text that reads back to the same double), NaN and None as None."""
+    value = value.item() if hasattr(value, "item") else value
     if value is None or isinstance(value, float) and value != value:
         return None
-    return value.item() if hasattr(value, "item") else value
+    return value

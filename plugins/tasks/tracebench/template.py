@@ -328,11 +328,14 @@ class TracebenchTemplate(AgentTaskTemplate):
     def _write_recipes(pool, key: dict, path: Path) -> None:
         """The pool recipes of the test and support samples (the held-out samples' are the pool's, under the
         sample ids ``key.json`` gives: written here they were 95% of an episode's key)."""
+        from tsagent_plugins.tasks.tracebench.inputs import exact
+
         rows = []
         for group in ("test", "support"):
             for file, truth in key[group].items():
-                recipe = json.loads(pool.recipes.loc[[truth["sample_id"]]].to_json(orient="records"))[0]
-                rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe})
+                recipe = {k: exact(v) for k, v in pool.recipes.loc[truth["sample_id"]].items()}  # floats whole
+                rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe,
+                             "exact_floats": True})
         path.write_text(json.dumps(rows, indent=2))
 
     def input_references(self, params: TracebenchParams, episode: str, root: Path) -> dict[str, dict]:

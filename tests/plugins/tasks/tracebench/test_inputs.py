@@ -81,7 +81,7 @@ def test_a_direct_episode_keeps_no_sample_and_no_key_copies(runs):
 
 
 @pytest.mark.slow
-def test_every_kind_of_sample_file_rebuilds_to_its_values_without_the_pool(runs, no_cache, tmp_path):
+def test_every_kind_of_sample_file_rebuilds_to_its_values_without_the_pool(runs, no_cache, tmp_path, monkeypatch):
     root = episode(runs["kept"])  # --keep-inputs: the files are there to compare with
     assert (root / "workspace" / "clean_pairs" / "test_samples").is_dir()
     record = inputs.read(root)
@@ -92,11 +92,24 @@ def test_every_kind_of_sample_file_rebuilds_to_its_values_without_the_pool(runs,
     params = json.loads((runs["kept"] / "run.json").read_text())["episodes"][0]["params"]
     from tsagent_plugins.tasks.tracebench.template import TracebenchParams
 
+    from tsagent_plugins.tasks.tracebench import _generation
+
     template = tracebench(pool_loader=lambda *a: pytest.fail("the pool loader was called"))
-    for rel, entry in record["files"].items():
-        dest = tmp_path / f"one{Path(rel).suffix}"
-        template.rebuild_input(TracebenchParams.model_validate(params), "0", entry["reference"], dest)
-        assert template.input_values_digest(dest) == entry["values"] == template.input_values_digest(root / rel), rel
+    # test and support samples carry their drawn values (recipes.json written with whole floats): nothing is
+    # drawn again; without them (an older key's rounded recipes) the same values are drawn again
+    drawn = _generation.sample_recipe
+    monkeypatch.setattr(_generation, "sample_recipe", lambda *a: pytest.fail("drawn again"))
+    for values_kept in (True, False):
+        if not values_kept:
+            monkeypatch.setattr(_generation, "sample_recipe", drawn)
+        for rel, entry in record["files"].items():
+            reference = dict(entry["reference"])
+            assert "config" in reference
+            if not values_kept:
+                reference.pop("config"), reference.pop("intervention", None)
+            dest = tmp_path / f"one{Path(rel).suffix}"
+            template.rebuild_input(TracebenchParams.model_validate(params), "0", reference, dest)
+            assert template.input_values_digest(dest) == entry["values"] == template.input_values_digest(root / rel), rel
     assert not no_cache.exists()  # nothing, not even a pool, was written to the cache
 
 
