@@ -175,7 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="keep the runs in this folder (default: a temporary one)")
     parser.add_argument("--tokens", type=int, default=200_000, help="the stress episode's tokens")
+    parser.add_argument("--write-stress", type=Path, help=argparse.SUPPRESS)  # the child that writes the log
     args = parser.parse_args(argv)
+    if args.write_stress:
+        stress_log(args.write_stress, args.tokens)
+        return 0
     base = args.keep or Path(tempfile.mkdtemp(prefix="harness-store-"))
     base.mkdir(parents=True, exist_ok=True)
     cache = base / "cache"
@@ -196,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         if code not in (0, 3) or not (old / "results.parquet").exists():
             failed.append(f"{case}: the run failed (exit {code})")
             continue
-        if case == "stress":
-            stress_log(episode_dir(old), args.tokens)
+        if case == "stress":  # in a child: this process stays small, so the children it forks measure their own
+            subprocess.run([sys.executable, __file__, "--write-stress", str(episode_dir(old)), "--tokens",
+                            str(args.tokens)], check=True, stdout=subprocess.DEVNULL)
         old_format(old)
         shutil.copytree(old, new, symlinks=True)
         code, _ = harness(["runs", "compact", str(new)], env)

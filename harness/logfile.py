@@ -16,17 +16,19 @@ checksum).  A writer that opens an existing log appends a new frame; when the fi
 writer's), it is first rewritten holding its complete lines (so a frame never follows a cut one it would be
 read as part of).
 
-Level (chosen once, here): zstd level 3 (:data:`LEVEL`) with the level's own parameters -- no long-distance
+Level (chosen once, here): zstd level 7 (:data:`LEVEL`) with the level's own parameters -- no long-distance
 matching, a 2 MiB window.  Measured on the 200k-token stress log (``benchmarks/proxy_log.py``: 556 records,
 69.5 MB plain, a block flushed per record): level 1 (512 KiB window) 2.6 MB, level 3 237 kB, level 7 140 kB,
-level 9 127 kB; compressing takes 0.06 s of CPU at level 3 and 0.18 s at 9 (writing the records, JSON encoding
-included, about 1.1 s either way), and a writer holds about 3 MiB at level 3 (measured: its 2 MiB window and
-a 1.2 MiB context; zstd estimates 10.5 MiB of context at level 9), once per log being written (long-window
-mode costs about 200 MB).  Level 3 meets the size goal
-(0.5 MB) at the least memory.  Its limit is the window: a request repeats the conversation before it, which
-lies inside the window while one request is under 2 MiB (about 500k tokens); a longer one is compressed
-mostly against itself (a synthetic conversation of 4.3 MB requests: 10 MB of 28 MB, against 3.1 MB with an
-8 MiB window).
+level 9 127 kB; with streamed replies (``text/event-stream`` bodies, one event per word, as real replies
+come: ``benchmarks/store.py``) level 3 gives 432 kB, level 5 354 kB, level 7 146 kB, level 9 131 kB, so level
+3 sits at the size goal (0.5 MB) and 7 well inside it.  Compressing the whole 70 MB takes 0.07 s of CPU at
+level 3, 0.10 s at 7 and 0.18 s at 9 (writing the records, JSON encoding included, about 1.1 s either way); a
+writer holds its 2 MiB window and a context zstd estimates at 1.2 MiB (level 3), 5.5 MiB (7) or 10.5 MiB (9),
+once per log being written (long-window mode costs about 200 MB).  Level 7 keeps the goal with room at
+about 8 MiB per concurrent episode.  Its limit is the window: a request repeats the conversation before it,
+which lies inside the window while one request is under 2 MiB (about 500k tokens); a longer one is compressed
+mostly against itself (a synthetic conversation of 4.3 MB requests at level 3: 10 MB of 28 MB, against
+3.1 MB with an 8 MiB window).
 
 Reading (:func:`read_lines`).  Frames are found from their headers and block headers without decompressing
 (:func:`frames`) and decompressed one after the other; a cut last frame yields its complete lines (its last,
@@ -60,7 +62,7 @@ else:  # loaded with the first log written or read: modules that import these re
     zstandard = lazy_module("zstandard")
 
 #: zstd compression level of every log written (see the module docstring).
-LEVEL = 3
+LEVEL = 7
 #: Name suffix of a compressed log (``proxy.jsonl.zst``).
 COMPRESSED_SUFFIX = ".zst"
 #: Largest log read or written, in decompressed bytes (the proxy log reader's bound).

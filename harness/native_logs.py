@@ -4,7 +4,7 @@ An agent CLI leaves its native session logs in the episode's home (JSON lines of
 JSON file, a research agent's step log): each holds the conversation once more, so a long episode's are
 megabytes.  Once the trajectory and metrics are built (:func:`harness.episode.run_episode`),
 :func:`compress_home` stores them compressed the way proxy logs are (:mod:`harness.compressed_files`: zstd
-level 3, the ``.zst`` suffix), and ``harness runs compact`` does the same to an older run's.
+at :data:`harness.logfile.LEVEL`, the ``.zst`` suffix), and ``harness runs compact`` does the same to an older run's.
 
 Which files (chosen once, here): every regular file under ``home/`` of at least :data:`MIN_BYTES` that
 compression makes at least :data:`MIN_SAVING` smaller, whoever wrote it, text or binary.  Not a list each
