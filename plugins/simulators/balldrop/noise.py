@@ -103,9 +103,7 @@ def _kernel_fft(nfft: int) -> np.ndarray:
     j = np.arange(-_HALF, _HALF + 1)
     ker = np.exp(-0.5 * (j * _DT / DRIFT_TAU) ** 2)
     ker /= np.sqrt(np.sum(ker * ker))
-    from scipy import fft as sfft  # imported on use: scipy is slow to load
-
-    return sfft.rfft(ker, nfft)
+    return np.fft.rfft(ker, nfft)
 
 
 def fields(seeds, n: int) -> dict[str, np.ndarray]:
@@ -127,12 +125,12 @@ def fields(seeds, n: int) -> dict[str, np.ndarray]:
         raw["d0"][i] = rng.standard_normal(width)
         out["z1"][i] = rng.standard_normal(n)
         raw["d1"][i] = rng.standard_normal(width)
-    from scipy import fft as sfft  # imported on use: scipy is slow to load
+    from tsagent_plugins.simulators.common.noise import next_fast_len  # numpy.fft: see there
 
-    nfft = sfft.next_fast_len(width + 2 * _HALF, real=True)
+    nfft = next_fast_len(width + 2 * _HALF)
     kf = _kernel_fft(nfft)
     for key, block in raw.items():
-        full = sfft.irfft(sfft.rfft(block, nfft, axis=1) * kf, nfft, axis=1)
+        full = np.fft.irfft(np.fft.rfft(block, nfft, axis=1) * kf, nfft, axis=1)
         out[key] = full[:, 2 * _HALF: 2 * _HALF + n]
     return out
 

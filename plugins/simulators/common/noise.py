@@ -55,6 +55,28 @@ else:
 _COMPONENTS = ("base", "drift", "event", "post_event", "hetero", "bias")
 
 
+
+def next_fast_len(target: int) -> int:
+    """The smallest 5-smooth number (2^a 3^b 5^c) at least ``target``: a length the FFT transforms fast, as
+    ``scipy.fft.next_fast_len(target, real=True)`` chooses it.  The drift fields are filtered with
+    ``numpy.fft`` (the same C++ PocketFFT as ``scipy.fft`` since numpy 2.0: bit-identical results, checked by
+    ``tests/plugins/simulators/test_common.py``), so rebuilding one sample in a viewer loads no
+    scipy (about 15 MB)."""
+    if target <= 6:
+        return max(int(target), 1)
+    best = None
+    p5 = 1
+    while p5 < 2 * target:
+        p35 = p5
+        while p35 < 2 * target:
+            p2 = 1 << (-(-target // p35) - 1).bit_length()
+            if best is None or p2 * p35 < best:
+                best = p2 * p35
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
 @dataclass(frozen=True)
 class ChannelNoise:
     """Coefficients of one channel at ``kappa = 1`` (0 = component absent).
@@ -185,11 +207,9 @@ class FieldNoise:
                 z[c, i] = rng.standard_normal(n)
                 raw[c, i] = rng.standard_normal(width)
                 b[c, i] = rng.standard_normal()
-        from scipy import fft as sfft  # imported on use: scipy is slow to load
-
-        nfft = sfft.next_fast_len(width + 2 * H, real=True)
+        nfft = next_fast_len(width + 2 * H)
         kf = self._kernel_fft(nfft)
-        d = sfft.irfft(sfft.rfft(raw, nfft, axis=2) * kf, nfft, axis=2)[:, :, 2 * H: 2 * H + n]
+        d = np.fft.irfft(np.fft.rfft(raw, nfft, axis=2) * kf, nfft, axis=2)[:, :, 2 * H: 2 * H + n]
         out = {}
         for c in range(C):
             out[f"z{c}"], out[f"d{c}"], out[f"b{c}"] = z[c], d[c], b[c]
@@ -200,9 +220,7 @@ class FieldNoise:
         j = np.arange(-self._half, self._half + 1)
         ker = np.exp(-0.5 * (j * self.dt / self.drift_tau) ** 2)
         ker /= np.sqrt(np.sum(ker * ker))
-        from scipy import fft as sfft  # imported on use: scipy is slow to load
-
-        return sfft.rfft(ker, nfft)
+        return np.fft.rfft(ker, nfft)
 
     # ------------------------------------------------------------------ amplitudes
     def amplitudes(self, time: np.ndarray, values: np.ndarray, events: np.ndarray, kappa: float):

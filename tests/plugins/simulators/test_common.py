@@ -181,3 +181,22 @@ def test_reference_tables_match_the_ranges(name):
         lo, med, hi = ref.ranges[v.name]
         assert lo <= med <= hi and v.low <= lo and hi <= v.high, v.name
     assert set(ref.snr) <= {c.name for c in simulator.channels} and ref.snr
+
+
+def test_drift_filter_with_numpy_fft_is_bit_identical_to_scipy_fft():
+    """The drift fields are filtered with numpy.fft (a viewer rebuilding one sample loads no scipy); the pools
+    were made with scipy.fft, whose results these must equal bit for bit, lengths chosen the same way."""
+    import numpy as np
+    from scipy import fft as sfft
+
+    from tsagent_plugins.simulators.common.noise import next_fast_len
+
+    assert [next_fast_len(t) for t in range(1, 5000)] == [sfft.next_fast_len(t, real=True) for t in range(1, 5000)]
+    rng = np.random.default_rng(7)
+    for width in (999, 1000, 1123, 2001):
+        nfft = next_fast_len(width + 200)
+        raw, kernel = rng.standard_normal((3, 2, width)), rng.standard_normal(201)
+        assert np.array_equal(np.fft.rfft(kernel, nfft), sfft.rfft(kernel, nfft))
+        ours = np.fft.irfft(np.fft.rfft(raw, nfft, axis=2) * np.fft.rfft(kernel, nfft), nfft, axis=2)
+        theirs = sfft.irfft(sfft.rfft(raw, nfft, axis=2) * sfft.rfft(kernel, nfft), nfft, axis=2)
+        assert np.array_equal(ours, theirs)
