@@ -14,7 +14,8 @@ from pydantic import BaseModel
 import harness.episode as episode_module
 from harness.columns import CORE, USAGE, ColumnCollision, Part, RowBuilder, assemble, frame_schema
 from harness.config import AgentProfile, RunSettings
-from harness.contracts import Agent, AgentInvocation, AgentTaskTemplate, EpisodeScore, Materialized, MetricExtractor
+from harness.contracts import AgentTaskTemplate, EpisodeScore, Materialized, MetricExtractor
+from tests.support.sandbox import IdleAgent
 from harness.episode import EpisodePlan, run_episode, run_harness_episode
 from harness.sandbox.none import NoneBackend
 from harness.store import ResultsError, RunStore, write_json
@@ -36,15 +37,6 @@ class Counting(AgentTaskTemplate):
         return EpisodeScore(metrics={"score": 1.0})
 
 
-class Idle(Agent):
-    name = "idle"
-    version = "1"
-    needs_model = False
-    image_capable = False
-
-    def command(self, ctx):
-        return AgentInvocation(argv=["true"])
-
 
 class Steps(MetricExtractor):
     name = "steps"
@@ -55,7 +47,7 @@ class Steps(MetricExtractor):
 
 
 def plan_for(template, store, extractors=()):
-    return EpisodePlan("ep-0", "t", template, Params(), "0", AgentProfile(name="idle", agent="idle"), Idle(),
+    return EpisodePlan("ep-0", "t", template, Params(), "0", AgentProfile(name="idle", agent="idle"), IdleAgent(),
                        NoneBackend(), RunSettings(sandbox="none"), store.run_id, list(extractors))
 
 

@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from harness.config import AgentProfile, RunSettings
-from harness.contracts import Agent, AgentInvocation, Materialized
+from harness.contracts import Materialized
+from tests.support.sandbox import IdleAgent
 from harness.episode import EpisodePlan, _status, one_line, run_episode
 from harness.errors import EpisodeError, ErrorKind
 from harness.sandbox.none import NoneBackend
@@ -31,19 +32,10 @@ class BrokenScorer:
         raise KeyError("a key the scorer expected\nover two lines")
 
 
-class Idle(Agent):
-    name = "idle"
-    version = "1"
-    needs_model = False
-    image_capable = False
-
-    def command(self, ctx):
-        return AgentInvocation(argv=["true"])
-
 
 def test_scoring_exception_becomes_a_typed_failure_row(tmp_path):
     store = RunStore.create(tmp_path / "run")
-    plan = EpisodePlan("ep-0", "t", BrokenScorer(), Params(), "0", AgentProfile(name="idle", agent="idle"), Idle(),
+    plan = EpisodePlan("ep-0", "t", BrokenScorer(), Params(), "0", AgentProfile(name="idle", agent="idle"), IdleAgent(),
                        NoneBackend(), RunSettings(sandbox="none"), store.run_id)
     row = run_episode(plan, store.episode("ep-0"), lambda: None)
     assert row["status"] == "failed"

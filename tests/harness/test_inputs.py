@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from harness import inputs
 from harness.config import AgentProfile, RunSettings
-from harness.contracts import Agent, AgentInvocation, AgentTaskTemplate, EpisodeScore, Materialized
+from harness.contracts import AgentTaskTemplate, EpisodeScore, Materialized
+from tests.support.sandbox import IdleAgent
 from harness.episode import EpisodePlan, run_episode
 from harness.errors import HarnessError
 from harness.rescore import rescore
@@ -155,20 +156,11 @@ class Plain(AgentTaskTemplate):
         return EpisodeScore({})
 
 
-class Idle(Agent):
-    name = "idle"
-    version = "1"
-    needs_model = False
-    image_capable = False
-
-    def command(self, ctx):
-        return AgentInvocation(argv=["true"])
-
 
 def test_a_template_without_references_is_left_alone(tmp_path):
     store = RunStore.create(tmp_path / "run")
     plan = EpisodePlan("ep-0", "t", Plain(), Plain.params_model(), "0", AgentProfile(name="idle", agent="idle"),
-                       Idle(), NoneBackend(), RunSettings(sandbox="none"), store.run_id)
+                       IdleAgent(), NoneBackend(), RunSettings(sandbox="none"), store.run_id)
     run_episode(plan, store.episode("ep-0"), lambda: None)
     root = store.episode("ep-0").root
     assert (root / "workspace" / "data.txt").read_text() == "x"

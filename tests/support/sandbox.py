@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from harness.contracts import Agent, AgentInvocation
 from harness.sandbox.bubblewrap import BubblewrapBackend
 from harness.sandbox.none import NoneBackend
 from harness.sandbox.unshare import UnshareBackend
@@ -30,3 +31,15 @@ def run_probe(sandbox, source: str, timeout: float = 60, **kw) -> dict:
     result = sandbox.exec(["python", "-c", textwrap.dedent(source)], timeout=timeout, **kw)
     assert result.returncode == 0, f"probe failed ({result.returncode}): {result.stderr[-2000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+class IdleAgent(Agent):
+    """An agent that runs ``true``: no model, nothing written (episode tests that need only the harness's part)."""
+
+    name = "idle"
+    version = "1"
+    needs_model = False
+    image_capable = False
+
+    def command(self, ctx):
+        return AgentInvocation(argv=["true"])
