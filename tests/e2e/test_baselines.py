@@ -24,14 +24,15 @@ def cache_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("harness-cache")
 
 
-def run_cli(tmp_path, cache_dir, agent: str, params: dict | None = None) -> tuple[Path, subprocess.CompletedProcess]:
+def run_cli(tmp_path, cache_dir, agent: str, params: dict | None = None,
+            *options: str) -> tuple[Path, subprocess.CompletedProcess]:
     spec = {**BASE, "params": {**BASE["params"], **PARAMS, **(params or {})}}
     spec_file = tmp_path / f"{agent}.yaml"
     spec_file.write_text(yaml.safe_dump(spec))
     out = tmp_path / agent
     env = {**os.environ, "HARNESS_CACHE_DIR": str(cache_dir)}
     proc = subprocess.run([sys.executable, "-m", "harness", "run", "--task", str(spec_file), "--out", str(out),
-                           "--agent", agent], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+                           "--agent", agent, *options], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     return out, proc
 
 
@@ -45,7 +46,8 @@ def test_clean_pairs_only_for_the_privileged_agent(tmp_path, cache_dir):
     from harness.plugins import get
     from tsagent_plugins.tasks.tracebench.pool import load_pool
 
-    out, proc = run_cli(tmp_path, cache_dir, "euclidean-1nn-privileged")
+    # the inputs kept in the folder (not by reference, harness.inputs) to read the files the agent saw
+    out, proc = run_cli(tmp_path, cache_dir, "euclidean-1nn-privileged", None, "--keep-inputs")
     assert proc.returncode == 0, proc.stderr[-3000:]
     ep = episode(out)
     ws, key = ep / "workspace", json.loads((ep / "key" / "key.json").read_text())
@@ -82,7 +84,7 @@ def test_clean_pairs_only_for_the_privileged_agent(tmp_path, cache_dir):
     row = pd.read_parquet(out / "results.parquet").iloc[0]
     assert row["status"] == "ok" and row["accuracy"] == pytest.approx(correct / len(truth))
 
-    plain_out, proc = run_cli(tmp_path, cache_dir, "euclidean-1nn")
+    plain_out, proc = run_cli(tmp_path, cache_dir, "euclidean-1nn", None, "--keep-inputs")
     assert proc.returncode == 0, proc.stderr[-3000:]
     plain = episode(plain_out) / "workspace"
     assert not (plain / "clean_pairs").exists()

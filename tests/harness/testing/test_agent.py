@@ -132,9 +132,10 @@ def outcomes(results: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {name: outcome for name, (outcome, _) in results.items()}
 
 
-#: the kit's outcomes for a working agent: every test passes but the recorded-episode one (no recording given)
+#: the kit's outcomes for a working agent: every test passes but the recorded-episode ones (no recording given)
 KIT_PASSES = {"test_identity": "passed", "test_command": "passed", "test_logs_and_trajectory_on_empty_home": "passed",
-              "test_recorded_trajectory_follows_atif": "skipped", "test_runs_a_small_episode": "passed"}
+              "test_recorded_trajectory_follows_atif": "skipped",
+              "test_recorded_trajectory_is_the_same_from_compressed_logs": "skipped", "test_runs_a_small_episode": "passed"}
 
 
 def test_an_agent_that_writes_nothing_fails_the_episode_test(kit):
