@@ -258,7 +258,7 @@ stat = staticmethod(register_forecasters)
 '''
 
 
-def test_the_manager_finds_what_pluggys_own_finds_in_a_module(tmp_path, monkeypatch):
+def test_the_manager_finds_what_pluggys_own_finds_in_a_module(tmp_path):
     """A module's names are looked at in its ``__dict__`` first (not with ``getattr_static``): the hook
     implementations found are pluggy's own, marked functions only, ``specname`` and a staticmethod included."""
     import pluggy
@@ -266,9 +266,12 @@ def test_the_manager_finds_what_pluggys_own_finds_in_a_module(tmp_path, monkeypa
     from harness import hookspecs
     from harness.plugins import GROUP, _Manager
 
+    import importlib.util
+
     (tmp_path / "mixed_plugin.py").write_text(HOOKS_AND_OTHERS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import mixed_plugin
+    spec = importlib.util.spec_from_file_location("mixed_plugin", tmp_path / "mixed_plugin.py")
+    mixed_plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mixed_plugin)
 
     found = {}
     for manager in (pluggy.PluginManager(GROUP), _Manager(GROUP)):
