@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import zstandard
 
 from harness.config import AgentProfile, Prices
 from harness.contracts import EpisodeArtifacts
@@ -147,14 +148,20 @@ def trajectory_texts(trajectory: dict) -> list[str]:
     return texts
 
 
-def floor_cpu(folder: Path, trajectory: dict) -> float:
-    """CPU seconds of the floor: tiktoken-encode every trajectory text, ``json.loads`` every proxy line."""
+def floor_cpu(log: Path, trajectory: dict) -> float:
+    """CPU seconds of the floor: tiktoken-encode every trajectory text, read the proxy log ``log`` (decompressed
+    when it is zstd data, as ``benchmarks/proxy_log.py`` writes it) and ``json.loads`` every line."""
     encoding = get_tokenizer()._encoding
     texts = trajectory_texts(trajectory)
     start = time.process_time()
     for text in texts:
         encoding.encode_ordinary(text)
-    for line in (folder / "proxy.jsonl").read_text().split("\n"):
+    with open(log, "rb") as fh:
+        compressed = fh.read(4) == b"\x28\xb5\x2f\xfd"  # the zstd magic number (RFC 8878)
+        fh.seek(0)
+        data = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read() if compressed \
+            else fh.read()
+    for line in data.split(b"\n"):
         if line:
             json.loads(line)
     return time.process_time() - start
@@ -171,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         totals, cpu, floors = [], [], []
         for _ in range(args.repeat):
             trajectory = json.loads((Path(tmp) / "trajectory.json").read_text())  # fresh object: no reuse
-            floors.append(floor_cpu(Path(tmp), trajectory))
+            floors.append(floor_cpu(Path(tmp) / "proxy.jsonl", trajectory))
             episode = dataclasses.replace(artifacts, trajectory=trajectory)  # fresh: proxy.jsonl parsed anew
             _bashlex_pipelines.cache_clear()  # shell commands parsed anew too
             start, start_cpu = time.perf_counter(), time.process_time()

@@ -41,28 +41,12 @@ from harness.proxy_records import load_log
 from harness.view.calls import call_detail, call_index
 from tsagent_plugins.metrics import all_extractors
 from tsagent_plugins.metrics.shell import _bashlex_pipelines
-from tsagent_plugins.metrics.tokenizer import get_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from metrics import build_episode, trajectory_texts  # noqa: E402 - the stress episode of benchmarks/metrics.py
+from metrics import build_episode, floor_cpu  # noqa: E402 - the stress episode of benchmarks/metrics.py
 
 GOAL_BYTES = 500_000
 GOAL_RATIO = 1.5
-
-
-def floor_cpu(log: Path, trajectory: dict) -> float:
-    """CPU s of the floor: tiktoken-encode every trajectory text, decompress the log, ``json.loads`` every line."""
-    encoding = get_tokenizer()._encoding
-    texts = trajectory_texts(trajectory)
-    start = time.process_time()
-    for text in texts:
-        encoding.encode_ordinary(text)
-    with open(log, "rb") as fh:
-        data = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read()
-    for line in data.split(b"\n"):
-        if line:
-            json.loads(line)
-    return time.process_time() - start
 
 
 def extract(artifacts, trajectory: dict) -> tuple[float, dict]:
