@@ -129,7 +129,8 @@ def register_report_folders(register):
 
     :param register: ``register(kind, recognise, build)``: ``kind`` names the folder kind,
         ``recognise(path) -> bool`` says whether a folder given to ``harness report`` is of this kind and
-        ``build(path) -> harness.reporting.Section`` tabulates it.
+        ``build(path) -> harness.reporting.Section`` tabulates it (reading the user's options, e.g. ``--paper``,
+        through ``harness.reporting.report_options()``, as a section builder does).
     :returns: nothing (the return value is ignored).
 
     Called by ``harness report`` when a folder it is given holds no ``results.parquet``, once per invocation.

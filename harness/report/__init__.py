@@ -102,7 +102,8 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
 
     Each template's rows go to the section builder registered for it
     (:mod:`harness.report.sections`; ``sections`` replaces the registered ones),
-    which sees the options through :func:`harness.report.sections.report_options`.  ``ci``: intervals on
+    which sees the options through :func:`harness.report.sections.report_options`, as does the builder of
+    each folder a plugin's ``register_report_folders`` recognises among ``run_dirs``.  ``ci``: intervals on
     the cells (in columns of their own); ``compare``: pairs of selectors compared first
     (:func:`harness.report.paired.compare_frame`; the table ``compare``).
     """
@@ -112,25 +113,25 @@ def build_report(run_dirs: Iterable[Path | str], exclude_from_conditions: Iterab
     else:
         results = Results(pd.DataFrame(), pd.DataFrame())
     report = Report(results, messages=list(results.messages))
-    for path, kind, build in folders:
-        try:
-            section = build(path)
-        except Exception as exc:  # noqa: BLE001  a plugin's failure is a message, not fatal
-            report.messages.append(f"{path}: the {kind} report failed: {type(exc).__name__}: {exc}")
-            continue
-        report.tables += section.tables
-        report.messages += section.messages
-        if with_figures:
-            report.figures.update(section.figures)
-    if compare:
-        from harness.report.paired import compare_frame
-
-        both = load_results(run_dirs, keep_repeats=True).frame  # two runs of the same episodes: both kept
-        report.tables.append(compare_frame(both, compare, alpha, tuple(exclude_from_conditions)))
     options = ReportOptions(with_figures=with_figures, alpha=alpha,
                             excluded_profiles=tuple(exclude_from_conditions), paper=paper, ci=ci)
-    token = _OPTIONS.set(options)
+    token = _OPTIONS.set(options)  # folder builders read the options as section builders do
     try:
+        for path, kind, build in folders:
+            try:
+                section = build(path)
+            except Exception as exc:  # noqa: BLE001  a plugin's failure is a message, not fatal
+                report.messages.append(f"{path}: the {kind} report failed: {type(exc).__name__}: {exc}")
+                continue
+            report.tables += section.tables
+            report.messages += section.messages
+            if with_figures:
+                report.figures.update(section.figures)
+        if compare:
+            from harness.report.paired import compare_frame
+
+            both = load_results(run_dirs, keep_repeats=True).frame  # two runs of the same episodes: both kept
+            report.tables.append(compare_frame(both, compare, alpha, tuple(exclude_from_conditions)))
         contributed = contribute(results.frame, sections)
     finally:
         _OPTIONS.reset(token)
