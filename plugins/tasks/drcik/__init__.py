@@ -14,7 +14,8 @@ lives in ``data/sample`` with its attribution.
 - :mod:`.research`: Level 2, one task x one deep-research agent in a sandbox (workspace and scoring, the
   agent's outputs and the release's export files, the DR metrics of Appendix H.1 and their inputs,
   judging a research run, a research run as the DR conditions' input);
-- :mod:`.report`: ``harness report`` (Table 2, the deep-research tables, the figures, tables by stratum);
+- :mod:`.report`: ``harness report`` (Table 2, the deep-research tables, the figures, tables by stratum, and with
+  ``--paper`` the values and findings the paper's text states beside them);
 - :mod:`.generation` and :mod:`.quality`: ``harness dr-generate`` and its quality control
   (``dr-audit``, ``dr-calibrate``).
 """
@@ -53,19 +54,22 @@ def register_judges(register):
         register(judge)
 
 
-#: Why ``--paper`` adds no Dr-CiK values: said in the report rather than left silent.
-NO_PAPER_VALUES = ("--paper: no Dr-CiK paper values (Tables 2, 3, 8, 9, 13, 14): the team's text copy of the paper "
-                   "(shared/seeds/002_e814895bd5b3896f.txt) carries the captions but not the table bodies")
+def _with_paper(section):
+    """``section`` with the paper's stated values beside its tables when the report asks (``--paper``)."""
+    from harness.reporting import report_options
+
+    options = report_options()
+    if not options.paper:
+        return section
+    from tsagent_plugins.tasks.drcik.report.paper import with_paper
+
+    return with_paper(section, options.with_figures)
 
 
 def _report_section(frame):
-    from harness.reporting import report_options
     from tsagent_plugins.tasks.drcik.report.table2 import build_section
 
-    section = build_section(frame)
-    if report_options().paper:
-        section.messages.append(NO_PAPER_VALUES)
-    return section
+    return _with_paper(build_section(frame))
 
 
 @hookimpl
@@ -78,14 +82,14 @@ def _generation_report(path):
     from tsagent_plugins.tasks.drcik.quality.report import build
 
     section, stats = build(path), statistics.build(path)   # audits, then the generated set's statistics
-    return type(section)(section.tables + stats.tables, section.messages + stats.messages,
-                         {**section.figures, **stats.figures})
+    return _with_paper(type(section)(section.tables + stats.tables, section.messages + stats.messages,
+                                     {**section.figures, **stats.figures}))
 
 
 def _release_report(path):
     from tsagent_plugins.tasks.drcik.report import statistics
 
-    return statistics.build(path)
+    return _with_paper(statistics.build(path))
 
 
 def _is_release(path):

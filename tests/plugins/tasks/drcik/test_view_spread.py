@@ -31,6 +31,9 @@ def test_board_and_report_agree_on_the_standard_error(tmp_path):
     cells = re.findall(r'<td class="n metric[^"]*" data-sort="[^"]+">([^<]+)</td>', html)
     assert cells == [expected]
     assert "mean ± standard error over scored episodes" in html
-    # --paper says why no Dr-CiK values stand beside it: the paper's text copy has no table bodies
+    # --paper puts what the paper's text states about Table 2 beside it (the text copy has no table bodies)
     paper = build_report([tmp_path / "run"], with_figures=False, paper=True)
-    assert any(m.startswith("--paper: no Dr-CiK paper values") for m in paper.messages)
+    assert [t.key for t in paper.tables][:3] == ["drcik-table2", "drcik-table2-paper", "drcik-table2-common"]
+    assert paper.table("drcik-table2-paper").rows[1] == ["All", "Tasks", "279", "§5.2, line 79"]
+    assert any(m.startswith("--paper: no values stated in the Dr-CiK paper's text for drcik-table2-common")
+               for m in paper.messages)
