@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from harness.reporting import Table
+from harness.reporting import DASH, Table
 
 VALUES = Path(__file__).with_name("paper_values.json")
 
@@ -34,7 +34,9 @@ def paper_table(key: str) -> Table | None:
         if part["title"]:
             table.section(part["title"])
         for row in part["rows"]:
-            table.add(row[0], [table.explain(cell, "not given in the paper") for cell in row[1:]])
+            # the paper prints a value it does not give as an en dash or, in some tables, a hyphen: both a dash here
+            table.add(row[0], [table.explain(DASH if cell.strip() == "-" else cell, "not given in the paper")
+                               for cell in row[1:]])
     table.notes.append(f"TraceBench {entry['table']}, section {entry['section'] or '?'} ({data['pages']}); "
                        f"source: {data['source']}.")
     return table
