@@ -164,11 +164,25 @@ def _columns(row: str) -> int:
     return len(re.split(r"(?<!\\)&", row))
 
 
+#: a missing value shown as something other than the dash: a bare hyphen, or Python's and pandas' words for none
+DISGUISED = re.compile(r"^\s*-\s*$|\b(?:nan|NaN|None|null)\b")
+
+
+def unexplained_missing(table) -> list[tuple[int, int, str]]:
+    """(row, column, cell) of the cells of ``table`` showing a missing value without saying why: a dash with no
+    footnote mark (:meth:`harness.reporting.Table.unexplained`) or a missing value in disguise (:data:`DISGUISED`,
+    which no footnote can mark)."""
+    dashes = set(table.unexplained())
+    return [(r, c, cell) for r, row in enumerate(table.rows) for c, cell in enumerate(row)
+            if (r, c) in dashes or DISGUISED.search(cell)]
+
+
 def check_exports(report, folder: Path) -> None:
-    """Every table of ``report`` (written under ``folder``): each dash footnoted; ``tables/<key>.tex`` a
-    tabular whose rows all have the declared number of columns; ``tables/<key>.csv`` round-trips through pandas."""
+    """Every table of ``report`` (written under ``folder``): each missing value a footnoted dash
+    (:func:`unexplained_missing`); ``tables/<key>.tex`` a tabular whose rows all have the declared number of
+    columns; ``tables/<key>.csv`` round-trips through pandas."""
     for table in report.tables:
-        assert table.unexplained() == [], (table.key, table.unexplained()[:3])
+        assert unexplained_missing(table) == [], (table.key, unexplained_missing(table)[:3])
         declared, rows = _tex_rows((folder / "tables" / f"{table.key}.tex").read_text())
         assert declared == len(table.header), table.key
         assert len(rows) == len(table.rows) + 1, table.key  # plus the header row

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.reporting import Section, Table
+from harness.reporting import DASH, Section, Table
 from tsagent_plugins.tasks.drcik.dataset.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.quality import calibration as cal, cloze as cz, distractor_audit as da
 
@@ -30,7 +30,8 @@ def _table8(root: Path, section: Section) -> None:
         row = r["table"]
         label = "initial" if r["round"] == 1 else f"after repair {r['round'] - 1} ({r['asked']} re-asked)"
         t.add(label, [str(row[k]) for k in ("blanks", "tasks", "correct", "partial", "wrong")]
-              + [f"{row['mean_score']:.4f}" if row["mean_score"] is not None else "-"])
+              + [f"{row['mean_score']:.4f}" if row["mean_score"] is not None else
+                 t.explain(DASH, "no blank scored in this round: no mean score")])
         t.data.append({"round": r["round"], **row})
     t.notes.append("Blanks score 1 (correct), 0 (wrong) or in between (partial): numbers by 1 - relative error, "
                    "names by token F1 (tsagent_plugins.tasks.drcik.quality.cloze).")

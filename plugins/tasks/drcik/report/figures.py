@@ -35,6 +35,7 @@ import pandas as pd
 from harness.reporting import DASH, Table
 from tsagent_plugins.tasks.drcik.dataset.contexts import DR_CONDITIONS, ROLE_CONDITIONS
 from tsagent_plugins.tasks.drcik.report import strata
+from tsagent_plugins.tasks.drcik.report.cells import pct
 from tsagent_plugins.tasks.drcik.research import metrics as m
 from tsagent_plugins.tasks.drcik.research.scoring import scored, task_scores
 
@@ -48,11 +49,8 @@ FIGURE5_ORDER = ("no-context", "supporting-evidence", "original-context", "rewri
 DEFAULT_JUDGE = "llm-judge"
 #: Figure 16's distractor subtypes, in the release's order.
 SUBTYPE_ORDER = list(m.SUBTYPES)
-
-
-def _pct(value: float | None) -> str:
-    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
-
+#: Figure 16's share of a subtype none of the evaluated tasks has
+NO_SUBTYPE = "no distractor of this subtype in the evaluated tasks: the share is undefined"
 
 
 def _agents(rows: list[dict]) -> list[str]:
@@ -384,7 +382,7 @@ def figure16_table(rows: list[dict]) -> Table:
         mine = [r for r in rows if r["agent"] == agent]
         subs = {s: sum(r.get(f"in_task_{s}", 0) for r in mine) for s in SUBTYPE_ORDER}
         table.add(agent, [str(sum(subs.values())), str(sum(r["cross_task"] for r in mine)),
-                          *[f"{subs[s]} ({_pct(shares[agent][s])})" for s in SUBTYPE_ORDER]])
+                          *[f"{subs[s]} ({pct(table, shares[agent][s], NO_SUBTYPE)})" for s in SUBTYPE_ORDER]])
         table.data.append({"agent": agent, "in_task": sum(subs.values()), "cross_task": sum(r["cross_task"] for r in mine),
                            **{f"in_task_{s}": subs[s] for s in SUBTYPE_ORDER},
                            **{f"share_{s}": shares[agent][s] for s in SUBTYPE_ORDER}})

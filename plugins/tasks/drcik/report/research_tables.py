@@ -20,16 +20,17 @@ instead of a p-value.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
-from harness.reporting import DASH, Table, fmt_pm
+from harness.reporting import DASH, Table
 from tsagent_plugins.tasks.drcik.dataset.contexts import CONDITIONS, DR_CONDITIONS
 from tsagent_plugins.tasks.drcik.report import strata
-from tsagent_plugins.tasks.drcik.report.figures import _agents, _pct, agent_colours, figure6, figure16, figure16_table, table11
+from tsagent_plugins.tasks.drcik.report.cells import (ALL_FAILED, NO_CITATION, NO_DISTRACTOR, NO_EVIDENCE,
+                                                      NO_SUPPORTING, mean_se, pct, pct_pm, pm)
+from tsagent_plugins.tasks.drcik.report.figures import (_agents, agent_colours, figure6, figure16, figure16_table,
+                                                        table11)
 from tsagent_plugins.tasks.drcik.research import metrics as m
 from tsagent_plugins.tasks.drcik.research.scoring import failed, scored, task_scores
 
@@ -42,21 +43,6 @@ MIN_N = 10
 FIGURE7_STEP = 0.03
 S_T_NOTE = ("Supporting-document recall uses the task's supporting documents S_t: the public release gives "
             "no per-item required-document set R_e (Appendix H.1).")
-
-
-def _mean_se(values: list[float]) -> tuple[float | None, float | None]:
-    vals = [v for v in values if v is not None]
-    if not vals:
-        return None, None
-    se = float(np.std(vals, ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else float("nan")
-    return float(np.mean(vals)), se
-
-
-def _pct_pm(values: list[float | None]) -> str:
-    mean, se = _mean_se(values)
-    if mean is None:
-        return DASH
-    return f"{100 * mean:.1f}% ± {'–' if se is None or math.isnan(se) else f'{100 * se:.1f}'}"
 
 
 def by_judge(rows: list[dict]) -> dict[str, list[dict]]:
@@ -110,15 +96,16 @@ def table3(rows: list[dict]) -> Table:
         n_failed = sum(r["agent"] == agent for r in fails)
         a = agg.get(agent)
         if a is None:
-            none = table.explain(DASH, "every episode of this agent failed: no metric")
+            none = table.explain(DASH, ALL_FAILED)
             table.add(agent, ["0", str(n_failed), *[none] * 4, "0", none, none, none])
             table.data.append({"agent": agent, "judge": label, "tasks": 0, "failed": n_failed})
             continue
-        table.add(agent, [str(a.tasks), str(n_failed), _pct(a.evidence_recall_pooled),
-                          _pct_pm([r["evidence_recall"] for r in mine]),
-                          _pct_pm([r["supporting_recall"] for r in mine]),
-                          _pct_pm([r["distractor_avoidance"] for r in mine]), str(a.avoidance_tasks),
-                          _pct_pm([r.get("distractors_uncited") for r in mine]),
+        table.add(agent, [str(a.tasks), str(n_failed), pct(table, a.evidence_recall_pooled, NO_EVIDENCE),
+                          pct_pm(table, *mean_se(r["evidence_recall"] for r in mine), NO_EVIDENCE),
+                          pct_pm(table, *mean_se(r["supporting_recall"] for r in mine), NO_SUPPORTING),
+                          pct_pm(table, *mean_se(r["distractor_avoidance"] for r in mine), NO_CITATION),
+                          str(a.avoidance_tasks),
+                          pct_pm(table, *mean_se(r.get("distractors_uncited") for r in mine), NO_DISTRACTOR),
                           str(a.hallucinated), str(a.hallucinated_occurrences)])
         table.data.append({"agent": agent, "judge": label, "failed": n_failed,
                            **{k: v for k, v in vars(a).items() if k != "agent"}})
@@ -141,18 +128,21 @@ def table3(rows: list[dict]) -> Table:
 
 
 def table3_by_origin(rows: list[dict]) -> Table:
-    """Table 14: deep-research metrics by input source (the task's ``origin``), one judge."""
+    """Table 14: deep-research metrics by input source (the task's ``origin``), one judge; tasks without an
+    origin form a row of their own (its origin a dash saying so)."""
     label, judge = rows[0]["judge_label"], rows[0]["judge"]
     rows = scored(rows)
     header = ["DR agent", "Origin", "Tasks", "Evidence recall (pooled)", "Supp. doc recall", "Distractor avoidance"]
     table = Table(f"drcik-table14-{judge}", f"Dr-CiK Table 14. Deep-research evidence recall by input source "
                   f"(task origin; judge {label})", header)
     for agent in _agents(rows):
-        for origin in dict.fromkeys(str(r.get("origin")) for r in rows if r["agent"] == agent):
-            mine = [r for r in rows if r["agent"] == agent and str(r.get("origin")) == origin]
+        for origin in dict.fromkeys(r.get("origin") or None for r in rows if r["agent"] == agent):
+            mine = [r for r in rows if r["agent"] == agent and (r.get("origin") or None) == origin]
             a = m.aggregate(task_scores(mine))[agent]
-            table.add(agent, [origin, str(a.tasks), _pct(a.evidence_recall_pooled), _pct(a.supporting_recall),
-                              _pct(a.distractor_avoidance)])
+            shown = str(origin) if origin is not None else table.explain(DASH, "the tasks give no origin")
+            table.add(agent, [shown, str(a.tasks), pct(table, a.evidence_recall_pooled, NO_EVIDENCE),
+                              pct(table, a.supporting_recall, NO_SUPPORTING),
+                              pct(table, a.distractor_avoidance, NO_CITATION)])
             table.data.append({"agent": agent, "origin": origin, "tasks": a.tasks,
                                "evidence_recall_pooled": a.evidence_recall_pooled,
                                "supporting_recall": a.supporting_recall, "distractor_avoidance": a.distractor_avoidance})
@@ -166,13 +156,15 @@ def figure7_table(rows: list[dict]) -> Table:
     rows = scored(rows)
     recall = m.recall_by(task_scores(rows), "reasoning_hops")
     hops = sorted({h for _, h in recall}, key=lambda h: (h is None, h))
+    names = {h: f"{h} hops" if h is not None else "hops not given" for h in hops}
     table = Table(f"drcik-figure7-{rows[0]['judge']}", f"Dr-CiK Figure 7. Evidence recall (pooled) by reasoning "
-                  f"hops (judge {label})", ["DR agent", *[f"{h} hops" for h in hops]])
+                  f"hops (judge {label})", ["DR agent", *names.values()])
     for agent in _agents(rows):
-        table.add(agent, [_pct(recall.get((agent, h))) for h in hops])
+        table.add(agent, [pct(table, recall.get((agent, h)), NO_EVIDENCE if (agent, h) in recall else
+                              "this agent ran no task with this hop count") for h in hops])
         table.data += [{"agent": agent, "reasoning_hops": h, "evidence_recall": recall.get((agent, h))} for h in hops]
     counts = {h: len({r["benchmark_id"] for r in rows if r.get("reasoning_hops") == h}) for h in hops}
-    table.notes.append("Tasks per hop count: " + ", ".join(f"{h}: {n}" for h, n in counts.items()) + ".")
+    table.notes.append("Tasks per hop count: " + ", ".join(f"{names[h]}: {n}" for h, n in counts.items()) + ".")
     return table
 
 
@@ -302,16 +294,16 @@ def table2_dr(rows: pd.DataFrame) -> Table:
         cells = {}
         for c in plain:
             vals = ok[(ok["forecaster"] == f) & (ok["context"] == c)]["scrps"].dropna().tolist()
-            cells[(c, None)] = _mean_se(vals) + (len(vals),)
+            cells[(c, None)] = mean_se(vals) + (len(vals),)
         for c in dr_conditions:
             for a in agents:
                 vals = ok[(ok["forecaster"] == f) & (ok["context"] == c) & (ok["agent"] == a)]["scrps"].dropna().tolist()
-                cells[(c, a)] = _mean_se(vals) + (len(vals),)
+                cells[(c, a)] = mean_se(vals) + (len(vals),)
         best_dr = _unique_best({k: v[0] for k, v in cells.items() if k[1] is not None and v[0] is not None})
 
         def shown(key):
             mean, se, _ = cells[key]
-            return fmt_pm(mean, se) if mean is not None else table.explain(DASH, "no scored task in this cell")
+            return pm(table, mean, se, "no scored task in this cell")
         for (c, a), (mean, se, n) in cells.items():
             table.data.append({"forecaster": f, "context": c, "agent": a, "column": a or c, "n": n,
                                "scrps_mean": mean, "scrps_se": se, "best_dr": (c, a) in best_dr,
@@ -322,7 +314,8 @@ def table2_dr(rows: pd.DataFrame) -> Table:
             return int((mine["status"] == "failed").sum() if a is None else
                        (mine.loc[mine["agent"] == a, "status"] == "failed").sum())
 
-        for c in dr_conditions or [DASH]:
+        for c in dr_conditions or [table.explain(DASH, "no DR condition in these rows: the columns without DR "
+                                                         "evidence only")]:
             keys = [(p, None) for p in plain] + [(c, a) for a in agents if (c, a) in cells]
             table.add(f, [c, *[shown(k) for k in keys], " | ".join(str(fails(k)) for k in keys)])
             for column, key in enumerate(keys, 2):
@@ -371,7 +364,9 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
         table.data.append({"test": "wilcoxon", "n": n, "statistic": float(res.statistic), "p": float(res.pvalue)})
     else:
         why = "n < 10" if n < MIN_N else "all differences zero"
-        table.add("Wilcoxon raw > verified sMAE (one-sided)", ["pooled", str(n), DASH, why])
+        reason = (f"fewer than {MIN_N} (forecaster, DR agent, task) pairs with raw and verified DR sMAE: no test"
+                  if n < MIN_N else "raw and verified DR sMAE equal on every pair: no test")
+        table.add("Wilcoxon raw > verified sMAE (one-sided)", ["pooled", str(n), table.explain(DASH, reason), why])
         table.data.append({"test": "wilcoxon", "n": n, "statistic": None, "p": None, "why": why})
     recall = {(r["agent"], r["benchmark_id"]): r["evidence_recall"] for r in dr_rows
               if r.get("evidence_recall") is not None}
@@ -394,8 +389,10 @@ def figure4_stats(forecast_rows: pd.DataFrame, dr_rows: list[dict]) -> Table:
                                "p": float(res.pvalue)})
         else:
             rho = stats.spearmanr(xs, ys).statistic if n >= 2 and len(set(xs)) > 1 and len(set(ys)) > 1 else None
+            undefined = table.explain(DASH, "fewer than two (DR agent, task) pairs: ρ undefined" if n < 2 else
+                                      "evidence recall or sCRPS gain constant over the pairs: ρ undefined")
             table.add("Spearman recall vs sCRPS gain", [forecaster, str(n),
-                                                        DASH if rho is None else f"ρ = {rho:.3f}",
+                                                        undefined if rho is None else f"ρ = {rho:.3f}",
                                                         "n < 10" if n < MIN_N else "constant input"])
             table.data.append({"test": "spearman", "forecaster": forecaster, "n": n,
                                "rho": None if rho is None else float(rho), "p": None})
@@ -418,8 +415,8 @@ def table2_by_origin(rows: pd.DataFrame, origins: dict[str, str]) -> Table:
     ok = ok.assign(_f=ok["forecaster"].map({f: i for i, f in enumerate(dict.fromkeys(rows["forecaster"]))}),
                    _c=ok["context"].map(rank).fillna(len(rank))).sort_values(["_f", "origin", "_c", "column"])
     for (f, origin, column), group in ok.groupby(["forecaster", "origin", "column"], sort=False):
-        mean, se = _mean_se(pd.to_numeric(group["scrps"], errors="coerce").dropna().tolist())
-        table.add(f, [origin, column, fmt_pm(mean, se), str(len(group))])
+        mean, se = mean_se(pd.to_numeric(group["scrps"], errors="coerce").tolist())
+        table.add(f, [origin, column, pm(table, mean, se, "no sCRPS among this cell's forecasts"), str(len(group))])
     return table
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness import ConfigError
-from harness.reporting import Section, Table
+from harness.reporting import DASH, Section, Table
 
 LICENCE_KEYS = ("license", "licence")
 
@@ -134,13 +134,17 @@ def figure3_table(facts: list[dict]) -> Table:
         means = {k: _mean([float(r[k]) for r in rows if r[k] is not None]) for k, _ in FIGURE3_COLUMNS}
         marked = [r for r in rows if r["prospective"] is not None]
         share = (sum(r["prospective"] for r in marked) / max(1, sum(r["evidence"] for r in marked))) if marked else None
-        t.add(name, [str(len(rows)), *(f"{means[k]:.1f}" if not np.isnan(means[k]) else "-" for k, _ in FIGURE3_COLUMNS),
-                     f"{100 * share:.1f}%" if share is not None else "-"])
+        t.add(name, [str(len(rows)),
+                     *(f"{means[k]:.1f}" if not np.isnan(means[k]) else
+                       t.explain(DASH, f"no task in this row gives its {label.lower()}")
+                       for k, label in FIGURE3_COLUMNS),
+                     f"{100 * share:.1f}%" if share is not None else
+                     t.explain(DASH, "no task in this row marks its evidence items' roles (Appendix K.2)")])
         t.data.append({"origin": name, "tasks": len(rows), **{f"{k}_mean": means[k] for k, _ in FIGURE3_COLUMNS},
                        "prospective_share": share})
     t.notes.append("Evidence items: annotations.gt_evidence per task (Section 4.3's grounded evidence depth). "
                    "Prospective evidence: share of items marked prospective, over tasks marking every item's role "
-                   "(Appendix K.2); '-' where no task marks them.")
+                   "(Appendix K.2).")
     return t
 
 
@@ -182,8 +186,15 @@ def _licence(entry: Any) -> dict | None:
     if licence is None:
         return None
     return {"source": str(entry.get("name") or entry.get("source") or "?"), "licence": licence.strip(),
-            "redistribution": str(entry.get("redistribution") or "-"),
-            "attribution": str(entry.get("attribution") or entry.get("url") or "-")}
+            "redistribution": _term(entry.get("redistribution")),
+            "attribution": _term(entry.get("attribution")) or _term(entry.get("url"))}
+
+
+def _term(value: Any) -> str | None:
+    """A metadata term as Table 7 shows it: ``yes``/``no`` for a boolean, None when not given (absent or blank)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return None if value is None else (str(value).strip() or None)
 
 
 def licences(root: Path, tasks) -> list[dict]:
@@ -204,10 +215,15 @@ def licences(root: Path, tasks) -> list[dict]:
 
 
 def table7(rows: list[dict]) -> Table:
+    """Dr-CiK Table 7: one row per source of :func:`licences` (its licence, redistribution terms, attribution or
+    URL; a term the metadata does not give is a dash saying so)."""
     t = Table("drcik-table7", "Dr-CiK Table 7. Data sources, licences and redistribution (from the release "
               "metadata)", ["Source", "Licence", "Redistribution", "Attribution"])
     for r in rows:
-        t.add(r["source"], [r["licence"], r["redistribution"], r["attribution"]])
+        t.add(r["source"], [r["licence"],
+                            r["redistribution"] or t.explain(DASH, "the release metadata gives no redistribution "
+                                                                   "terms"),
+                            r["attribution"] or t.explain(DASH, "the release metadata gives no attribution or URL")])
         t.data.append(r)
     return t
 

@@ -22,29 +22,17 @@ failed episodes are counted apart, never scored as zeros) and forecasting rows (
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pandas as pd
 
-from harness.reporting import DASH, Table, fmt_pm
+from harness.reporting import DASH, Table
+from tsagent_plugins.tasks.drcik.report.cells import (NO_CITATION, NO_EVIDENCE, NO_SUPPORTING, mean_se, pct,
+                                                      pct_pm, pm)
 from tsagent_plugins.tasks.drcik.research import metrics as m
 from tsagent_plugins.tasks.drcik.dataset.contexts import DR_CONDITIONS, ROLE_CONDITIONS
 from tsagent_plugins.tasks.drcik.dataset.difficulty import DIMENSIONS, LEVELS
 from tsagent_plugins.tasks.drcik.research.scoring import failed, scored, task_scores
 from tsagent_plugins.tasks.drcik.dataset.loader import ROLES
 
-
-
-def _pct(value: float | None) -> str:
-    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
-
-
-def _mean_se(values) -> tuple[float | None, float | None]:
-    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not vals:
-        return None, None
-    return float(np.mean(vals)), (float(np.std(vals, ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else None)
 
 
 def _agents(rows: list[dict]) -> list[str]:
@@ -79,10 +67,13 @@ def table10(rows: list[dict]) -> Table | None:
                 continue
             ok, n_failed = scored(mine), len(failed(mine))
             recall = _pooled(ok) if ok else None
-            supp, supp_se = _mean_se(r.get("supporting_recall") for r in ok)
-            avoid, avoid_se = _mean_se(r.get("distractor_avoidance") for r in ok)
-            table.add(agent, [corpus, str(len(ok)), str(n_failed), _pct(recall),
-                              _pct_pm(supp, supp_se), _pct_pm(avoid, avoid_se)])
+            supp, supp_se = mean_se(r.get("supporting_recall") for r in ok)
+            avoid, avoid_se = mean_se(r.get("distractor_avoidance") for r in ok)
+            everything = "every episode of this agent on this corpus failed: no metric"
+            table.add(agent, [corpus, str(len(ok)), str(n_failed),
+                              pct(table, recall, NO_EVIDENCE if ok else everything),
+                              pct_pm(table, supp, supp_se, NO_SUPPORTING if ok else everything),
+                              pct_pm(table, avoid, avoid_se, NO_CITATION if ok else everything)])
             table.data.append({"agent": agent, "corpus": corpus, "tasks": len(ok), "failed": n_failed,
                                "evidence_recall_pooled": recall, "supporting_recall": supp,
                                "distractor_avoidance": avoid})
@@ -91,12 +82,6 @@ def table10(rows: list[dict]) -> Table | None:
                        "and distractor avoidance (Table 3's reading): mean ± SE over the tasks; failed episodes "
                        "are counted apart and left out of every mean.")
     return table
-
-
-def _pct_pm(mean: float | None, se: float | None) -> str:
-    if mean is None:
-        return DASH
-    return f"{100 * mean:.1f}% ± {'–' if se is None else f'{100 * se:.1f}'}"
 
 
 # -- Table 15 ---------------------------------------------------------------------------------------
@@ -133,7 +118,7 @@ def table15_recall(rows: list[dict]) -> Table | None:
         for agent in agents:
             mine = [r for r in ok if str(r["agent"]) == agent and str(r["benchmark_id"]) in ids]
             recall = _pooled(mine) if mine else None
-            cells.append(_pct(recall))
+            cells.append(pct(table, recall, NO_EVIDENCE if mine else "this agent ran no task at this level"))
             table.data.append({"dimension": dim, "level": level, "agent": agent, "tasks": len(mine),
                                "evidence_recall_pooled": recall})
         table.add(dim, [level, str(len(ids)), *cells])
@@ -162,8 +147,8 @@ def table15_scrps(forecasts: pd.DataFrame, labels: dict[str, dict[str, str]]) ->
         for agent, forecaster in pairs:
             vals = ok[(ok["evidence_agent"] == agent) & (ok["forecaster"] == forecaster)
                       & ok["benchmark_id"].astype(str).isin(ids)]["scrps"].dropna()
-            mean, se = _mean_se(vals.tolist())
-            cells.append(fmt_pm(mean, se))
+            mean, se = mean_se(vals.tolist())
+            cells.append(pm(table, mean, se, "no scored forecast of this pair on a task at this level"))
             table.data.append({"dimension": dim, "level": level, "agent": agent, "forecaster": forecaster,
                                "n": int(len(vals)), "scrps_mean": mean, "scrps_se": se})
         table.add(dim, [level, str(len(ids)), *cells])
@@ -190,7 +175,7 @@ def table16(rows: list[dict]) -> Table | None:
             verdicts = [v for r in mine for v in r.get("verdicts") or [] if r["evidence_roles"].get(v["item"]) == role]
             hit = sum(v.get("matched") is True for v in verdicts)
             recall = hit / len(verdicts) if verdicts else None
-            cells.append(f"{_pct(recall)} ({hit}/{len(verdicts)})" if verdicts else
+            cells.append(f"{pct(table, recall, NO_EVIDENCE)} ({hit}/{len(verdicts)})" if verdicts else
                          table.explain(DASH, "no item of this role in the tasks"))
             record.update({f"{role}_items": len(verdicts), f"{role}_matched": hit, f"{role}_recall": recall})
         table.add(agent, [str(len(mine)), *cells])
@@ -220,8 +205,9 @@ def table17(forecasts: pd.DataFrame) -> Table | None:
         for context in contexts:
             cell = rows[(rows["forecaster"] == forecaster) & (rows["context"] == context)]
             vals = cell.loc[cell["status"] == "ok", "scrps"].dropna()
-            mean, se = _mean_se(vals.tolist())
-            cells.append(fmt_pm(mean, se))
+            mean, se = mean_se(vals.tolist())
+            cells.append(pm(table, mean, se, "not run in this context condition on these tasks" if cell.empty else
+                            "no scored task in this cell: every forecast failed or went unscored"))
             table.data.append({"forecaster": forecaster, "context": context, "n": int(len(vals)),
                                "failed": int((cell["status"] == "failed").sum()), "scrps_mean": mean, "scrps_se": se})
         table.add(forecaster, cells)

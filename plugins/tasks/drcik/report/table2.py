@@ -28,6 +28,7 @@ from harness.reporting import ReportError
 from harness.reporting import Section
 from harness.reporting import DASH, Table, fmt_pm, mean_interval, report_options
 from tsagent_plugins.tasks.drcik.dataset import contexts as ctx
+from tsagent_plugins.tasks.drcik.report.cells import pm
 from tsagent_plugins.tasks.drcik.forecast.metrics import (FAILED, LABELS_HIDDEN, METRICS, OK, UNDEFINED_SCALE,
                                                           average_ranks, common_tasks, summary_table)
 
@@ -221,12 +222,12 @@ def common_subset(rows: pd.DataFrame, forecasters: list[str], contexts: list[str
             cell, rank = summary.get((forecaster, context)), ranks.get((forecaster, context))
             if cell is None:
                 continue
-            single = "a single common task: no standard error"
+            single, none = "a single common task: no standard error", "no value on the common tasks"
             table.add(forecaster, [_label(context, stand_ins[context]),
-                                   *[table.explain(fmt_pm(cell[f"{m}_mean"], cell[f"{m}_se"]), single)
+                                   *[pm(table, cell[f"{m}_mean"], cell[f"{m}_se"], none, single)
                                      for m in ("scrps", "srmse", "smae")],
-                                   table.explain(fmt_pm(rank["point_rank"], rank["point_rank_se"], 2), single),
-                                   table.explain(fmt_pm(rank["dist_rank"], rank["dist_rank_se"], 2), single)])
+                                   pm(table, rank["point_rank"], rank["point_rank_se"], none, single, 2),
+                                   pm(table, rank["dist_rank"], rank["dist_rank_se"], none, single, 2)])
             table.data.append({"forecaster": forecaster, "context": context, "n": int(cell["n"]),
                                **{k: cell[k] for k in cell if k.endswith(("_mean", "_se"))},
                                **{k: rank[k] for k in ("point_rank", "point_rank_se", "dist_rank",

@@ -199,7 +199,8 @@ def test_table2_with_dr_columns_counts_failed_forecasts_per_column():
                  {**common, "context": "dr-evidence", "scrps": b, "evidence_agent": "B",
                   "status": "ok" if b else "failed"}]
     table = research_tables.table2_dr(pd.DataFrame(rows))
-    assert table.rows == [["llm-dp", "dr-evidence", "0.700 ± –", "0.500 ± 0.100", "0.500 ± –", "1 | 0 | 1"]]
+    assert table.rows == [["llm-dp", "dr-evidence", "0.700 ± –ᵃ", "0.500 ± 0.100", "0.500 ± –ᵃ", "1 | 0 | 1"]]
+    assert table.notes[0] == "–ᵃ a single task: no standard error"
     assert {(d["context"], d["agent"]): d["n"] for d in table.data} == {("no-context", None): 1,
                                                                        ("dr-evidence", "A"): 2, ("dr-evidence", "B"): 1}
     assert any(n.startswith("Fail: tasks without a valid forecast") for n in table.notes)

@@ -117,7 +117,8 @@ def test_table17_sCRPS_by_evidence_role_over_the_tasks_marking_roles():
     assert cells["retrospective-only"]["scrps_mean"] == pytest.approx(0.9)
     assert cells["retrospective-only"]["scrps_se"] == pytest.approx(0.1)
     assert (cells["prospective-only"]["scrps_mean"], cells["prospective-only"]["failed"]) == (0.5, 1)
-    assert table.rows == [["naive", "1.500 ± 0.500", "0.900 ± 0.100", "0.500 ± –"]]
+    assert table.rows == [["naive", "1.500 ± 0.500", "0.900 ± 0.100", "0.500 ± –ᵃ"]]
+    assert table.notes[0] == "–ᵃ a single task: no standard error"
     assert strata.table17(forecasts().query("context == 'no-context'")) is None
 
 
