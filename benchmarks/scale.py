@@ -8,7 +8,9 @@ Each episode is a TraceBench BallDrop episode (small pool) whose agent makes
 per ``--jobs``: wall time, episodes/s, speed-up over the first ``--jobs`` value,
 and the harness overhead per episode: the episode's wall time minus the model's
 waiting (materialize, sandbox start and stop, scoring, metrics), as mean and
-95th percentile.  The floor is the overhead at ``--jobs 1`` measured in the same run.  Goals: overhead at
+95th percentile, and the CPU time per episode of the harness process and of the
+processes it started (the sandboxes: bwrap, the launcher and the agent, whose own
+start is part of the overhead measured).  The floor is the overhead at ``--jobs 1`` measured in the same run.  Goals: overhead at
 ``--jobs 8`` at most 1.5x the floor; episodes/s at ``--jobs 4`` at least 3x ``--jobs 1`` (both judged on
 the sandbox of ``--sandbox``; the script exits 1 when one is missed, or when ``--jobs`` lacks 1, 4 or 8).
 ``--docker-episodes 0`` skips the Docker part.
@@ -49,25 +51,29 @@ def measure(episodes: int, jobs: int, sandbox: str, turns: int, delay: float, fo
     units = [Unit(task, profile, seed) for seed in range(episodes)]
     settings = RunSettings(jobs=jobs, sandbox=sandbox, sandbox_starts=max(2, jobs // 2))
     store = RunStore.create(folder / f"{sandbox}-jobs{jobs}")
-    started = time.perf_counter()
+    before, started = os.times(), time.perf_counter()
     rows = execute(units, store, settings, model_backend="scripted", model_options={"script": str(script)})
-    wall = time.perf_counter() - started
+    wall, after = time.perf_counter() - started, os.times()
+    harness_cpu = (after.user - before.user + after.system - before.system) / max(1, len(rows))
+    sandbox_cpu = (after.children_user - before.children_user
+                   + after.children_system - before.children_system) / max(1, len(rows))
     overhead = np.array([r["episode_seconds"] - turns * delay for r in rows])
     return {"jobs": jobs, "episodes": len(rows), "ok": sum(r["status"] == "ok" for r in rows), "wall": wall,
             "eps": len(rows) / wall, "overhead": float(overhead.mean()),
-            "overhead_p95": float(np.percentile(overhead, 95))}
+            "overhead_p95": float(np.percentile(overhead, 95)), "harness_cpu": harness_cpu,
+            "sandbox_cpu": sandbox_cpu}
 
 
 def report(console: Console, title: str, results: list[dict]) -> None:
     table = Table(title=title)
     for col in ("jobs", "episodes (ok)", "wall (s)", "episodes/s", "speed-up", "overhead/episode (s)",
-                "overhead p95 (s)", "overhead vs first"):
+                "overhead p95 (s)", "overhead vs first", "CPU/episode: harness, sandbox (s)"):
         table.add_column(col, justify="right")
     base = results[0]
     for r in results:
         table.add_row(str(r["jobs"]), f"{r['episodes']} ({r['ok']})", f"{r['wall']:.1f}", f"{r['eps']:.3f}",
                       f"{r['eps'] / base['eps']:.2f}x", f"{r['overhead']:.2f}", f"{r['overhead_p95']:.2f}",
-                      f"{r['overhead'] / base['overhead']:.2f}x")
+                      f"{r['overhead'] / base['overhead']:.2f}x", f"{r['harness_cpu']:.3f}, {r['sandbox_cpu']:.3f}")
     console.print(table)
 
 
@@ -80,7 +86,7 @@ def report(console: Console, title: str, results: list[dict]) -> None:
 @click.option("--docker-episodes", type=int, default=40)
 @click.option("--docker-jobs", default="1,4")
 def main(episodes, jobs_list, sandbox, turns, delay, docker_episodes, docker_jobs) -> None:
-    console = Console(width=160)
+    console = Console(width=200)
     task = load_task(TASK, {"pool_per_class": 30, "heldout_per_class": 0})
     task.template.prepare(task.params, lambda done, total, text: None)  # the pool once, outside the timings
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,15 @@ from harness.sandbox.errors import SandboxError
 from harness.store import EpisodePaths, write_json
 from harness.trajectory_floor import with_prompt
 from harness.workspace_cap import WorkspaceCap
+
+
+#: Episodes writing their inputs at once (``materialize`` and the inputs record), one per CPU this process may
+#: use.  Writing inputs is CPU work, mostly under the GIL: more at once than CPUs only shares the same CPUs
+#: between more episodes, which then all finish late.  At ``--jobs 8`` on two cores the first eight episodes
+#: started together and each spent 1.5 s on harness work (0.26 s alone), and the episodes after them kept
+#: starting in step for several rounds (``benchmarks/scale.py``).  With a slot each, they start one after
+#: another and stay apart.
+_WRITING_INPUTS = threading.BoundedSemaphore(max(1, len(os.sched_getaffinity(0))))
 
 
 @dataclass
@@ -152,11 +163,12 @@ def _record_inputs(plan: EpisodePlan, paths: EpisodePaths) -> None:
 
 def _run_agent_episode(plan: EpisodePlan, paths: EpisodePaths, runner_factory: Callable[[], SubmissionRunner],
                        attempt: int) -> dict[str, Any]:
-    started = time.time()
-    materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
-    if plan.agent.privileged_inputs:
-        plan.template.write_privileged(plan.params, plan.episode, paths.workspace, paths.key)
-    _record_inputs(plan, paths)
+    started = time.time()  # the wait for a slot below is part of the episode's time
+    with _WRITING_INPUTS:
+        materialized = plan.template.materialize(plan.params, plan.episode, paths.workspace, paths.key)
+        if plan.agent.privileged_inputs:
+            plan.template.write_privileged(plan.params, plan.episode, paths.workspace, paths.key)
+        _record_inputs(plan, paths)
     (paths.root / "prompt.txt").write_text(materialized.prompt)
     inputs = inputs_digest(plan, paths.key)
 

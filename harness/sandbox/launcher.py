@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover
 
 # Only what every launch needs is imported up front: the launcher is on the
 # critical path of every command.  ``linux`` (ctypes) is for the unshare
-# setup, ``bridge`` (sockets, asyncio) for the proxy.
+# setup, ``bridge`` (sockets, selectors) for the proxy.
 
 
 def _sibling(name: str):
@@ -143,7 +143,7 @@ def start_bridge(port: int, unix_path: str) -> None:
     """Listen on 127.0.0.1:``port`` now; serve (forward to ``unix_path``) from a background thread.
 
     Only C modules are used here so the command can start at once; clients that
-    connect before the thread's event loop runs wait in the listen backlog.
+    connect before the thread's loop runs wait in the listen backlog.
     """
     import _socket
     import _thread
@@ -157,11 +157,10 @@ def start_bridge(port: int, unix_path: str) -> None:
 
 def _serve_bridge(fd: int, unix_path: str) -> None:
     try:
-        import asyncio
         import socket
 
         bridge = _sibling("bridge")
-        asyncio.run(bridge.serve(unix_path, socket.socket(fileno=fd)))
+        bridge.serve(unix_path, socket.socket(fileno=fd))
     except BaseException as exc:  # noqa: BLE001 - report, the command sees connection errors
         print(f"sandbox: proxy bridge stopped: {exc!r}", file=sys.stderr, flush=True)
 
@@ -239,4 +238,4 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     status = main(sys.argv)
     sys.stderr.flush()
-    os._exit(status)  # no interpreter teardown: the bridge thread may still be importing asyncio
+    os._exit(status)  # no interpreter teardown: the bridge thread may still be serving

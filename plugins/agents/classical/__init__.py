@@ -96,7 +96,7 @@ class ProxyProbe(Agent):
         turns = int((ctx.profile.options if ctx.profile else {}).get("turns", 3))
         script = Path(__file__).resolve().parent / "probe.py"
         return AgentInvocation(
-            argv=["python3", str(script), "--task-info", json.dumps(info),
+            argv=["python3", "-S", str(script), "--task-info", json.dumps(info),  # -S: standard library only
                   "--base-url", ctx.model_base_url or "", "--model", (ctx.profile.model if ctx.profile else None)
                   or "probe", "--turns", str(turns)],
             env={"PYTHONDONTWRITEBYTECODE": "1"},

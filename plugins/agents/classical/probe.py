@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 RULE = '''LABEL = {label!r}
 
@@ -23,6 +23,27 @@ RULE = '''LABEL = {label!r}
 def predict(df) -> list:
     return [LABEL]
 '''
+
+
+def post_json(url: str, body: bytes, timeout: float = 600) -> tuple[int, bytes]:
+    """POST ``body`` (JSON) to ``url`` (``http://host:port/path``) over HTTP/1.0; returns (status, response body).
+    Raises OSError when the server cannot be reached or sends no HTTP response, ValueError for another scheme."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"expected an http:// URL, got {url!r}")
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    head = (f"POST {target} HTTP/1.0\r\nHost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+            f"authorization: Bearer sk-dummy\r\ncontent-length: {len(body)}\r\n\r\n").encode("latin-1")
+    with socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout) as conn:
+        conn.sendall(head + body)
+        chunks = []
+        while chunk := conn.recv(1 << 16):  # HTTP/1.0: the server ends the response by closing
+            chunks.append(chunk)
+    header, sep, payload = b"".join(chunks).partition(b"\r\n\r\n")
+    status = header.split(b" ", 2)[1] if header.startswith(b"HTTP/") and b" " in header else b""
+    if not sep or not status.isdigit():
+        raise OSError(f"no HTTP response from {url}")
+    return int(status), payload
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,12 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     messages = [{"role": "user", "content": Path(args.prompt_file).read_text() if args.prompt_file else "go"}]
     for turn in range(args.turns):
         body = json.dumps({"model": args.model, "messages": messages}).encode()
-        request = urllib.request.Request(url, body, {"content-type": "application/json",
-                                                     "authorization": "Bearer sk-dummy"})
         try:
-            with urllib.request.urlopen(request, timeout=600) as response:
-                answer = json.loads(response.read())
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            status, payload = post_json(url, body)
+            if status >= 400:
+                raise OSError(f"HTTP Error {status}: {payload[:200].decode('utf-8', 'replace')}")
+            answer = json.loads(payload)
+        except (OSError, ValueError) as exc:
             print(f"probe: request {turn + 1} failed: {exc}", file=sys.stderr)
             return 3
         text = (answer.get("choices") or [{}])[0].get("message", {}).get("content") or ""

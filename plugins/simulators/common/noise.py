@@ -41,6 +41,7 @@ corruption is an exact function of per-sample field moments computed once per pr
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -173,16 +174,18 @@ class FieldNoise:
         self._half = int(round(4 * self.drift_tau / self.dt))
         self._cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
+        self._seed_fields: OrderedDict[tuple[int, int], dict[str, np.ndarray]] = OrderedDict()
+        self._seed_lock = threading.Lock()  # not ``_lock``, which :meth:`moments` holds while it computes
 
     def __getstate__(self) -> dict:
-        """Picklable (worker processes started by forkserver/spawn): the moment cache and lock stay behind."""
+        """Picklable (worker processes started by forkserver/spawn): the caches and the lock stay behind."""
         state = dict(self.__dict__)
-        state["_cache"], state["_lock"] = {}, None
+        state["_cache"], state["_lock"], state["_seed_fields"], state["_seed_lock"] = {}, None, OrderedDict(), None
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._lock, self._seed_lock = threading.Lock(), threading.Lock()
 
     # ------------------------------------------------------------------ fields
     @property
@@ -214,6 +217,28 @@ class FieldNoise:
         for c in range(C):
             out[f"z{c}"], out[f"d{c}"], out[f"b{c}"] = z[c], d[c], b[c]
         return out
+
+    #: how many ``(seed, n)`` field sets :meth:`seed_fields` keeps
+    SEED_FIELDS_KEPT = 8
+
+    def seed_fields(self, seed: int, n: int) -> dict[str, np.ndarray]:
+        """``fields([seed], n)``, read-only, the :data:`SEED_FIELDS_KEPT` most recent kept: the samples of an
+        episode share one noise seed (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed`), so an episode
+        of 25 samples of one length drew and filtered the same fields 25 times (60% of its noise time)."""
+        key = (int(seed), int(n))
+        with self._seed_lock:
+            hit = self._seed_fields.get(key)
+            if hit is not None:
+                self._seed_fields.move_to_end(key)
+                return hit
+        fresh = self.fields([seed], n)
+        for array in fresh.values():
+            array.setflags(write=False)
+        with self._seed_lock:
+            self._seed_fields[key] = fresh
+            while len(self._seed_fields) > self.SEED_FIELDS_KEPT:
+                self._seed_fields.popitem(last=False)
+        return fresh
 
     @lru_cache(maxsize=8)
     def _kernel_fft(self, nfft: int) -> np.ndarray:
@@ -272,7 +297,7 @@ class FieldNoise:
         if kappa == 0:
             return values.copy()
         A, D, B, delta = self.amplitudes(time, values, events, kappa)
-        f = self.fields([seed], values.shape[0])
+        f = self.seed_fields(int(seed), values.shape[0])
         out = values.copy()
         for c in range(self.n_channels):
             out[:, c] += delta[c] + A[c] * f[f"z{c}"][0] + D[c] * f[f"d{c}"][0] + B[c] * f[f"b{c}"][0]

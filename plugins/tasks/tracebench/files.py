@@ -12,6 +12,8 @@ per-episode random generator.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -70,12 +72,12 @@ def opaque_names(rng: np.random.Generator, n: int, taken: set[str]) -> list[str]
     return names
 
 
-def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
-    """Write one observed sample.
+def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> str:
+    """Write one observed sample; returns the digest of its values (:func:`values_digest`).
 
     ``time``: shape (T,), seconds, strictly increasing.  ``values``: shape (T, C).
-    Writes columns ``col1..colC`` (values) and ``col{C+1}`` (time), float64, with
-    no pandas/Arrow schema metadata.  Raises ValueError on a shape mismatch,
+    Writes columns ``col1..colC`` (values) and ``col{C+1}`` (time), float64, plain-encoded and
+    snappy-compressed, with no pandas/Arrow schema metadata.  Raises ValueError on a shape mismatch,
     non-finite values or times out of order.
     """
     time = np.asarray(time, dtype=np.float64)
@@ -87,12 +89,57 @@ def write_sample(path: Path, time: np.ndarray, values: np.ndarray) -> None:
     if time.size > 1 and not np.all(np.diff(time) > 0):
         raise ValueError(f"{path.name}: time must be strictly increasing")
     columns = [values[:, c] for c in range(values.shape[1])] + [time]
+    names = column_names(values.shape[1])
     import pyarrow as pa  # imported on use: registering the template loads no parquet writer
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_arrays([pa.array(col, type=pa.float64()) for col in columns],
-                                 names=column_names(values.shape[1]))
-    pq.write_table(table.replace_schema_metadata(None), path, store_schema=False)
+    table = pa.Table.from_arrays([pa.array(col, type=pa.float64()) for col in columns], names=names)
+    sink = pa.BufferOutputStream()
+    # no dictionary encoding: noisy floats are all distinct, so a dictionary only doubled the time to write a
+    # sample (1.45 vs 0.74 ms for 4,000 rows of four columns) and grew the file by a fifth
+    pq.write_table(table.replace_schema_metadata(None), sink, store_schema=False, use_dictionary=False)
+    data = sink.getvalue().to_pybytes()
+    Path(path).write_bytes(data)
+    digest = _columns_digest(zip(names, columns))
+    _known.remember(hashlib.sha256(data).digest(), digest)  # Parquet keeps float64 bit for bit
+    return digest
+
+
+def _columns_digest(columns: Iterable[tuple[str, np.ndarray]]) -> str:
+    """sha256 (hex) over ``(name, values)`` pairs: per column its name, its length and its values as
+    little-endian float64, in order."""
+    digest = hashlib.sha256()
+    for name, values in columns:
+        column = np.ascontiguousarray(values, dtype="<f8")
+        digest.update(f"{name}\0{column.size}\0".encode())
+        digest.update(column.tobytes())
+    return digest.hexdigest()
+
+
+class _KnownDigests:
+    """Values digests of the sample files this process wrote or read, by the sha256 of the file's bytes (so an
+    entry can never go stale: other bytes are another key), the :attr:`LIMIT` most recent.  An episode's inputs
+    are digested right after they are written: decoding each file again cost 1.3 ms, hashing its bytes 0.2 ms."""
+
+    LIMIT = 8192
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._digests: OrderedDict[bytes, str] = OrderedDict()
+
+    def remember(self, content: bytes, digest: str) -> None:
+        with self._lock:
+            self._digests[content] = digest
+            self._digests.move_to_end(content)
+            while len(self._digests) > self.LIMIT:
+                self._digests.popitem(last=False)
+
+    def get(self, content: bytes) -> str | None:
+        with self._lock:
+            return self._digests.get(content)
+
+
+_known = _KnownDigests()
 
 
 def file_sha256(path: Path) -> str:
@@ -107,16 +154,20 @@ def file_sha256(path: Path) -> str:
 def values_digest(path: Path) -> str:
     """sha256 (hex) of a sample file's decoded values: per column its name, its length and its values as
     little-endian float64, in file order.  The same values give the same digest whichever pyarrow wrote the
-    file.  Raises what pyarrow raises for a file that is no Parquet file."""
+    file.  Bytes this process wrote or decoded before are not decoded again.  Raises what pyarrow raises for a
+    file that is no Parquet file (OSError when it cannot be read)."""
+    data = Path(path).read_bytes()
+    content = hashlib.sha256(data).digest()
+    known = _known.get(content)
+    if known is not None:
+        return known
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
-    digest = hashlib.sha256()
-    for name in table.column_names:
-        column = np.ascontiguousarray(table.column(name).to_numpy(), dtype="<f8")
-        digest.update(f"{name}\0{column.size}\0".encode())
-        digest.update(column.tobytes())
-    return digest.hexdigest()
+    table = pq.read_table(pa.BufferReader(data))
+    digest = _columns_digest((name, table.column(name).to_numpy()) for name in table.column_names)
+    _known.remember(content, digest)
+    return digest
 
 
 def file_key(key: str) -> str:

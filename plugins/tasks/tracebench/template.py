@@ -92,6 +92,17 @@ def default_simulator(name: str) -> Simulator:
     return get("simulator", name)
 
 
+
+def recipe_rows(recipes: Any, ids: list[str]) -> dict[str, dict]:
+    """The pool recipes of ``ids`` as ``{sample_id: {column: value}}`` (the values ``recipes.loc[sample_id]``
+    gives), taken from the frame in one ``.loc``: one per sample cost 0.25 ms, 13 ms for a direct episode.
+    KeyError for an id the pool lacks."""
+    frame = recipes.loc[list(dict.fromkeys(ids))]
+    columns = list(frame.columns)
+    return {str(sid): dict(zip(columns, row))
+            for sid, row in zip(frame.index, frame.itertuples(index=False, name=None))}
+
+
 class TracebenchTemplate(AgentTaskTemplate):
     """TraceBench root-cause attribution episodes over a simulator's sample pool.
 
@@ -253,15 +264,16 @@ class TracebenchTemplate(AgentTaskTemplate):
         }
         if params.pool is not None:
             key["released_pool"] = params.pool.model_dump(mode="json")
+        rows = recipe_rows(pool.recipes, [sid for ids, _ in groups.values() for sid in ids])
         for group, (ids, folders) in groups.items():
-            key[group] = self._write_group(pool, sim, params, ids, folders, rng, taken, kappa, as_shown)
+            key[group] = self._write_group(pool, rows, sim, params, ids, folders, rng, taken, kappa, as_shown)
 
         if key["support"]:
             (workspace / "train_labels.json").write_text(
                 json.dumps({f: v["label"] for f, v in sorted(key["support"].items())}, indent=2))
         key_dir.mkdir(parents=True, exist_ok=True)
         (key_dir / KEY_FILE).write_text(json.dumps(key, separators=(",", ":")))  # 700+ held-out entries: compact
-        self._write_recipes(pool, key, key_dir / RECIPES_FILE)
+        self._write_recipes(rows, key, key_dir / RECIPES_FILE)
 
         prompt = build_prompt(sim, context=params.context, submission=params.submission,
                               examples=params.examples_per_class > 0)
@@ -294,8 +306,8 @@ class TracebenchTemplate(AgentTaskTemplate):
                 sample_files.write_sample(out / name, pair.time, np.asarray(pair.values, dtype=np.float64))
 
     @staticmethod
-    def _write_group(pool, sim: Simulator, params: TracebenchParams, ids: list[str], folders: list[Path],
-                     rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str]) -> dict:
+    def _write_group(pool, rows: dict[str, dict], sim: Simulator, params: TracebenchParams, ids: list[str],
+                     folders: list[Path], rng: np.random.Generator, taken: set[str], kappa: float, as_shown: dict[str, str]) -> dict:
         """Write one batch under opaque names, in shuffled order, as private files of the episode (never links
         into a shared store: :mod:`.inputs` says why); returns {file: truth}."""
         names = sample_files.opaque_names(rng, len(ids), taken)
@@ -305,7 +317,7 @@ class TracebenchTemplate(AgentTaskTemplate):
             folder.mkdir(parents=True, exist_ok=True)
         for i in order:
             sample_id, name = ids[i], names[i]
-            class_label = str(pool.recipes.loc[sample_id, "label"])
+            class_label = str(rows[sample_id]["label"])
             if class_label not in as_shown:
                 raise ValueError(f"pool sample {sample_id!r} has label {class_label!r}, not one of {list(as_shown)}")
             if params.noise_seeds == "sample":
@@ -325,7 +337,7 @@ class TracebenchTemplate(AgentTaskTemplate):
         return dict(sorted(entries.items()))
 
     @staticmethod
-    def _write_recipes(pool, key: dict, path: Path) -> None:
+    def _write_recipes(recipes: dict[str, dict], key: dict, path: Path) -> None:
         """The pool recipes of the test and support samples (the held-out samples' are the pool's, under the
         sample ids ``key.json`` gives: written here they were 95% of an episode's key)."""
         from tsagent_plugins.tasks.tracebench.inputs import exact
@@ -333,7 +345,7 @@ class TracebenchTemplate(AgentTaskTemplate):
         rows = []
         for group in ("test", "support"):
             for file, truth in key[group].items():
-                recipe = {k: exact(v) for k, v in pool.recipes.loc[truth["sample_id"]].items()}  # floats whole
+                recipe = {k: exact(v) for k, v in recipes[truth["sample_id"]].items()}  # floats whole
                 rows.append({"split": group, "file": file, "sample_id": truth["sample_id"], **recipe,
                              "exact_floats": True})
         path.write_text(json.dumps(rows, indent=2))

@@ -200,3 +200,25 @@ def test_drift_filter_with_numpy_fft_is_bit_identical_to_scipy_fft():
         ours = np.fft.irfft(np.fft.rfft(raw, nfft, axis=2) * np.fft.rfft(kernel, nfft), nfft, axis=2)
         theirs = sfft.irfft(sfft.rfft(raw, nfft, axis=2) * sfft.rfft(kernel, nfft), nfft, axis=2)
         assert np.array_equal(ours, theirs)
+
+
+def test_one_seeds_fields_are_drawn_once_and_read_only_and_equal_a_fresh_draw():
+    """An episode's samples share one noise seed: its fields are kept, never recomputed, and cannot be changed."""
+    from tsagent_plugins.simulators.balldrop import noise as bd_noise
+
+    for model, n in ((bb_noise.model(0.01), 1234), (ms_noise.model(0.01), 999)):
+        first = model.seed_fields(17, n)
+        assert model.seed_fields(17, n) is first  # kept
+        fresh = model.fields([17], n)
+        assert first.keys() == fresh.keys()
+        for key, array in first.items():
+            assert np.array_equal(array, fresh[key]), key
+            assert not array.flags.writeable
+        with pytest.raises(ValueError):
+            first["z0"][0] = 1.0
+        for seed in range(model.SEED_FIELDS_KEPT + 1):  # bounded: the oldest goes
+            model.seed_fields(1000 + seed, n)
+        assert model.seed_fields(17, n) is not first
+    kept = bd_noise.seed_fields(5, 800)
+    assert bd_noise.seed_fields(5, 800) is kept and not kept["d0"].flags.writeable
+    assert all(np.array_equal(v, bd_noise.fields([5], 800)[k]) for k, v in kept.items())
