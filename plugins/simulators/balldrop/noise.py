@@ -140,10 +140,9 @@ def seed_fields(seed: int, n: int) -> dict[str, np.ndarray]:
     """``fields([seed], n)``, read-only, the 8 most recent kept: the samples of an episode share one noise
     seed (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed`), so an episode of 25 samples of one
     length drew and filtered the same fields 25 times (60% of its noise time)."""
-    fresh = fields([seed], n)
-    for array in fresh.values():
-        array.setflags(write=False)
-    return fresh
+    from tsagent_plugins.simulators.common.noise import read_only
+
+    return read_only(fields([seed], n))
 
 
 # ------------------------------------------------------------------ amplitudes

@@ -41,7 +41,6 @@ corruption is an exact function of per-sample field moments computed once per pr
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -158,6 +157,13 @@ def envelopes(time: np.ndarray, events: np.ndarray, event_tau: float, post_tau: 
     return w, p
 
 
+def read_only(fields: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``fields`` with every array made read-only (kept in a cache, they are shared by every caller)."""
+    for array in fields.values():
+        array.setflags(write=False)
+    return fields
+
+
 class FieldNoise:
     """The observation model of one simulator: channel coefficients, envelope and drift time scales.
 
@@ -174,18 +180,16 @@ class FieldNoise:
         self._half = int(round(4 * self.drift_tau / self.dt))
         self._cache: dict[tuple[int, int], dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
-        self._seed_fields: OrderedDict[tuple[int, int], dict[str, np.ndarray]] = OrderedDict()
-        self._seed_lock = threading.Lock()  # not ``_lock``, which :meth:`moments` holds while it computes
 
     def __getstate__(self) -> dict:
-        """Picklable (worker processes started by forkserver/spawn): the caches and the lock stay behind."""
+        """Picklable (worker processes started by forkserver/spawn): the moment cache and lock stay behind."""
         state = dict(self.__dict__)
-        state["_cache"], state["_lock"], state["_seed_fields"], state["_seed_lock"] = {}, None, OrderedDict(), None
+        state["_cache"], state["_lock"] = {}, None
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._lock, self._seed_lock = threading.Lock(), threading.Lock()
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ fields
     @property
@@ -221,24 +225,12 @@ class FieldNoise:
     #: how many ``(seed, n)`` field sets :meth:`seed_fields` keeps
     SEED_FIELDS_KEPT = 8
 
+    @lru_cache(maxsize=SEED_FIELDS_KEPT)
     def seed_fields(self, seed: int, n: int) -> dict[str, np.ndarray]:
         """``fields([seed], n)``, read-only, the :data:`SEED_FIELDS_KEPT` most recent kept: the samples of an
         episode share one noise seed (:func:`tsagent_plugins.tasks.tracebench.files.noise_seed`), so an episode
         of 25 samples of one length drew and filtered the same fields 25 times (60% of its noise time)."""
-        key = (int(seed), int(n))
-        with self._seed_lock:
-            hit = self._seed_fields.get(key)
-            if hit is not None:
-                self._seed_fields.move_to_end(key)
-                return hit
-        fresh = self.fields([seed], n)
-        for array in fresh.values():
-            array.setflags(write=False)
-        with self._seed_lock:
-            self._seed_fields[key] = fresh
-            while len(self._seed_fields) > self.SEED_FIELDS_KEPT:
-                self._seed_fields.popitem(last=False)
-        return fresh
+        return read_only(self.fields([seed], n))
 
     @lru_cache(maxsize=8)
     def _kernel_fft(self, nfft: int) -> np.ndarray:
