@@ -47,13 +47,15 @@ from harness.trajectory_floor import with_prompt
 from harness.workspace_cap import WorkspaceCap
 
 
-#: Episodes writing their inputs at once (``materialize`` and the inputs record), one per CPU this process may
-#: use.  Writing inputs is CPU work, mostly under the GIL: more at once than CPUs only shares the same CPUs
-#: between more episodes, which then all finish late.  At ``--jobs 8`` on two cores the first eight episodes
-#: started together and each spent 1.5 s on harness work (0.26 s alone), and the episodes after them kept
-#: starting in step for several rounds (``benchmarks/scale.py``).  With a slot each, they start one after
-#: another and stay apart.
-_WRITING_INPUTS = threading.BoundedSemaphore(max(1, len(os.sched_getaffinity(0))))
+#: Episodes writing their inputs at once (``materialize`` and the inputs record): one per two CPUs this process
+#: may use, at least one.  Writing inputs is CPU work, mostly under the GIL, and the sandboxes and agents of the
+#: episodes that have written theirs start meanwhile on the other CPUs, at about the same cost: more writers
+#: than that only share the same CPUs between more episodes, which then all finish late.  At ``--jobs 8`` on
+#: two cores the first eight episodes started together and each spent 1.5 s on harness work (0.26 s alone),
+#: and the episodes after them kept starting in step for several rounds (``benchmarks/scale.py``).  With one
+#: writer per CPU they started in pairs, and each pair's writers slowed each other: 0.30-0.37 s of overhead per
+#: episode against 0.26-0.33 s with one writer (two cores, same runs alternated).
+_WRITING_INPUTS = threading.BoundedSemaphore(max(1, len(os.sched_getaffinity(0)) // 2))
 
 
 @dataclass

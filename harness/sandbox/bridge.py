@@ -9,49 +9,72 @@ Each accepted TCP connection gets its own Unix-socket connection; bytes are
 copied in both directions as soon as they arrive (no buffering of whole
 messages, so streamed SSE responses keep their timing), half-closes are passed
 on, and a reset on either side closes both.  Standard library only: the
-sandbox launcher runs it with ``python -S``.
+sandbox launcher runs it with ``python -E -s -S``.
 
-One thread and a :mod:`selectors` loop serve every connection: no thread per
-connection (the sandbox's process limit counts threads) and no asyncio, whose
-import cost about 80 ms of CPU at the start of every episode, on the way of its
-first model request.  A direction whose receiver is slow buffers at most
-:data:`BUFFER` bytes before its sender stops being read (back-pressure).
+One thread and a :func:`select.poll` loop serve every connection: no thread per
+connection (the sandbox's process limit counts threads).  The serving path
+imports C modules only (``_socket``, ``select``, ``_struct``): it starts in
+every sandbox, on the way of the episode's first model request, and the
+Python-level ``socket``, ``selectors``, ``threading`` and ``struct`` pull in
+``enum``: a ``python -E -s -S`` starting the bridge the launcher's way took
+31 ms of CPU with them, 17 ms without (10 ms for ``pass``; asyncio, used
+before them, cost about 80 ms more).  Only :class:`BridgeThread` (host side)
+imports :mod:`threading`, when created, and the command line reads the Docker
+backend's arguments without :mod:`argparse` (45 ms -> 19 ms per start).  A
+direction whose receiver is slow buffers at most :data:`BUFFER` bytes before
+its sender stops being read (back-pressure).
 
-Run stand-alone::
+Run stand-alone (the Docker backend runs ``python -S bridge.py`` this way)::
 
     python -m harness.sandbox.bridge --listen 127.0.0.1:8765 --unix /run/harness/proxy.sock
 """
 
 from __future__ import annotations
 
-import selectors
-import socket
-import struct
+import _socket
+import _struct
+import select
 import sys
-import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: never imported at run time
+    import threading
 
 CHUNK = 64 * 1024
 #: the most bytes held for one direction of one connection before its sender stops being read
 BUFFER = 1 << 20
+_LINGER_RESET = _struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a reset
+# as in selectors.PollSelector: any event but POLLOUT (POLLIN, POLLHUP, POLLERR, POLLNVAL) makes a socket
+# readable, any but POLLIN writable, so that the recv or send that follows reports a hang-up or reset
+_READABLE, _WRITABLE = ~select.POLLOUT, ~select.POLLIN
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
-    """A bound, listening TCP socket (``port`` 0 picks a free port).  Raises OSError if taken."""
-    return socket.create_server((host, port), backlog=256)
+def listen_socket(host: str, port: int) -> _socket.socket:
+    """A bound TCP socket listening on ``host``:``port`` (IPv4; ``port`` 0 picks a free port), with
+    ``SO_REUSEADDR`` as :func:`socket.create_server` sets it.  Raises OSError if the address is taken."""
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(256)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class _Side:
     """One socket of a connection: what is still to be sent to it, and how far each direction got."""
 
-    __slots__ = ("sock", "out", "reading", "eof_pending", "write_shut", "link", "events")
+    __slots__ = ("sock", "fd", "out", "reading", "eof_pending", "write_shut", "link", "events")
 
-    def __init__(self, sock: socket.socket, link: "_Link"):
-        self.sock, self.link = sock, link
+    def __init__(self, sock: _socket.socket, link: "_Link"):
+        self.sock, self.fd, self.link = sock, sock.fileno(), link
         self.out = bytearray()
         self.reading = True        # its peer's bytes still come from it
         self.eof_pending = False   # its peer half-closed: shut its write side once ``out`` is sent
         self.write_shut = False
-        self.events = 0            # what the selector watches it for now
+        self.events = 0            # what the poll object watches it for now (POLLIN | POLLOUT)
 
 
 class _Link:
@@ -59,7 +82,7 @@ class _Link:
 
     __slots__ = ("client", "upstream", "closed")
 
-    def __init__(self, client: socket.socket, upstream: socket.socket):
+    def __init__(self, client: _socket.socket, upstream: _socket.socket):
         self.client, self.upstream = _Side(client, self), _Side(upstream, self)
         self.closed = False
 
@@ -72,12 +95,18 @@ class _Link:
 
 class Bridge:
     """Forward every connection accepted on the listening socket ``sock`` to the Unix socket ``unix_path``
-    (:meth:`serve_forever`, on one thread, until :meth:`close` is called from any thread)."""
+    (:meth:`serve_forever`, on one thread, until :meth:`close` is called from any thread).
 
-    def __init__(self, unix_path: str, sock: socket.socket):
+    ``sock`` is a :class:`socket.socket` or a bare ``_socket.socket`` (only the C methods are used); the
+    bridge owns it from here on and closes it when the loop ends.
+    """
+
+    def __init__(self, unix_path: str, sock: _socket.socket):
         self.unix_path, self.sock = unix_path, sock
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
+        self._poll = select.poll()
+        self._sides: dict[int, _Side] = {}  # by file descriptor, the sides being watched
+        self._wake_r, self._wake_w = _socket.socketpair()
+        self._wake_w.setblocking(False)
         self._stopping = False
         self._links: set[_Link] = set()
 
@@ -90,37 +119,41 @@ class Bridge:
             pass
 
     def serve_forever(self, started: threading.Event | None = None) -> None:
+        """Serve until :meth:`close`; ``started`` (anything with ``set()``) is set once connections are
+        watched.  Every connection and the listening socket are closed on return."""
         self.sock.setblocking(False)
-        self._selector.register(self.sock, selectors.EVENT_READ, None)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        listen_fd, wake_fd = self.sock.fileno(), self._wake_r.fileno()
+        self._poll.register(listen_fd, select.POLLIN)
+        self._poll.register(wake_fd, select.POLLIN)
         if started is not None:
             started.set()
         try:
             while not self._stopping:
-                for key, mask in self._selector.select():
-                    if key.fileobj is self.sock:
+                # sides looked up before any is handled: a link closed by an earlier event skips its later
+                # ones, even when a new connection gets the same file descriptor meanwhile
+                for fd, side, ev in [(fd, self._sides.get(fd), ev) for fd, ev in self._poll.poll()]:
+                    if fd == listen_fd:
                         self._accept()
-                    elif key.fileobj is self._wake_r:
-                        continue
-                    elif not key.data.link.closed:
-                        self._ready(key.data, mask)
+                    elif side is not None and not side.link.closed:
+                        self._ready(side, ev & _READABLE, ev & _WRITABLE)
         finally:
             for link in list(self._links):
                 self._close(link)
-            self._selector.close()
             for s in (self._wake_r, self._wake_w, self.sock):
                 s.close()
 
     def _accept(self) -> None:
         while True:
             try:
-                client, _ = self.sock.accept()
+                # the C accept, which socket.socket.accept wraps in Python (typeshed does not list it)
+                fd, _ = self.sock._accept()  # type: ignore[attr-defined]
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # e.g. out of file descriptors: the client waits in the backlog
                 print(f"bridge: accept failed: {exc}", file=sys.stderr, flush=True)
                 return
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client = _socket.socket(self.sock.family, _socket.SOCK_STREAM, 0, fd)  # as socket.socket.accept
+            upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
                 upstream.settimeout(10)  # a Unix connect only waits while the proxy's backlog is full
                 upstream.connect(self.unix_path)
@@ -135,12 +168,12 @@ class Bridge:
             self._links.add(link)
             self._watch(link)
 
-    def _ready(self, side: _Side, mask: int) -> None:
+    def _ready(self, side: _Side, readable: int, writable: int) -> None:
         link, peer = side.link, side.link.peer(side)
         try:
-            if mask & selectors.EVENT_WRITE:
+            if writable:
                 self._flush(side)
-            if mask & selectors.EVENT_READ and side.reading:
+            if readable and side.reading:
                 data = side.sock.recv(CHUNK)
                 if data:
                     peer.out += data
@@ -167,7 +200,7 @@ class Bridge:
                 return
             del side.out[:sent]
         if side.eof_pending and not side.write_shut:
-            side.sock.shutdown(socket.SHUT_WR)
+            side.sock.shutdown(_socket.SHUT_WR)
             side.write_shut = True
 
     def _watch(self, link: _Link) -> None:
@@ -175,16 +208,16 @@ class Bridge:
         bytes to send."""
         for side in (link.client, link.upstream):
             peer = link.peer(side)
-            events = ((selectors.EVENT_READ if side.reading and len(peer.out) < BUFFER else 0)
-                      | (selectors.EVENT_WRITE if side.out else 0))
+            events = ((select.POLLIN if side.reading and len(peer.out) < BUFFER else 0)
+                      | (select.POLLOUT if side.out else 0))
             if events == side.events:
                 continue
-            if not side.events:
-                self._selector.register(side.sock, events, side)
-            elif not events:
-                self._selector.unregister(side.sock)
+            if events:
+                self._poll.register(side.fd, events)  # adds or modifies
+                self._sides[side.fd] = side
             else:
-                self._selector.modify(side.sock, events, side)
+                self._poll.unregister(side.fd)
+                del self._sides[side.fd]
             side.events = events
 
     def _close(self, link: _Link, abort: bool = False) -> None:
@@ -194,7 +227,8 @@ class Bridge:
         self._links.discard(link)
         for side in (link.client, link.upstream):
             if side.events:
-                self._selector.unregister(side.sock)
+                self._poll.unregister(side.fd)
+                del self._sides[side.fd]
                 side.events = 0
             if abort:
                 _abort(side.sock)
@@ -202,31 +236,33 @@ class Bridge:
                 side.sock.close()
 
 
-def _abort(sock: socket.socket) -> None:
+def _abort(sock: _socket.socket) -> None:
     """Close ``sock`` with a reset rather than an orderly end (the peer sees the connection fail)."""
     try:
-        if sock.family != socket.AF_UNIX:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        if sock.family != _socket.AF_UNIX:
+            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, _LINGER_RESET)
     except OSError:
         pass
     sock.close()
 
 
-def serve(unix_path: str, sock: socket.socket) -> None:
-    """Forward every connection accepted on ``sock`` to the Unix socket ``unix_path``; runs until the process
-    ends (see :class:`Bridge` to stop it)."""
+def serve(unix_path: str, sock: _socket.socket) -> None:
+    """Forward every connection accepted on ``sock`` (a :class:`socket.socket` or ``_socket.socket``) to the
+    Unix socket ``unix_path``; runs until the process ends (see :class:`Bridge` to stop it)."""
     Bridge(unix_path, sock).serve_forever()
 
 
 class BridgeThread:
-    """The bridge on a daemon thread.
+    """The bridge on a daemon thread (imports :mod:`threading` when created: host side only).
 
     ``sock`` is an already listening socket (see :func:`listen_socket`): clients
     that connect before the loop runs wait in the listen backlog, so a command
     can start as soon as the socket exists.
     """
 
-    def __init__(self, unix_path: str, sock: socket.socket):
+    def __init__(self, unix_path: str, sock: _socket.socket):
+        import threading
+
         self.unix_path = unix_path
         self.sock = sock
         self.port = sock.getsockname()[1]
@@ -259,31 +295,49 @@ class BridgeThread:
         self.sock.close()
 
 
+def _split_listen(value: str) -> tuple[str, int] | None:
+    host, sep, port = value.rpartition(":")
+    return (host or "127.0.0.1", int(port)) if sep and port.isdigit() else None
+
+
 def _parse_listen(value: str) -> tuple[str, int]:
     import argparse
 
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
+    address = _split_listen(value)
+    if address is None:
         raise argparse.ArgumentTypeError(f"--listen must be HOST:PORT, got {value!r}")
-    return host or "127.0.0.1", int(port)
+    return address
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str]) -> tuple[tuple[str, int], str]:
+    """``(host, port), unix_path`` from the command line.  ``--listen HOST:PORT --unix PATH``, as the Docker
+    backend passes them at every sandbox start, is read without :mod:`argparse` (whose import, with ``re`` and
+    ``enum``, costs about 25 ms of CPU); anything else (help, errors, defaults) goes through argparse."""
+    opts = dict(zip(argv[::2], argv[1::2])) if len(argv) == 4 else {}
+    if (set(opts) == {"--listen", "--unix"} and not opts["--unix"].startswith("-")
+            and (address := _split_listen(opts["--listen"])) is not None):
+        return address, opts["--unix"]
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m harness.sandbox.bridge", description=__doc__.split("\n")[0])
     parser.add_argument("--listen", type=_parse_listen, default=("127.0.0.1", 8765), help="HOST:PORT to accept on")
     parser.add_argument("--unix", required=True, help="Unix socket to forward to")
     args = parser.parse_args(argv)
-    host, port = args.listen
+    return args.listen, args.unix
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the bridge from the command line (see the module's docstring); returns the exit status (1: cannot
+    listen; bad arguments exit with 2)."""
+    (host, port), unix_path = _parse_args(sys.argv[1:] if argv is None else argv)
     try:
         sock = listen_socket(host, port)
     except OSError as exc:
         print(f"bridge: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
-    print(f"bridge: {host}:{sock.getsockname()[1]} -> {args.unix}", file=sys.stderr, flush=True)
+    print(f"bridge: {host}:{sock.getsockname()[1]} -> {unix_path}", file=sys.stderr, flush=True)
     try:
-        serve(args.unix, sock)
+        serve(unix_path, sock)
     except KeyboardInterrupt:
         pass
     return 0

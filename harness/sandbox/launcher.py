@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover
 
 # Only what every launch needs is imported up front: the launcher is on the
 # critical path of every command.  ``linux`` (ctypes) is for the unshare
-# setup, ``bridge`` (sockets, selectors) for the proxy.
+# setup, ``bridge`` (C modules only: ``_socket``, ``select``) for the proxy.
 
 
 def _sibling(name: str):
@@ -157,10 +157,10 @@ def start_bridge(port: int, unix_path: str) -> None:
 
 def _serve_bridge(fd: int, unix_path: str) -> None:
     try:
-        import socket
+        import _socket  # not ``socket``: the bridge needs only the C module (``socket`` imports enum)
 
         bridge = _sibling("bridge")
-        bridge.serve(unix_path, socket.socket(fileno=fd))
+        bridge.serve(unix_path, _socket.socket(fileno=fd))
     except BaseException as exc:  # noqa: BLE001 - report, the command sees connection errors
         print(f"sandbox: proxy bridge stopped: {exc!r}", file=sys.stderr, flush=True)
 

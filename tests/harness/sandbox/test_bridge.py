@@ -9,6 +9,7 @@ stream (the server gives up after 10 s and sends ``late`` instead).
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import re
@@ -153,40 +154,88 @@ def test_bridge_thread_streams_and_serves_concurrent_connections(proxy):
         socket.create_connection(("127.0.0.1", b.port), timeout=2)
 
 
-def test_bridge_passes_a_half_close_on_and_imports_no_asyncio(tmp_path):
-    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "echo.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(1)
+class ReversingServer:
+    """A Unix socket server that reads one connection until the client half-closes, then answers with what it
+    got, reversed, and closes."""
 
-    def answer_after_eof():  # reads until the client half-closes, then answers with what it got, reversed
-        conn, _ = server.accept()
+    def __init__(self):
+        self.path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "echo.sock"
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(self.path))
+        self.server.listen(1)
+        self.thread = threading.Thread(target=self._answer_after_eof, daemon=True)
+
+    def _answer_after_eof(self):
+        conn, _ = self.server.accept()
         with conn:
             got = b""
             while chunk := conn.recv(4096):
                 got += chunk
             conn.sendall(got[::-1])
 
-    thread = threading.Thread(target=answer_after_eof, daemon=True)
-    thread.start()
-    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
-    try:
-        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
-            s.sendall(b"x" * 100_000 + b"end")
-            s.shutdown(socket.SHUT_WR)  # the client is done sending: the answer still comes back whole
-            reply = b""
-            while chunk := s.recv(65536):
-                reply += chunk
-        assert reply == b"dne" + b"x" * 100_000
-    finally:
-        b.stop()
-        server.close()
-        shutil.rmtree(path.parent, ignore_errors=True)
-    # one selector thread, no asyncio: its import cost 80 ms of CPU at the start of every sandbox
-    probe = subprocess.run([sys.executable, "-S", "-c", "import sys; import harness.sandbox.bridge; "
-                            "print('asyncio' in sys.modules)"], capture_output=True, text=True, check=True,
-                           cwd=Path(bridge.__file__).parents[2])
-    assert probe.stdout.strip() == "False"
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.close()
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+def test_bridge_passes_a_half_close_on():
+    with ReversingServer() as server:
+        # a socket.socket works as well as listen_socket's bare _socket.socket
+        b = bridge.BridgeThread(str(server.path), socket.create_server(("127.0.0.1", 0))).start(wait=10)
+        try:
+            with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
+                s.sendall(b"x" * 100_000 + b"end")
+                s.shutdown(socket.SHUT_WR)  # the client is done sending: the answer still comes back whole
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            assert reply == b"dne" + b"x" * 100_000
+        finally:
+            b.stop()
+
+
+# The sandbox's path: the launcher, run as a script with ``python -E -s -S``, listens and serves the bridge from
+# a thread (``start_bridge``); one request goes through it, half-close included.
+LAUNCHER_PATH = textwrap.dedent(r'''
+    import os, sys
+    sys.path[:0] = [sys.argv[1]]  # the launcher's directory, as when it runs as a script
+    import _socket
+    import launcher
+    free = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    launcher.start_bridge(port, sys.argv[2])
+    client = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    client.settimeout(30)
+    client.connect(("127.0.0.1", port))
+    client.sendall(b"x" * 100000 + b"end")
+    client.shutdown(_socket.SHUT_WR)
+    reply = b""
+    while chunk := client.recv(65536):
+        reply += chunk
+    print(repr((reply == b"dne" + b"x" * 100000, "bridge" in sys.modules, "harness" in sys.modules,
+                sorted(m for m in ("socket", "selectors", "enum", "threading", "asyncio", "struct")
+                       if m in sys.modules))), flush=True)
+    os._exit(0)  # as the launcher ends: the bridge thread is still serving
+''')
+
+
+def test_launcher_path_serves_with_c_modules_only(tmp_path):
+    # with socket, selectors, threading and struct (which import enum) this start took 31 ms of CPU, 17 without;
+    # asyncio cost 80 ms more
+    with ReversingServer() as server:
+        probe = subprocess.run([sys.executable, "-E", "-s", "-S", "-c", LAUNCHER_PATH,
+                                str(Path(bridge.__file__).parent), str(server.path)],
+                               capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert probe.returncode == 0, probe.stderr
+    replied, neighbour, package, loaded = ast.literal_eval(probe.stdout.strip())
+    assert (replied, neighbour, package) == (True, True, False)  # served, by the script's neighbour bridge.py
+    assert loaded == []
 
 
 def test_bridge_closes_client_when_proxy_is_down(tmp_path):
@@ -203,6 +252,33 @@ def test_bridge_closes_client_when_proxy_is_down(tmp_path):
         b.stop()
 
 
+def test_bridge_resets_the_client_when_the_proxy_resets():
+    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "reset.sock"  # short: Unix socket names are limited
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def reset_after_ten_bytes():  # closing with bytes left unread resets a Unix connection (ECONNRESET)
+        conn, _ = server.accept()
+        assert conn.recv(10, socket.MSG_WAITALL) == b"0123456789"
+        conn.recv(1, socket.MSG_PEEK)  # wait until more has arrived
+        conn.close()
+
+    thread = threading.Thread(target=reset_after_ten_bytes, daemon=True)
+    thread.start()
+    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
+    try:
+        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
+            s.sendall(b"0123456789abcdefghij")
+            with pytest.raises(ConnectionResetError):  # not an orderly end (b""): the bridge passed the reset on
+                s.recv(10)
+    finally:
+        b.stop()
+        server.close()
+        shutil.rmtree(path.parent, ignore_errors=True)
+    thread.join(10)
+
+
 def test_bridge_command_line(proxy):
     p = subprocess.Popen([sys.executable, "-m", "harness.sandbox.bridge", "--listen", "127.0.0.1:0",
                           "--unix", str(proxy.path)], stderr=subprocess.PIPE, text=True)
@@ -216,6 +292,30 @@ def test_bridge_command_line(proxy):
     bad = subprocess.run([sys.executable, "-m", "harness.sandbox.bridge", "--listen", "nonsense",
                           "--unix", str(proxy.path)], check=False, capture_output=True, text=True)
     assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+
+
+def test_docker_command_line_imports_c_modules_only(tmp_path):
+    # the Docker backend runs ``python -S bridge.py --listen HOST:PORT --unix PATH`` at every sandbox start;
+    # with the port taken it stops right after its imports and the listen (exit 1)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-X", "importtime", "-E", "-s", "-S", bridge.__file__,
+                              "--listen", f"127.0.0.1:{port}", "--unix", "/run/harness/proxy.sock"],
+                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in run.stderr, run.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert {"_socket", "select"} <= imported
+    assert not imported & {"socket", "selectors", "enum", "threading", "asyncio", "struct", "argparse"}
+
+
+def test_command_line_without_argparse_reads_what_argparse_reads():
+    argv = ["--listen", "0.0.0.0:8765", "--unix", "/run/harness/proxy.sock"]
+    assert bridge._parse_args(argv) == bridge._parse_args(argv[2:] + argv[:2]) == (("0.0.0.0", 8765), argv[3])
+    assert bridge._parse_args(["--unix", "/p"]) == (("127.0.0.1", 8765), "/p")  # argparse's default
+    assert bridge._parse_args(["--listen", ":9", "--unix", "/p"]) == (("127.0.0.1", 9), "/p")
+    with pytest.raises(SystemExit) as exited:  # argparse's error, not a fast-path guess
+        bridge._parse_args(["--listen", "nonsense", "--unix", "/p"])
+    assert exited.value.code == 2
 
 
 @pytest.mark.parametrize("name", ["bubblewrap", "unshare", "none"])

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -84,3 +85,33 @@ def test_a_programmatic_submission_is_a_rule_and_a_failed_request_exits_3(server
     assert _run(tmp_path, "--task-info", "{", "--base-url", server).returncode == 2
     with pytest.raises(ValueError, match="http://"):
         probe.post_json("https://example.org/x", b"{}")
+
+
+@pytest.mark.parametrize("value", [{"a": [1, 2.5, -3, True, False, None], "b": {"c": "d"}},
+                                   ["é ü \u2603 \U0001f600", "quote \" back\\slash \n tab\t \x01"], [], {}, "", 0])
+def test_json_without_the_json_module_agrees_with_it(value):
+    text = probe.dumps(value)
+    assert text == json.dumps(value, separators=(",", ":"))
+    assert probe.loads(text) == value == probe.loads(f" \n{json.dumps(value, indent=2)}\t".encode())
+
+
+def test_malformed_json_is_a_value_error_that_says_where():
+    for text in ("{", '{"a": 1} x', "", "[1,]", b"\xff"):
+        with pytest.raises(ValueError):
+            probe.loads(text)
+    with pytest.raises(ValueError, match="Expecting"):
+        probe.loads('{"a" 1}')
+    with pytest.raises(TypeError, match="set"):
+        probe.dumps({1, 2})
+
+
+def test_a_run_loads_no_json_socket_re_or_enum(server, tmp_path):
+    info = json.dumps({"submission": "direct", "labels": ["drag", "mass"]})
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import probe; "
+            "rc = probe.main(sys.argv[2:]); "
+            "print(rc, sorted(m for m in ('json', 'socket', 're', 'enum', 'selectors') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-E", "-s", "-S", "-c", code, str(Path(probe.__file__).parent),
+                           "--task-info", info, "--base-url", server, "--turns", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split(None, 1) == ["0", "[]\n"], done.stderr
+    assert _Chat.seen[1][2]["messages"][1] == {"role": "assistant", "content": "reply 1"}
