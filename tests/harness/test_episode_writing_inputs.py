@@ -1,4 +1,5 @@
-"""Episodes write their inputs at most one per CPU at once; the wait is part of the episode's time."""
+"""Episodes write their inputs at most as many at once as ``_WRITING_INPUTS`` has slots; the wait is part of the
+episode's time."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from pydantic import BaseModel
 
 import harness.episode as episode_module
 from harness.config import AgentProfile, RunSettings
-from harness.contracts import Agent, AgentInvocation, EpisodeScore, Materialized
+from harness.contracts import EpisodeScore, Materialized
 from harness.episode import EpisodePlan, run_episode
 from harness.sandbox.none import NoneBackend
 from harness.store import RunStore
+from tests.support.sandbox import IdleAgent
 
 WRITE_SECONDS = 0.3
 
@@ -45,24 +47,14 @@ class SlowInputs:
         return EpisodeScore(metrics={"accuracy": 1.0})
 
 
-class Quick(Agent):
-    name = "quick"
-    version = "1"
-    needs_model = False
-    image_capable = False
-
-    def command(self, ctx):
-        return AgentInvocation(argv=["true"])
-
-
-def test_at_most_one_episode_per_cpu_writes_its_inputs_and_the_wait_counts(tmp_path, monkeypatch):
+def test_at_most_the_slots_write_inputs_at_once_and_the_wait_counts(tmp_path, monkeypatch):
     monkeypatch.setattr(episode_module, "_WRITING_INPUTS", threading.BoundedSemaphore(2))
     store = RunStore.create(tmp_path / "run")
     template = SlowInputs()
-    profile = AgentProfile(name="quick", agent="quick")
+    profile = AgentProfile(name="idle", agent="idle")
 
     def one(i: int) -> dict:
-        plan = EpisodePlan(f"ep-{i}", "slow", template, Params(seed=i), "0", profile, Quick(), NoneBackend(),
+        plan = EpisodePlan(f"ep-{i}", "slow", template, Params(seed=i), "0", profile, IdleAgent(), NoneBackend(),
                            RunSettings(sandbox="none"), store.run_id)
         return run_episode(plan, store.episode(f"ep-{i}"), lambda: None)
 

@@ -25,10 +25,10 @@ import sys
 
 try:  # the C parts of ``json``: importing ``json`` loads ``re`` and ``enum``, 13 ms of CPU per start
     from _json import encode_basestring_ascii as _quote
-    from _json import make_scanner as _make_scanner
+    from _json import make_scanner
 except ImportError:  # pragma: no cover - an interpreter without the C accelerator
     from json import dumps as _quote  # type: ignore[assignment]
-    _make_scanner = None
+    make_scanner = None
 
 RULE = '''LABEL = {label!r}
 
@@ -67,15 +67,18 @@ class _Decoding:
     parse_float, parse_int, parse_constant = float, int, float
 
 
+_scan = make_scanner(_Decoding()) if make_scanner is not None else None  # one scanner: it clears its memo per call
+
+
 def loads(text: str | bytes):
     """:func:`json.loads` of ``text``; ValueError when it is no JSON document (said by ``json``, imported only
     then: the C scanner's own error path imports it too, and fails under ``-S`` before it has been)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    if _make_scanner is not None:
+    if _scan is not None:
         start = len(text) - len(text.lstrip(" \t\n\r"))
         try:
-            value, end = _make_scanner(_Decoding())(text, start)
+            value, end = _scan(text, start)
             if not text[end:].strip(" \t\n\r"):
                 return value
         except Exception:  # noqa: BLE001, S110 - malformed: json.loads below raises the named error
