@@ -8,7 +8,10 @@ sandbox's network namespace and exposes that socket as
 Each accepted TCP connection gets its own Unix-socket connection; bytes are
 copied in both directions as soon as they arrive (no buffering of whole
 messages, so streamed SSE responses keep their timing), half-closes are passed
-on, and a reset on either side closes both.  Standard library only: the
+on, and a reset on either side closes both, with one exception: a proxy that answers, then closes before
+reading all of the request (it refuses a connection over its cap that way) looks reset to a Unix socket,
+though every byte it wrote has been received; its answer is passed on and the client sees an orderly end,
+as it would from the proxy itself, not a reset that could lose the answer.  Standard library only: the
 sandbox launcher runs it with ``python -E -s -S``.
 
 One thread and a :func:`select.poll` loop serve every connection: no thread per
@@ -44,6 +47,9 @@ CHUNK = 64 * 1024
 #: the most bytes held for one direction of one connection before its sender stops being read
 BUFFER = 1 << 20
 _LINGER_RESET = _struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a reset
+#: the longest a new connection waits for room in the proxy's listen backlog (seconds), as a struct timeval
+CONNECT_WAIT = 10
+_CONNECT_WAIT = _struct.pack("ll", CONNECT_WAIT, 0)
 # as in selectors.PollSelector: any event but POLLOUT (POLLIN, POLLHUP, POLLERR, POLLNVAL) makes a socket
 # readable, any but POLLIN writable, so that the recv or send that follows reports a hang-up or reset
 _READABLE, _WRITABLE = ~select.POLLOUT, ~select.POLLIN
@@ -66,7 +72,7 @@ def listen_socket(host: str, port: int) -> _socket.socket:
 class _Side:
     """One socket of a connection: what is still to be sent to it, and how far each direction got."""
 
-    __slots__ = ("sock", "fd", "out", "reading", "eof_pending", "write_shut", "link", "events")
+    __slots__ = ("sock", "fd", "out", "reading", "eof_pending", "write_shut", "link", "events", "answered")
 
     def __init__(self, sock: _socket.socket, link: "_Link"):
         self.sock, self.fd, self.link = sock, sock.fileno(), link
@@ -75,6 +81,7 @@ class _Side:
         self.eof_pending = False   # its peer half-closed: shut its write side once ``out`` is sent
         self.write_shut = False
         self.events = 0            # what the poll object watches it for now (POLLIN | POLLOUT)
+        self.answered = False      # bytes have come from it
 
 
 class _Link:
@@ -155,7 +162,11 @@ class Bridge:
             client = _socket.socket(self.sock.family, _socket.SOCK_STREAM, 0, fd)  # as socket.socket.accept
             upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
-                upstream.settimeout(10)  # a Unix connect only waits while the proxy's backlog is full
+                # a Unix connect waits only while the proxy's backlog is full: blocking, at most CONNECT_WAIT
+                # seconds (the kernel's send timeout; with settimeout, Python connects without blocking, and
+                # a full backlog fails at once with EAGAIN)
+                upstream.setblocking(True)
+                upstream.setsockopt(_socket.SOL_SOCKET, _socket.SO_SNDTIMEO, _CONNECT_WAIT)
                 upstream.connect(self.unix_path)
             except OSError as exc:
                 print(f"bridge: cannot reach {self.unix_path}: {exc}", file=sys.stderr, flush=True)
@@ -174,8 +185,17 @@ class Bridge:
             if writable:
                 self._flush(side)
             if readable and side.reading:
-                data = side.sock.recv(CHUNK)
+                try:
+                    data = side.sock.recv(CHUNK)
+                except ConnectionResetError:
+                    if side is not link.upstream or not side.answered:
+                        raise
+                    # the proxy answered and closed without reading the rest: an end (module docstring); what
+                    # the client still sends has nowhere to go
+                    data, side.write_shut, peer.reading = b"", True, False
+                    side.out.clear()
                 if data:
+                    side.answered = True
                     peer.out += data
                 else:  # half-close: passed on once what it sent is delivered
                     side.reading = False
