@@ -253,11 +253,21 @@ def test_bridge_closes_client_when_proxy_is_down(tmp_path):
         b.stop()
 
 
-def test_bridge_resets_the_client_when_the_proxy_resets():
-    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "reset.sock"  # short: Unix socket names are limited
+@pytest.fixture
+def unix_server():
+    """A listening Unix socket (backlog 1) in a short temporary folder (Unix socket names are limited): (socket,
+    path); closed and removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "proxy.sock"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(1)
+    yield server, path
+    server.close()
+    shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def test_bridge_resets_the_client_when_the_proxy_resets(unix_server):
+    server, path = unix_server
 
     def reset_after_ten_bytes():  # closing with bytes left unread resets a Unix connection (ECONNRESET)
         conn, _ = server.accept()
@@ -275,18 +285,13 @@ def test_bridge_resets_the_client_when_the_proxy_resets():
                 s.recv(10)
     finally:
         b.stop()
-        server.close()
-        shutil.rmtree(path.parent, ignore_errors=True)
     thread.join(10)
 
 
-def test_an_answer_then_a_close_with_the_request_unread_reaches_the_client_whole():
+def test_an_answer_then_a_close_with_the_request_unread_reaches_the_client_whole(unix_server):
     """The proxy refuses a connection over its cap this way (503, then close): a Unix socket reports that as a
     reset, and passing the reset on could lose the answer at the client (a flaky 10,000-connection flood)."""
-    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "refuse.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(1)
+    server, path = unix_server
     answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\nfull" * 100
 
     def answer_and_close_unread():
@@ -308,17 +313,12 @@ def test_an_answer_then_a_close_with_the_request_unread_reaches_the_client_whole
         assert got == answer  # every byte, then an orderly end
     finally:
         b.stop()
-        server.close()
-        shutil.rmtree(path.parent, ignore_errors=True)
 
 
-def test_a_connection_waits_while_the_proxys_backlog_is_full():
+def test_a_connection_waits_while_the_proxys_backlog_is_full(unix_server):
     """A flood can fill the proxy's listen backlog; the bridge's connect then waits for room (it failed at once
     with EAGAIN, and the client was reset)."""
-    path = Path(tempfile.mkdtemp(prefix="hpx-", dir="/tmp")) / "full.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(1)
+    server, path = unix_server
     filling = []
     while True:  # fill the backlog
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -351,8 +351,6 @@ def test_a_connection_waits_while_the_proxys_backlog_is_full():
         b.stop()
         for s in filling:
             s.close()
-        server.close()
-        shutil.rmtree(path.parent, ignore_errors=True)
     thread.join(10)
 
 
