@@ -20,6 +20,7 @@ The statistics layer behind every paired comparison, a template's own paper tabl
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -44,8 +45,8 @@ class Selector:
 
     @classmethod
     def parse(cls, text: str, frame: pd.DataFrame, factors: Sequence[str] = ()) -> Selector:
-        """``KEY=VALUE[,KEY=VALUE...]``, or a bare ``VALUE`` looked up as a profile, a run (its id or folder
-        name), then a value of one of ``factors``.  :class:`ReportError` when nothing matches or a bare value
+        """``KEY=VALUE[,KEY=VALUE...]``, or a bare ``VALUE`` looked up as a profile, a run (its id, folder
+        name or folder path), then a value of one of ``factors``.  :class:`ReportError` when nothing matches or a bare value
         is ambiguous."""
         text = text.strip()
         if "=" in text:
@@ -62,6 +63,9 @@ class Selector:
         for column in BARE_COLUMNS:
             if column in frame.columns and (frame[column].astype(str) == text).any():
                 return cls(text, ((column, text),))
+        run_dir = _run_dir_of(text, frame)
+        if run_dir is not None:
+            return cls(text, (("run_dir", run_dir),))
         hits = [c for c in factors if c in frame.columns and (frame[c].astype(str) == text).any()]
         if len(hits) > 1:
             raise ReportError(f"--compare {text!r} is a value of several columns ({', '.join(hits)}): "
@@ -80,6 +84,18 @@ class Selector:
         for column, value in self.equal:
             mask &= frame[column].astype(str) == value
         return mask
+
+
+def _run_dir_of(text: str, frame: pd.DataFrame) -> str | None:
+    """The ``run_dir`` value of the run folder ``text`` names as a path (``runs/old``, ``./runs/old/``, an
+    absolute path), compared after resolving both; None when ``text`` names none of the report's runs."""
+    if "run_dir" not in frame.columns or ("/" not in text and os.sep not in text):
+        return None
+    wanted = os.path.realpath(text)
+    for value in frame["run_dir"].astype(str).unique():
+        if os.path.realpath(value) == wanted:
+            return value
+    return None
 
 
 def with_run_name(frame: pd.DataFrame) -> pd.DataFrame:

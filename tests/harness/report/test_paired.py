@@ -137,3 +137,18 @@ def test_a_constructed_difference_is_found():
     assert np.mean([c.ci.low <= 0.25 <= c.ci.high for c in found]) >= 0.9
     holm(found)
     assert all(c.p_holm <= 0.05 for c in found)
+
+
+def test_runs_are_compared_by_their_folder_paths(tmp_path, monkeypatch):
+    """``--compare runs/old runs/new`` (as the docs write it): two runs whose folders share a name are told
+    apart by their paths, relative (with ``./`` or a trailing slash) or absolute; a path that is none of the
+    report's runs is the usual error."""
+    old, new = make_main_run(tmp_path / "old"), make_main_run(tmp_path / "new")
+    monkeypatch.chdir(tmp_path)
+    for a, b in (("old/run-main", "./new/run-main/"), (str(old), str(new))):
+        report = build_report([old, new], with_figures=False, compare=[(a, b)])
+        records = report.table("compare").data
+        assert records and all(r["contrast"].startswith(f"{a} − {b}") for r in records)
+        assert all(r["n"] > 0 and r["effect_pp"] == 0 and r["ties"] == r["n"] for r in records), records  # paired
+    with pytest.raises(ReportError, match="'other/run-main': no episode has it"):
+        build_report([old, new], with_figures=False, compare=[("old/run-main", "other/run-main")])
