@@ -172,10 +172,7 @@ def load_pool(
     meta = _meta(simulator, pool_seed, per_class, settings)
     path = root / key
     if _is_current(path, meta):
-        pool = _open(simulator, path, from_cache=True)
-        if progress is not None:
-            progress(len(pool), len(pool))
-        return pool
+        return _open(simulator, path, from_cache=True)  # no progress: a run's output shows no rebuild
 
     selection = _generation.generate(simulator, pool_seed, per_class, settings, workers, progress)
     recipes, trajectories = _recipes(simulator, pool_seed, selection, settings)

@@ -154,8 +154,11 @@ def test_recipes_reproduce_the_clean_trajectories(pools, sim):
 def test_cache_second_load_reads_disk(pools, sim, monkeypatch):
     p1, _, _ = pools
     monkeypatch.setattr(_generation, "generate", lambda *a, **k: pytest.fail("regenerated a cached pool"))
-    again = load_pool(sim, pool_seed=5, per_class=PER_CLASS, cache_dir=p1.path.parent)
+    seen = []
+    again = load_pool(sim, pool_seed=5, per_class=PER_CLASS, cache_dir=p1.path.parent,
+                      progress=lambda d, t: seen.append((d, t)))
     assert again.stats()["from_cache"] is True and p1.stats()["from_cache"] is False
+    assert seen == []  # progress is the generation's: a cached pool shows none (a run would look like a rebuild)
     pd.testing.assert_frame_equal(again.recipes, p1.recipes)
     sid = p1.recipes.index[3]
     np.testing.assert_array_equal(again.clean(sid).values, p1.clean(sid).values)
