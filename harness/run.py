@@ -191,6 +191,16 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
     return list(plans.values())
 
 
+class InvalidExports(HarnessError):
+    """Raised by :func:`execute` after the run's results are written, when a template's
+    :meth:`~harness.contracts.TaskTemplate.finish` found files it exports invalid (e.g. a Dr-CiK submission
+    of an incomplete cell).  ``rows``: the results rows of the plan, as :func:`execute` would return them."""
+
+    def __init__(self, message: str, rows: list[dict[str, Any]] = ()):
+        super().__init__(message)
+        self.rows = list(rows)
+
+
 @runlock.one_writer  # the run folder's lock: ``wait`` (keyword) waits for another run writing there
 def execute(
     units: list[Unit],
@@ -209,7 +219,8 @@ def execute(
     Episodes are found again by id: a finished episode is skipped, any other is run afresh.
     ``executor``: where episodes run (default :class:`LocalExecutor`; :class:`harness.dask_executor.DaskExecutor`
     on a Dask cluster).  After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
-    in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events).
+    in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events); when
+    some of them found their exports invalid, :class:`InvalidExports` is raised once the results are written.
     """
     plans = plan_episodes(units, settings, store.run_id)
     identity = identity or {}
@@ -265,8 +276,8 @@ def execute(
                             for plan in distinct.values()], store, on_event)
     store.write_results()
     if invalid:  # the episodes' results are written; the files meant for others are not fit to hand over
-        raise HarnessError(f"{len(invalid)} invalid export(s) (see the messages above): " + ", ".join(invalid[:5])
-                           + (", ..." if len(invalid) > 5 else ""))
+        raise InvalidExports(f"{len(invalid)} invalid export(s) (see the messages above): " + ", ".join(invalid[:5])
+                             + (", ..." if len(invalid) > 5 else ""), [rows[p.key] for p in plans if p.key in rows])
     return [rows[p.key] for p in plans if p.key in rows]
 
 

@@ -19,7 +19,7 @@ from harness import interrupt
 from harness.errors import HarnessError
 from harness.experiment import Unit, parse_set, plan_experiment, repeated_settings, task_title, with_seed
 from harness.profiles import resolve_profile
-from harness.run import execute, load_task, preflight
+from harness.run import InvalidExports, execute, load_task, preflight
 from harness.store import RunStore, inside
 
 #: results column -> summary table header: the row key first, then the templates' own
@@ -112,13 +112,14 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
     billed = _billed(model_backend) and all(_billed(getattr(u.task.params, "model_backend", None)) for u in every)
     err = console(stderr=True)
     rows = []
+    invalid = None  # InvalidExports of a stage: later stages do not start
     for where, units, identity in stages:
         target = Path(where) if where else Path("runs") / "new"  # a new run's id folder goes under runs/
         existing = next((p for p in (target, *target.parents) if p.exists()), Path("."))
         store = RunStore.create(where)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                      transient=False) as progress:
+                      transient=False, disable=not err.is_terminal) as progress:  # a log gets the lines below  # a log gets the lines below
             bar = progress.add_task("preparing", total=None)
 
             tally = Tally(billed)
@@ -178,14 +179,21 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
             try:
                 rows += execute(units, store, settings, on_event, model_backend=model_backend,
                                 model_options=options, identity=identity, executor=pool, wait=wait)
+            except InvalidExports as exc:  # the results are written: show them, then the error
+                rows += exc.rows
+                invalid = exc
             except BaseException:
                 remove_if_empty(store.root, existing)
                 raise
         click.echo(f"results: {store.root / 'results.parquet'}")
+        if invalid is not None:
+            break
     print_whole(console(), summary_table(rows, title, list(templates.values())))
     if not billed:
         console().print("offline model backend: no money was spent (costs are the profiles' prices for the "
                         "tokens the script answered with)", markup=False, highlight=False)
+    if invalid is not None:
+        raise invalid
     if rows and not any(r.get("status") == "ok" for r in rows):
         err.print(f"error: every episode failed ({len(rows)} of {len(rows)}): exit {EXIT_ALL_FAILED}",
                   markup=False, highlight=False)

@@ -245,6 +245,9 @@ def test_dr_conditions_need_and_read_evidence(tmp_path):
     result = harness_run("--task", spec, "--set", f"dr_evidence={tmp_path / 'evidence'}", "--out", tmp_path / "run")
     # task_201 has no evidence: its submissions are invalid, which fails the command once the results are written
     assert result.exit_code != 0 and "2 invalid export(s)" in str(result.exception), result.output
+    summary = result.output.partition("results: ")[2]  # the summary table is shown before the error
+    assert "sCRPS" in summary and summary.count("task_201-s4") == 2, result.output
+    assert "━" not in result.output  # no progress bar in a log: one line per episode instead
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index(["context", "benchmark_id"])
     assert rows.loc[("verified-dr", "task_163"), "context_items"] == 1
     assert rows.loc[("dr-evidence", "task_163"), "context_items"] == 2
