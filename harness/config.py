@@ -126,6 +126,7 @@ class RunSettings(Strict):
     infra_retries: int = Field(2, ge=0, description='retries of an episode after an infrastructure failure (sandbox start, provider)')
     budget: Budget = Field(Budget(), description='model-proxy caps per episode; null fields: no cap')
     keep_inputs: bool = Field(False, description="keep every generated input file in the episode folders (--keep-inputs); default: those the agent left unchanged are dropped at the end of the episode and rebuilt on demand (harness.inputs)")
+    retry_failed: bool = Field(False, description="on resume, run again the episodes whose kept row has status failed (the agent or forecaster failed; --retry-failed); default: a finished failure is a result and is kept")
 
 
 class TaskSpec(Strict):

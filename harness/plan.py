@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.config import RunSettings
 from harness.experiment import Unit
-from harness.store import RunStore, episode_rows, read_row, run_dirs
+from harness.store import RunStore, episode_rows, kept_row, run_dirs
 
 USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
@@ -92,7 +92,8 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
     from harness.run import plan_episodes
 
     store = RunStore(root)
-    plans = plan_episodes(units, settings or RunSettings(), store.run_id, sandboxes=False)
+    settings = settings or RunSettings()
+    plans = plan_episodes(units, settings, store.run_id, sandboxes=False)
     past = history_usage([*(history or []), root] if root.exists() else list(history or []))
     episodes: list[PlannedEpisode] = []
     profiles: dict[str | None, ProfilePlan] = {}
@@ -100,8 +101,7 @@ def plan_costs(units: list[Unit], root: Path, history: list[Path] | None = None,
         profile, no_profile = model_profile(plan)
         # a sandboxed episode is its agent profile's; an in-harness one is the model's profile's, if any
         name = profile.name if profile else plan.profile.name if plan.profile and not plan.in_harness else None
-        row_path = store.episode(plan.key).row
-        done = row_path.exists() and read_row(row_path).get("status") != "infra_failed"
+        done = kept_row(store.episode(plan.key).row, settings.retry_failed) is not None  # what a run keeps
         usage, source = past.get((name, plan.task_name)), "earlier runs"
         reported = None
         no_model = profile is None and not no_profile

@@ -16,7 +16,9 @@ they were computed from (the row columns :data:`harness.columns.PROVENANCE`, and
 - ``rescored_at``: set by ``harness rescore`` (:mod:`harness.rescore`).
 
 A report over rows of different scorer or extractor versions builds each template's tables per version
-(:func:`version_groups`, used by :func:`harness.report.sections.contribute`).
+(:func:`version_groups`, used by :func:`harness.report.sections.contribute`); a resume names the code versions
+its kept rows were made by when they are not the code about to run (:func:`code_changes`, used by
+:func:`harness.run.resume_summary`).
 """
 
 from __future__ import annotations
@@ -127,6 +129,53 @@ def code_columns(template: Any, extractors: Iterable[Any]) -> dict[str, Any]:
     return {"scorer_version": str(getattr(template, "scorer_version", "0")),
             "extractor_versions": extractor_versions(extractors),
             "harness_version": harness_version(), "harness_commit": harness_commit()}
+
+
+#: at most this many earlier values of one column are named by :func:`code_changes` (then ``...``)
+SHOWN_VALUES = 3
+
+
+def code_changes(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[int, list[str]]:
+    """How the rows a resume keeps differ from what the code about to run would record for them.
+
+    ``pairs``: ``(kept row, now)``, ``now`` being :func:`code_columns` of the row's template and extractors.
+    Returns the number of rows that differ in any of ``harness_version``, ``harness_commit``,
+    ``scorer_version`` or one extractor's version, and one phrase per column and new value, the earlier
+    values in first-seen order (``harness commit 1a2b3c4 → 5d6e7f8``, ``scorer_version 2, 1 → 3``,
+    ``extractor steps 1 → 2``; a commit shown by its first 7 digits; an extractor one side lacks: ``none``).
+    A value the row does not record is not compared (null: an unscored row, no extractor ran, not run from a
+    git checkout, or written before versions were kept).  Nothing is read: the rows are in memory."""
+    changed = 0
+    seen: dict[tuple[str, str], list[str]] = {}
+    for row, now in pairs:
+        found = _differences(row, now)
+        changed += bool(found)
+        for label, old, new in found:
+            olds = seen.setdefault((label, new), [])
+            if old not in olds:
+                olds.append(old)
+    phrases = []
+    for (label, new), olds in seen.items():
+        shown = ", ".join(olds[:SHOWN_VALUES]) + (", ..." if len(olds) > SHOWN_VALUES else "")
+        phrases.append(f"{label} {shown} → {new}")
+    return changed, phrases
+
+
+def _differences(row: dict[str, Any], now: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(label, value in the row, value now)`` of each code version ``row`` records other than ``now``."""
+    out = []
+    for column, label in (("harness_version", "harness version"), ("harness_commit", "harness commit"),
+                          ("scorer_version", "scorer_version")):
+        old, new = row.get(column), now.get(column)
+        if isinstance(old, str) and old and isinstance(new, str) and new and old != new:
+            short = (lambda v: v[:7]) if column == "harness_commit" else str
+            out.append((label, short(old), short(new)))
+    if row.get("extractor_versions") and now.get("extractor_versions"):
+        old_map, new_map = versions_of(row["extractor_versions"]), versions_of(now["extractor_versions"])
+        for name in sorted(old_map.keys() | new_map.keys()):
+            if old_map.get(name) != new_map.get(name):
+                out.append((f"extractor {name}", old_map.get(name, "none"), new_map.get(name, "none")))
+    return out
 
 
 def run_provenance(plans: Iterable[Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from harness.episode import EpisodePlan, infra_failed_row, run_episode, run_harn
 from harness.experiment import Unit, apply_overrides, canonical, episode_id, with_seed
 from harness.errors import EpisodeError, HarnessError
 from harness.provenance import run_provenance, spec_sha256
+from harness.resume import resume_summary
 from harness.store import RunStore, keep_earlier, kept_row, versions
 
 
@@ -216,7 +217,8 @@ def execute(
 
     ``identity``: what the run directory holds (e.g. ``{"task": name, "profile": name}`` or
     ``{"experiment": name}``); resuming a directory holding another identity is refused.
-    Episodes are found again by id: a finished episode is skipped, any other is run afresh.
+    Episodes are found again by id: a finished episode is skipped, any other is run afresh (an event
+    ``resume`` first, :func:`harness.resume.resume_summary`: what is kept, and whether other code made it).
     ``executor``: where episodes run (default :class:`LocalExecutor`; :class:`harness.dask_executor.DaskExecutor`
     on a Dask cluster).  After the episodes each template's :meth:`~harness.contracts.TaskTemplate.finish` summary is stored
     in ``run.json`` under ``finished.<task name>`` (its ``messages`` are sent as ``message`` events); when
@@ -231,7 +233,7 @@ def execute(
             what = "another task or agent profile" if "task" in identity else "another experiment"
             raise HarnessError(f"{store.root} holds a run of {what} ({_describe(before)}): resume it with the "
                                "same command, or choose another --out")
-        on_event("resume", {"finished": sum(kept_row(store.episode(p.key).row) is not None for p in plans)})
+        on_event("resume", resume_summary(plans, store, settings.retry_failed))
     distinct = {id(p.params): p for p in plans}
     for plan in distinct.values():  # before run.json: a task that cannot be prepared leaves a new run empty
         try:
@@ -357,7 +359,8 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     ``profile_options``: model options of one profile (e.g. an experiment stage's per-profile script)
     over ``model_options``.
 
-    Finished episodes (a ``row.json`` not ``infra_failed``) are kept.  No episode starts once the cost of
+    Finished episodes are kept (:func:`harness.store.keeps`: not an infrastructure failure, nor with
+    ``settings.retry_failed`` a failed one); the others run afresh.  No episode starts once the cost of
     the finished ones reaches ``settings.max_run_cost_usd`` (event ``budget``).  Events come from this
     thread only (``episode``, ``done``, ``skip``, ``retry``, ``budget``).
     """
@@ -371,7 +374,7 @@ def run_plans(plans: list[EpisodePlan], store: RunStore, settings: RunSettings, 
     todo = []
     for plan in plans:
         paths = store.episode(plan.key)
-        done = kept_row(paths.row)
+        done = kept_row(paths.row, settings.retry_failed)
         if done is not None:
             rows[plan.key] = done
             on_event("skip", {"key": plan.key, "row": done})

@@ -222,14 +222,24 @@ def finished_episodes(run_dir: Path | str, *, skip_invalid: bool = False) -> lis
     return found
 
 
-def kept_row(path: Path | str) -> dict[str, Any] | None:
-    """The episode's row at ``path`` when a resume keeps it, else None: no row, or a failure of the harness's
-    own that a resume runs again (``status`` ``infra_failed``, ``error_kind`` ``disk_full``)."""
+def kept_row(path: Path | str, retry_failed: bool = False) -> dict[str, Any] | None:
+    """The episode's row at ``path`` when a resume keeps it (:func:`keeps`), else None (no row, or one the
+    resume runs again); :class:`RowError` naming the file when the row is unreadable."""
     path = Path(path)
     if not path.exists():
         return None
     row = read_row(path)
-    return None if row.get("status") == "infra_failed" or row.get("error_kind") == "disk_full" else row
+    return row if keeps(row, retry_failed) else None
+
+
+def keeps(row: dict[str, Any], retry_failed: bool = False) -> bool:
+    """Whether a resume keeps an episode's finished ``row`` rather than running the episode again: the one
+    rule.  A failure of the harness's own (``status`` ``infra_failed``, ``error_kind`` ``disk_full``) is run
+    again; so is, with ``retry_failed`` (``RunSettings.retry_failed``, ``harness run --retry-failed``), an
+    episode whose agent or forecaster failed (``status`` ``failed``), which is otherwise a result and kept."""
+    if row.get("status") == "infra_failed" or row.get("error_kind") == "disk_full":
+        return False
+    return not (retry_failed and row.get("status") == "failed")
 
 
 def episode_rows(run_dir: Path | str, *, skip_invalid: bool = False) -> list[dict[str, Any]]:

@@ -63,11 +63,14 @@ PREPARE_LINE_EVERY = 5.0
 @click.option("--keep-inputs", is_flag=True,
               help="Keep every generated input file (samples, corpora) in the episode folders (RunSettings.keep_inputs); "
                    "default: those the agent left unchanged are dropped at the episode's end and rebuilt on demand.")
+@click.option("--retry-failed", is_flag=True,
+              help="Resuming: run again the episodes whose agent or forecaster failed (status failed), e.g. after "
+                   "fixing the plugin (RunSettings.retry_failed); default: a finished failure is a result and is kept.")
 @click.option("--wait", is_flag=True,
               help="When another run is writing into the same run directory, wait for it to finish and then run "
                    "(default: fail at once, naming the other run).")
 def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, timeout, settings_file, model_backend,
-        script, jobs, max_cost, executor, scheduler, keep_inputs, wait) -> None:
+        script, jobs, max_cost, executor, scheduler, keep_inputs, retry_failed, wait) -> None:
     """Run a task spec or an experiment: episodes in sandboxes (agents) or in the harness (forecasters),
     scored, written to a run directory that a re-run resumes.
 
@@ -93,6 +96,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         data["max_run_cost_usd"] = max_cost
     if keep_inputs:
         data["keep_inputs"] = True
+    if retry_failed:
+        data["retry_failed"] = True
     settings = parse(RunSettings, data, settings_file or "--settings")
     options = {"script": str(script)} if script else {}
 
@@ -153,7 +158,8 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
                               f"releasing {store.root} ({describe(data['holder'])})", markup=False, highlight=False,
                               soft_wrap=True)
                 elif event == "resume":
-                    err.print(f"resuming {store.root}: {data['finished']} finished episode(s) are kept")
+                    for line in resume_lines(store.root, data):
+                        err.print(line, markup=False, highlight=False, soft_wrap=True)
                 elif event == "retry":
                     progress.update(bar, description=tally.line())
                     err.print(f"[yellow]retry {data['attempt']}[/] {escape(data['key'])}: {escape(str(data['error']))}")
@@ -198,6 +204,23 @@ def run(task_file, experiment_file, agent_profile, seeds, sets, out, sandbox, ti
         err.print(f"error: every episode failed ({len(rows)} of {len(rows)}): exit {EXIT_ALL_FAILED}",
                   markup=False, highlight=False)
         raise SystemExit(EXIT_ALL_FAILED)
+
+
+def resume_lines(root: Path, data: dict) -> list[str]:
+    """The lines a resume of ``root`` prints, from its ``resume`` event (:func:`harness.run.resume_summary`):
+    what is kept, the failed episodes among them and ``--retry-failed`` when there are some (or how many it
+    runs again), and a warning when other code made kept rows."""
+    line = f"resuming {root}: {data['finished']} finished episode(s) are kept"
+    if data.get("failed"):
+        line += f" ({data['failed']} failed: pass --retry-failed to run them again)"
+    if data.get("retried"):
+        line += f"; {data['retried']} failed episode(s) run again (--retry-failed)"
+    lines = [line]
+    if data.get("stale"):
+        lines.append(f"warning: {data['stale']} kept episode(s) were made by other code "
+                     f"({'; '.join(data.get('changes') or [])}): their numbers stay as they were; use a new --out, "
+                     f"or harness rescore {root}")
+    return lines
 
 
 def print_whole(con, table: Table) -> None:

@@ -48,3 +48,38 @@ def test_the_worker_sends_references_not_inputs(tmp_path, toy):
                                         "episode": "0"}]})
     root = store.episode("ep-0").root
     assert inputs.resolve(root, "key/hidden/k.txt").read_text() == "k-1\n" * 50
+
+
+def test_a_resume_on_dask_sends_only_what_the_resume_does_not_keep(tmp_path):
+    """The client decides what a resume keeps (``RunSettings.retry_failed`` included): only the episodes it does
+    not keep are submitted to the cluster."""
+    distributed = pytest.importorskip("distributed")
+    from harness.experiment import Unit
+    from harness.run import execute, load_task
+    from harness.store import read_row, write_json
+    from tests.support.paths import REPO
+
+    task = load_task(REPO / "tasks" / "drcik" / "sample-statistical.yaml",
+                     {"forecasters": ["naive"], "contexts": ["no-context"]})
+    store = RunStore.create(tmp_path / "run")
+    execute([Unit(task, None, None)], store, RunSettings())
+    failed = sorted(p.parent.name for p in store.root.glob("episodes/*/row.json"))[:2]
+    for key in failed:  # as a forecaster that raised leaves its episode
+        write_json(store.episode(key).row, {**read_row(store.episode(key).row), "status": "failed"})
+
+    class Recording(DaskExecutor):
+        def submit(self, plan):
+            sent.append(plan.key)
+            return super().submit(plan)
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  local_directory=str(tmp_path / "dask")) as cluster, \
+            distributed.Client(cluster) as client:
+        sent: list[str] = []
+        rows = execute([Unit(task, None, None)], store, RunSettings(), executor=Recording(client=client))
+        assert sent == [] and sorted(r["episode"] for r in rows if r["status"] == "failed") == failed  # results
+        rows = execute([Unit(task, None, None)], store, RunSettings(retry_failed=True),
+                       executor=Recording(client=client))
+    assert sorted(sent) == failed
+    assert len(rows) == 3 and {r["status"] for r in rows} == {"ok"}
+    assert {read_row(store.episode(key).row)["status"] for key in failed} == {"ok"}

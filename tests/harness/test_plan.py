@@ -75,3 +75,19 @@ def test_plan_cli_never_totals_unknown_episodes_as_free(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == ("total: 6 episode(s), 0 done, 6 to run, expected $0.00 + 6 episode(s) "
                                               "of unknown cost")
+
+
+def test_done_episodes_are_those_a_run_would_keep(tmp_path):
+    from harness.config import RunSettings
+
+    root = tmp_path / "run"
+    episodes, _ = plan_costs(units(["naive"], agent=None), root)
+    keys = [e.key for e in episodes]
+    for key, row in zip(keys, ({"status": "ok"}, {"status": "failed"}, {"status": "infra_failed"},
+                               {"status": "failed", "error_kind": "disk_full"})):
+        (root / "episodes" / key).mkdir(parents=True)
+        (root / "episodes" / key / "row.json").write_text(json.dumps(row))
+    assert [e.done for e in plan_costs(units(["naive"], agent=None), root)[0]] == [True, True, False, False, False,
+                                                                                   False]
+    retry = plan_costs(units(["naive"], agent=None), root, settings=RunSettings(retry_failed=True))[0]
+    assert [e.done for e in retry] == [True, False, False, False, False, False]

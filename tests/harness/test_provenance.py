@@ -8,8 +8,8 @@ import json
 import pandas as pd
 
 from harness.config import TaskSpec
-from harness.provenance import (UNRECORDED, extractor_versions, read_commit, spec_sha256, version_groups,
-                                versions_of)
+from harness.provenance import (UNRECORDED, code_changes, extractor_versions, read_commit, spec_sha256,
+                                version_groups, versions_of)
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "89abcdef0123456789abcdef0123456789abcdef"
@@ -94,3 +94,29 @@ def test_rows_are_split_by_what_differs_and_the_label_names_only_that():
     assert [list(part["episode"]) for _, part in groups] == [["e0"], ["e1"], ["e2"], ["e3"]]
     only_extractors = version_groups(rows(("1", {"a": "1"}), ("1", {"a": "2"}), ("1", {"a": "2"})))
     assert [(label, len(part)) for label, part in only_extractors] == [("extractors a@1", 1), ("extractors a@2", 2)]
+
+
+def _code(commit=SHA, scorer="2", extractors='{"steps":"1"}', version="0.1.0"):
+    return {"harness_version": version, "harness_commit": commit, "scorer_version": scorer,
+            "extractor_versions": extractors}
+
+
+def test_kept_rows_made_by_other_code_are_counted_and_the_changes_named():
+    now = _code(commit=SHA, scorer="3", extractors='{"steps":"2","tokens":"1"}')
+    pairs = [(_code(commit=OTHER, scorer="3", extractors=now["extractor_versions"]), now),  # another commit
+             (_code(commit=SHA, scorer="2", extractors='{"steps":"1"}'), now),  # older scorer and extractors
+             (_code(commit=OTHER, scorer="1", extractors=now["extractor_versions"]), now),
+             (dict(now), now)]  # made by the code about to run
+    assert code_changes(pairs) == (3, ["harness commit 89abcde → 0123456", "scorer_version 2, 1 → 3",
+                                       "extractor steps 1 → 2", "extractor tokens none → 1"])
+
+
+def test_what_a_row_does_not_record_is_not_compared():
+    now = _code(scorer="3")
+    unscored = _code(scorer=None, extractors=None)  # a failed row the template did not score
+    old = {"status": "ok"}  # written before versions were kept
+    no_git = _code(commit=None, scorer="3")  # not run from a git checkout
+    assert code_changes([(unscored, now), (old, now), (no_git, now)]) == (0, [])
+    assert code_changes([(_code(version="0.0.9", scorer="3"), now)]) == (1, ["harness version 0.0.9 → 0.1.0"])
+    many = [(_code(commit=f"{i}" * 40, scorer="3"), now) for i in range(1, 6)]
+    assert code_changes(many) == (5, ["harness commit 1111111, 2222222, 3333333, ... → 0123456"])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.store import RowError, RunStore, finished_episodes, read_score, write_json
+from harness.store import RowError, RunStore, finished_episodes, keeps, kept_row, read_score, write_json
 from tests.support.paths import REPO
 
 
@@ -48,6 +48,21 @@ def test_a_missing_score_is_none_and_a_bad_one_an_error_naming_the_file(tmp_path
     bad.write_text("[1]")
     with pytest.raises(RowError, match=re.escape(f"{bad}: not a valid score: expected a JSON object, got list")):
         read_score(bad.parent)
+
+
+def test_a_resume_keeps_results_and_runs_harness_failures_again_and_failures_with_retry_failed(tmp_path):
+    rows = {"ok": {"status": "ok"}, "failed": {"status": "failed", "error_kind": "agent_crashed"},
+            "infra": {"status": "infra_failed", "error_kind": "provider_unavailable"},
+            "disk": {"status": "failed", "error_kind": "disk_full"}}
+    assert {name: keeps(row) for name, row in rows.items()} == {
+        "ok": True, "failed": True, "infra": False, "disk": False}  # by default a finished failure is a result
+    assert {name: keeps(row, retry_failed=True) for name, row in rows.items()} == {
+        "ok": True, "failed": False, "infra": False, "disk": False}
+    store = _run(tmp_path)  # a-1 failed, b-2 ok, c-running has no row
+    assert kept_row(store.episode("a-1").row) == {"status": "failed", "n": 1}
+    assert kept_row(store.episode("a-1").row, retry_failed=True) is None
+    assert kept_row(store.episode("b-2").row, retry_failed=True) == {"status": "ok", "n": 2}
+    assert kept_row(store.episode("c-running").row) is None
 
 
 def test_a_bad_row_is_named_or_skipped(tmp_path):
