@@ -60,6 +60,25 @@ def register_agents(register):
 
 
 @hookspec
+def register_agent_profiles(register):
+    """Ship agent profiles with a plugin, so that ``--agent NAME`` finds them once it is installed.
+
+    :param register: ``register(path)`` with the path (a :class:`pathlib.Path` or str) of a profile file
+        ``NAME.yaml`` or ``NAME.yml`` (e.g. package data beside the plugin's module), once per profile; the
+        profile's name is the file's stem, as in a profile folder.  A path that is no existing file of those
+        suffixes is left out as a plugin problem; the file's content is checked where it is used, as a folder's
+        profile is (``--agent`` refuses an invalid one with its file and field, ``harness profiles list`` says why).
+    :returns: nothing (the return value is ignored).
+
+    Called once per process, when a profile is looked up by a name that no profile folder has, or the profiles
+    are listed (:mod:`harness.profiles`, ``harness plugins list``).
+    Duplicate name: the first registration is kept, a later one is a plugin problem naming both.  A file of the
+    same name in a profile folder (``$HARNESS_PROFILES``, ``./agent_profiles``, the shipped profiles) comes
+    first, so a user overrides a plugin's profile by writing one.
+    """
+
+
+@hookspec
 def register_forecasters(register):
     """Register forecasters.
 

@@ -26,9 +26,11 @@ import functools
 import gc
 import importlib.metadata as md
 import inspect
+import os
 import types
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import pluggy
@@ -50,6 +52,8 @@ KINDS: dict[str, tuple[str, type]] = {
     "model_backend": ("register_model_backends", contracts.ModelBackend),
     "judge": ("register_judges", contracts.Judge),
 }
+#: the suffixes of an agent profile file (``NAME.yaml``), in a profile folder or registered by a plugin
+PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class Plugins:
         self.problems: list[PluginProblem] = []
         self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (distribution, version)
         self._registries: dict[str, dict[str, Registered]] | None = None
+        self._profiles: dict[str, tuple[str, Path]] | None = None  # register_agent_profiles, collected once
         self._current: str | None = None  # the plugin whose hook is running (see call_each)
         self._spec_sources: set[int] = set()  # harness_hookspecs objects already added
         #: distributions left out by HARNESS_LOAD_PLUGINS: name -> version
@@ -199,7 +204,7 @@ class Plugins:
                 self._problem(distribution, name, hook, f"implements unknown hook {hook!r}{hint}")
             return
         self._origin[name] = (distribution, version)
-        self._registries = None
+        self._registries = self._profiles = None
 
     def call_each(self, hook_name: str, *args: Any) -> None:
         """Call every implementation of ``hook_name`` with ``args``, in pluggy's call order (the plugin
@@ -289,6 +294,24 @@ class Plugins:
             failed = "; ".join(f"{p.plugin!r} ({p.distribution})" for p in self.problems)
             hint = f"; plugins that failed to load: {failed} — see `harness plugins list`" if failed else ""
             raise UnknownPlugin(f"no {kind.replace('_', ' ')} named {name!r} (known: {known}){hint}") from None
+
+    def agent_profiles(self) -> dict[str, tuple[str, Path]]:
+        """Profile files plugins ship (``register_agent_profiles``): name (the file's stem) -> (plugin, path), by
+        :meth:`collect`'s rule, collected once per plugin set; a path that is no existing ``NAME.yaml`` or
+        ``NAME.yml`` file is a problem naming the plugin.  The files are not read here (see
+        :mod:`harness.profiles`)."""
+        if self._profiles is None:
+            def make(path: Any) -> tuple[str, Path]:
+                if not isinstance(path, (str, os.PathLike)):
+                    raise TypeError(f"register(path) needs the path of a profile file, got {path!r}")
+                file = Path(path)
+                if file.suffix not in PROFILE_SUFFIXES or not file.is_file():
+                    raise ValueError(f"register(path): {file} is not an existing profile file "
+                                     f"(NAME{' or NAME'.join(PROFILE_SUFFIXES)})")
+                return file.stem, file
+
+            self._profiles = self.collect("register_agent_profiles", "agent profile", make)
+        return self._profiles
 
     def report_folders(self) -> dict[str, tuple[Any, Any]]:
         """Folder kinds of ``harness report`` (``register_report_folders``): kind -> (recognise, build), by

@@ -1,5 +1,5 @@
-"""``harness plugins list``: every registered plugin object, command and report section, with its kind,
-plugin, distribution and version.
+"""``harness plugins list``: every registered plugin object, command, report section, export format and agent
+profile a plugin ships, with its kind, plugin, distribution and version.
 
 The table is drawn as rich draws it (:func:`table_lines`: same box, same padding) without importing rich, which
 would cost this command about as much as loading every plugin; rich draws it only when it must fold the table
@@ -34,7 +34,7 @@ def list_plugins(as_json: bool) -> None:
          "version": reg.version}
         for kind in KINDS for reg in loaded.registry(kind).values()
     ]
-    rows += _commands(loaded) + _report_sections(loaded) + _export_formats(loaded)
+    rows += _commands(loaded) + _report_sections(loaded) + _export_formats(loaded) + _agent_profiles(loaded)
     problems = [{"distribution": p.distribution, "plugin": p.plugin, "hook": p.hook, "reason": p.reason}
                 for p in loaded.problems]
     skipped = [{"distribution": d, "version": v} for d, v in sorted(loaded.skipped.items())]
@@ -129,3 +129,10 @@ def _export_formats(loaded: Plugins) -> list[dict[str, str]]:
 
     return [_row("export_format", name, plugin, *loaded.origin(plugin))
             for name, (plugin, _) in loaded.exporters({n: "the harness" for n in BUILTIN_FORMATS}).items()]
+
+
+def _agent_profiles(loaded: Plugins) -> list[dict[str, str]]:
+    """Profiles plugins ship (``register_agent_profiles``); a profile folder's file of the same name overrides one
+    (``harness profiles list`` shows which file ``--agent`` uses)."""
+    return [_row("agent_profile", name, plugin, *loaded.origin(plugin))
+            for name, (plugin, _) in loaded.agent_profiles().items()]

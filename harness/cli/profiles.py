@@ -20,7 +20,8 @@ def profiles_group() -> None:
 @profiles_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per profile instead of a table.")
 def list_profiles(as_json: bool) -> None:
-    """Every profile found ($HARNESS_PROFILES, ./agent_profiles, the shipped ones; the first of a name wins).
+    """Every profile found ($HARNESS_PROFILES, ./agent_profiles, the shipped ones, then those installed plugins
+    ship; the first of a name wins).
 
     A profile's name is its file's stem.  An invalid profile (malformed, or naming an agent or model
     backend that is not a registered plugin) is listed with its error (file and field); --agent

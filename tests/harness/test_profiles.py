@@ -92,9 +92,14 @@ def test_a_profile_naming_an_unregistered_model_backend_is_refused(profiles, mon
 
 
 def test_every_shipped_profile_is_valid(tmp_path, monkeypatch):
+    """The shipped folder's profiles and those the built-in plugins ship (``register_agent_profiles``)."""
+    from harness.profiles import plugin_profiles
+
     monkeypatch.delenv("HARNESS_PROFILES", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert len(find_profiles()) == len(list((REPO / "agent_profiles").glob("*.yaml")))
+    shipped = [p.stem for p in (REPO / "agent_profiles").glob("*.yaml")]
+    assert "proxy-probe" in plugin_profiles() and "proxy-probe" not in shipped
+    assert len(find_profiles()) == len(shipped) + len(plugin_profiles())
     bad = [f"{f.path}: {f.error}" for f in find_profiles() if f.error]
     assert bad == []
 

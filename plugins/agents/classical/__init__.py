@@ -138,3 +138,9 @@ def register_agents(register):
     for agent in agents():
         register(agent)
     register(ProxyProbe())
+
+
+@hookimpl
+def register_agent_profiles(register):
+    """The proxy-probe agent's profile ships with it (a tool for measuring the harness, not a baseline)."""
+    register(Path(__file__).resolve().parent / "proxy-probe.yaml")

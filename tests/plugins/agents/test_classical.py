@@ -1,4 +1,3 @@
-# --8<-- [start:agent]
 """The euclidean-1nn agent: conformance suite plus Appendix E's rules with values."""
 
 import json
@@ -34,7 +33,6 @@ class TestEuclideanNN(AgentTests):
         return template.params_model.model_validate(dict(
             simulator="toyball", noise="low", context=True, examples_per_class=3, submission="direct", n_test=10,
             seed=0, pool_seed=0, heldout_per_class=2))
-# --8<-- [end:agent]
 
 
 def test_impulse_column_divided_by_its_max_abs_only_when_nonzero():
