@@ -7,7 +7,8 @@ A page asks for a table with a marker line:
 - ``<!-- reference: columns -->``: every results column of every registered task template, metric extractor
   and the harness itself, with its type and meaning (``harness.columns.template_groups``).
 
-``problems()`` lists what has no description (a spec field, a results column, a CLI option or command):
+``problems()`` lists what has no description (a spec field of a model above or of any page's marker, a
+results column, a CLI option or command):
 ``tests/architecture/test_docs.py`` fails on any, so the generated reference never has an empty entry.
 """
 
@@ -123,12 +124,22 @@ def cli_commands() -> list[tuple[str, Any]]:
     return found
 
 
+def page_models() -> list[str]:
+    """The model of every ``<!-- reference: spec ... -->`` marker of the site's pages (a plugin's format too,
+    e.g. the CAF task of docs/benchmarks/drcik-own-data.md)."""
+    from pathlib import Path
+
+    return sorted({m.group(2) for page in Path(__file__).parent.rglob("*.md")
+                   for m in MARKER.finditer(page.read_text(encoding="utf-8")) if m.group(1) == "spec" and m.group(2)})
+
+
 def problems() -> list[str]:
-    """Every spec field, results column, CLI command and CLI option that has no description."""
+    """Every spec field (of :data:`SPEC_MODELS` and of the models the pages show), results column, CLI command
+    and CLI option that has no description."""
     import click
 
     out = []
-    for path in SPEC_MODELS:
+    for path in dict.fromkeys((*SPEC_MODELS, *page_models())):
         seen, todo = set(), [_obj(path)]
         while todo:
             model = todo.pop()

@@ -60,6 +60,18 @@ def test_a_missing_description_is_reported(monkeypatch):
                                      "option --jobs/-j of `harness run` has no help"}
 
 
+def test_a_model_shown_by_any_page_is_checked_too(monkeypatch):
+    """A ``<!-- reference: spec ... -->`` marker outside the reference pages (a plugin's file format) gets the
+    same check: a field without a description is reported."""
+    hooks = _hooks()
+    shown = [p for p in hooks.page_models() if p not in hooks.SPEC_MODELS]
+    assert shown, "no page shows a model beyond SPEC_MODELS: the check below would be vacuous"
+    model = hooks._obj(shown[0])
+    name = next(iter(model.model_fields))
+    monkeypatch.setattr(model.model_fields[name], "description", None)
+    assert f"spec field {model.__name__}.{name} has no description" in hooks.problems()
+
+
 def test_the_generated_reference_lists_every_field_and_column():
     from harness.columns import template_groups
     from harness.config import AgentProfile, ExperimentSpec, RunSettings, TaskSpec

@@ -15,6 +15,11 @@ input), with the context split as they split it::
       "context": {"background": "...", "scenario": "...", "constraints": "..."}
     }
 
+``series`` may instead name a CSV file beside the task file (``{"csv": "flow.csv", "timestamp_column":
+"timestamp", "value_column": "value", "forecast_start": null}``): :mod:`.caf_csv` reads it into the form
+above before any check.  The fields' reference (generated from these models) and a worked example are in
+``docs/benchmarks/drcik-own-data.md``.
+
 Timestamps are ``YYYY-MM-DD HH:MM:SS``, strictly increasing, the future after the history, at the task's
 frequency; values are finite numbers.  ``context.background`` is required; ``scenario`` and
 ``constraints`` may be empty (CiK tasks without them).  Dates named in the context (``YYYY-MM-DD``, with a
@@ -32,8 +37,9 @@ Bounds (checked before any model call, so a bad input costs nothing):
   of a document (the held-back 10 MB case, whose dry run estimated $79 for one task).  The refusal
   names the file, the field and the dry-run estimate of the task.
 
-:func:`read_folder` reads every ``*.json`` of a folder in name order and raises
-:class:`harness.ConfigError` naming the file and the field of every problem.
+:func:`read_folder` reads every ``*.json`` of a folder in name order and raises :class:`CafFolderError`
+naming every bad file, each with the field of its problems (one line a file; the commands print each as an
+``error:`` line and exit 2).
 """
 
 from __future__ import annotations
@@ -43,12 +49,13 @@ import math
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from harness import ConfigError, Strict, format_validation_error
 from tsagent_plugins.tasks.drcik.dataset.frequency import FrequencyError, parse_frequency
+from tsagent_plugins.tasks.drcik.generation import caf_csv
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 #: an ISO date with an optional time in a context text (the dates the window shift moves, :mod:`.window`)
@@ -60,10 +67,13 @@ MAX_CONTEXT_CHARS = 20_000
 class CafSeries(Strict):
     """History and future of the target series (timestamps as text, values as floats)."""
 
-    history_timestamps: list[str] = Field(min_length=2)
-    history_values: list[float] = Field(min_length=2)
-    future_timestamps: list[str] = Field(min_length=1)
-    future_values: list[float] = Field(min_length=1)
+    history_timestamps: list[str] = Field(min_length=2, description="Timestamps of the history (at least 2), "
+                                                                   "YYYY-MM-DD HH:MM:SS, strictly increasing.")
+    history_values: list[float] = Field(min_length=2, description="One finite value per history timestamp.")
+    future_timestamps: list[str] = Field(min_length=1, description="Timestamps of the forecast horizon, after "
+                                                                  "the history, at the task's frequency.")
+    future_values: list[float] = Field(min_length=1, description="The true future: one finite value per future "
+                                                                "timestamp.")
 
     @field_validator("history_timestamps", "future_timestamps")
     @classmethod
@@ -106,9 +116,11 @@ class CafSeries(Strict):
 class CafContext(Strict):
     """The context text as CiK and GIFT-CTX split it."""
 
-    background: str = Field(min_length=1)
-    scenario: str = ""
-    constraints: str = ""
+    background: str = Field(min_length=1, description="What the series is and how it behaves (required).")
+    scenario: str = Field("", description="What happens around the forecast window, e.g. dated events "
+                                          "(YYYY-MM-DD [HH:MM[:SS]], moved by the window shift).")
+    constraints: str = Field("", description="Constraints on the future values, e.g. 'the load cannot be "
+                                             "negative'.")
 
     @field_validator("background", "scenario", "constraints")
     @classmethod
@@ -124,16 +136,23 @@ class CafContext(Strict):
 
 
 class CafTask(Strict):
-    """One CAF task (module docstring)."""
+    """One CAF task: one JSON file of the input folder of ``harness dr-generate``."""
 
-    task_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=MAX_TASK_ID)
-    origin: Literal["real", "synthetic"]
-    frequency: str
-    prediction_length: int = Field(ge=1)
-    seasonal_period: int = Field(ge=1)
-    target_description: str = Field(min_length=1)
-    series: CafSeries
-    context: CafContext
+    task_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=MAX_TASK_ID,
+                         description="Letters, digits, _ and -; at most 100 characters; unique in the folder "
+                                     "(it names files and folders).")
+    origin: Literal["real", "synthetic"] = Field(description="real: a measured series, moved by the spec's "
+                                                             "window shift; synthetic: a made-up one, kept.")
+    frequency: str = Field(description="The step between timestamps as the release writes it: '1 hour', "
+                                       "'1 day', '5 minutes', or a pandas code ('h', 'D').")
+    prediction_length: int = Field(ge=1, description="The forecast horizon in steps (= the number of future "
+                                                     "values).")
+    seasonal_period: int = Field(ge=1, description="Steps per season (24 hourly, 7 daily, 12 monthly).")
+    target_description: str = Field(min_length=1, description="The forecasting objective every agent sees; "
+                                                              "anonymised by step 3 like the context.")
+    series: CafSeries = Field(description="The series inline, or a CSV file beside the task file "
+                                          "(CafCsvSeries).")
+    context: CafContext = Field(description="The context text, split as Context is Key splits it.")
     _source: Path | None = PrivateAttr(default=None)
 
     @property
@@ -183,14 +202,36 @@ def parse_task(data: object, source: Path | str) -> CafTask:
 
 
 def read_task(path: Path | str) -> CafTask:
+    """The task of one CAF file (its series inline or in a CSV file beside it, :mod:`.caf_csv`);
+    :class:`harness.ConfigError` naming the file and field, or the CSV's line and column."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, [f"<root>: not UTF-8 text (byte {exc.start})"]) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(path, [f"<root>: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"]) from None
+    if isinstance(data, dict) and caf_csv.is_reference(data.get("series")):
+        data = {**data, "series": caf_csv.inline_series(data["series"], path, data.get("prediction_length"),
+                                                        data.get("frequency"))}
     task = parse_task(data, path)
     task._source = path
     return task
+
+
+class CafFolderError(ConfigError):
+    """Every bad file of a CAF folder (:func:`read_folder`): ``errors``, one :class:`harness.ConfigError` per
+    file in file-name order; ``str()`` and :meth:`lines` give one line each (``file: field: problem``)."""
+
+    def __init__(self, errors: list[ConfigError]):
+        self.errors = list(errors)
+        super().__init__(self.errors[0].file, self.errors[0].problems)
+
+    def lines(self) -> list[str]:
+        return [str(e) for e in self.errors]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
 
 
 #: text addressed to a model rather than describing the series (prompt injection); flagged, never rewritten
@@ -224,26 +265,36 @@ def size_problems(task: CafTask, estimate_usd: float | None = None) -> list[str]
                else "") + "; shorten it to what a forecaster is given"]
 
 
-def read_folder(folder: Path | str, shift_weeks: int = 0) -> list[CafTask]:
-    """Every ``*.json`` CAF task of ``folder`` in file-name order; ConfigError for a missing or empty folder,
-    a bad file, a date the window shift of ``shift_weeks`` weeks would move off the
-    calendar, or a task id used twice (naming both files)."""
+def read_folder(folder: Path | str, shift_weeks: int = 0,
+                check: Callable[[CafTask], list[str]] | None = None) -> list[CafTask]:
+    """Every ``*.json`` CAF task of ``folder`` in file-name order.  ConfigError for a missing or empty folder;
+    :class:`CafFolderError` naming every bad file: a file :func:`read_task` refuses, a date the window shift
+    of ``shift_weeks`` weeks would move off the calendar, a task id used twice (naming both files), or the
+    ``field: problem`` lines ``check`` returns for a task (e.g. :func:`size_problems`)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(folder, ["<folder>: no such folder of CAF tasks"])
     files = sorted(folder.glob("*.json"))
     if not files:
         raise ConfigError(folder, ["<folder>: no *.json CAF task in it"])
-    tasks, seen = [], {}
+    tasks, seen, errors = [], {}, []
     for path in files:
-        task = read_task(path)
+        try:
+            task = read_task(path)
+        except ConfigError as exc:
+            errors.append(exc)
+            continue
         problems = shift_problems(task, shift_weeks)
-        if problems:
-            raise ConfigError(path, problems)
         if task.task_id in seen:
-            raise ConfigError(path, [f"task_id: {task.task_id!r} is also the id of {seen[task.task_id].name}"])
-        seen[task.task_id] = path
-        tasks.append(task)
+            problems.append(f"task_id: {task.task_id!r} is also the id of {seen[task.task_id].name}")
+        seen.setdefault(task.task_id, path)
+        problems = problems or (check(task) if check else [])
+        if problems:
+            errors.append(ConfigError(path, problems))
+        else:
+            tasks.append(task)
+    if errors:
+        raise CafFolderError(errors)
     return tasks
 
 

@@ -11,9 +11,9 @@ all of them; proxy logs go under ``DIR/generation/proxy/``.  ``--resume`` contin
 in ``DIR`` (the same spec) without asking any accepted unit again.  ``--dry-run`` prints the expected
 calls and cost per stage and calls nothing.
 
-Bad input (the spec, a CAF file: :mod:`.caf`) is one ``error:`` line naming the file and field, exit 2,
-before the first model call and without an output folder.  A task with a unit flagged for human repair
-(Appendix D.2) is held back in ``DIR/generation/repair_queue.json`` and not exported, unless
+Bad input (the spec, a CAF file: :mod:`.caf`) is one ``error:`` line naming the file and field (one for every
+bad CAF file), exit 2, before the first model call and without an output folder.  A task with a unit flagged
+for human repair (Appendix D.2) is held back in ``DIR/generation/repair_queue.json`` and not exported, unless
 ``--include-flagged`` (then exported and marked).  A generation that writes no task fails (exit 2).
 """
 
@@ -21,11 +21,32 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import click
 
+if TYPE_CHECKING:
+    from tsagent_plugins.tasks.drcik.generation.caf import CafTask
+    from tsagent_plugins.tasks.drcik.generation.spec import GenerationSpec
+
 ROLES = ("generator", "judge_entity", "judge_evidence", "judge_chain", "judge_supporting", "judge_distractor")
+
+
+def read_caf_folder(spec: "GenerationSpec", spec_file: Path,
+                    check: "Callable[[CafTask], list[str]] | None" = None) -> "list[CafTask]":
+    """The CAF tasks of the generation spec ``spec`` (read from ``spec_file``; :func:`.caf.read_folder` with
+    ``check``).  Every bad file is one ``error:`` line on stderr, then exit 2: the commands reading CAF tasks
+    (``dr-generate``, ``dr-offline-scripts``) report all of them at once."""
+    from tsagent_plugins.tasks.drcik.generation import caf
+
+    try:
+        return caf.read_folder(spec.path(spec_file, spec.input), spec.window_shift_weeks, check)
+    except caf.CafFolderError as exc:
+        for line in exc.lines():
+            click.echo(f"error: {line}", err=True)
+        sys.exit(2)
 
 
 @click.command("dr-generate")
@@ -55,7 +76,6 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
     # everything below up to generate() is checked before the first model call: a refused run costs nothing
     # and leaves no output folder (ConfigError / HarnessError: one "error:" line, exit 2)
     spec = load_spec(spec_file)
-    tasks = caf.read_folder(spec.path(spec_file, spec.input), spec.window_shift_weeks)
     profiles = {role: resolve_profile(getattr(spec.models, role)) for role in ROLES}
     for role, profile in profiles.items():
         if model_backend is None and profile.provider not in CHAT_PROVIDERS:
@@ -64,10 +84,8 @@ def dr_generate(spec_file: Path, out: Path, model_backend: str | None, script: P
                                           "openrouter, custom)"])
     from tsagent_plugins.tasks.drcik.generation.estimate import estimate, print_estimate
 
-    for task in tasks:
-        over = caf.size_problems(task, sum(r["cost_usd"] for r in estimate(spec, [task], profiles)))
-        if over:
-            raise ConfigError(task.source or spec_file, over)
+    tasks = read_caf_folder(spec, spec_file, lambda task: caf.size_problems(
+        task, sum(r["cost_usd"] for r in estimate(spec, [task], profiles))))
     for task in tasks:
         for warning in caf.injection_warnings(task):
             click.echo(f"warning: {task.source or spec_file}: {warning}", err=True)

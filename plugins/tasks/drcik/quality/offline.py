@@ -260,6 +260,10 @@ def dr_offline_scripts(spec_file: Path, out: Path) -> None:
     """Write scripted-model answers for the whole Dr-CiK chain on the CAF tasks of SPEC_FILE (offline, no key).
 
     See docs/benchmarks/drcik-own-data.md for the chain they answer."""
+    from tsagent_plugins.tasks.drcik.generation.cli import read_caf_folder
+    from tsagent_plugins.tasks.drcik.generation.spec import load_spec
+
+    read_caf_folder(load_spec(spec_file), spec_file)  # every bad CAF file: one error line each, exit 2
     made = make_all(spec_file, out)
     click.echo(f"{out}: generate.yaml ({made['generate']} rules), audit.yaml ({made['audit']} rules), llm-dp.yaml "
                f"({made['forecast']} tasks), reviews.jsonl ({made['reviews']} records) for {len(made['tasks'])} "

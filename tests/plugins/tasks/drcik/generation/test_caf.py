@@ -67,6 +67,25 @@ def test_off_grid_timestamps_and_duplicate_ids_and_non_json_are_refused(tmp_path
         caf.read_folder(tmp_path / "empty")
 
 
+def test_every_bad_file_of_a_folder_is_named_each_on_its_own_line(tmp_path):
+    """The module docstring's promise: not only the first bad file (issue: several bad files, one reported)."""
+    bad_field = sample_raw()
+    bad_field.pop("target_description")
+    files = {"a.json": bad_field, "b.json": sample_raw("caf_pump_power"), "c.json": "{oops",
+             "d.json": sample_raw("caf_pump_power")}
+    for name, data in files.items():
+        (tmp_path / name).write_text(data if isinstance(data, str) else json.dumps(data))
+    with pytest.raises(caf.CafFolderError) as info:
+        caf.read_folder(tmp_path)
+    assert [e.file for e in info.value.errors] == [str(tmp_path / n) for n in ("a.json", "c.json", "d.json")]
+    assert str(info.value).splitlines() == info.value.lines() == [
+        f"{tmp_path / 'a.json'}: target_description: Field required",
+        f"{tmp_path / 'c.json'}: <root>: not JSON (Expecting property name enclosed in double quotes at line 1 "
+        "column 2)",
+        f"{tmp_path / 'd.json'}: task_id: 'caf_pump_power' is also the id of b.json"]
+    assert isinstance(info.value, ConfigError)   # callers catching a ConfigError still catch it
+
+
 def test_the_window_shift_moves_every_timestamp_by_one_offset_and_keeps_the_values():
     task = caf.read_folder(SAMPLE)[0]
     moved = window.shift_task(task, 156)

@@ -49,6 +49,33 @@ def test_bad_input_is_one_error_line_exit_2_before_any_model_call_and_no_output_
     assert not (tmp_path / "gen").exists()
 
 
+@pytest.mark.parametrize("command", ["dr-generate", "dr-offline-scripts"])
+def test_every_bad_caf_file_is_one_error_line_exit_2_and_no_output(tmp_path, capsys, command):
+    """Two bad files (and a good one between them): both named, each on its own line, in file order; the
+    context bound (dr-generate's check with the estimate) is reported with the others."""
+    first, third = district(), district()
+    first["context"]["scenario"] = "A cold front on 2023-02-30 raised the load."
+    third["task_id"] = "caf_district_copy"
+    third["context"]["background"] = "x" * (MAX_CONTEXT_CHARS + 1)
+    spec = write_caf(tmp_path, [first, mill(), third])
+    out = tmp_path / "out"
+    try:
+        main([command, str(spec), "--out", str(out)] + (["--model-backend", "scripted"] if command == "dr-generate"
+                                                         else []))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and not out.exists()
+    assert err[0].startswith(f"error: {tmp_path / 'caf' / 'task1.json'}: context.scenario: '2023-02-30' is not a "
+                             "calendar date (YYYY-MM-DD [HH:MM[:SS]])")
+    if command == "dr-generate":
+        assert len(err) == 2 and err[1].startswith(f"error: {tmp_path / 'caf' / 'task3.json'}: context.background: "
+                                                   "the task's context has 20,") and "(estimated $" in err[1]
+    else:   # the bound is dr-generate's (it needs the spec's models' prices): the others are read errors
+        assert len(err) == 1
+
+
 def test_a_context_over_the_bound_is_refused_with_the_dry_run_estimate(tmp_path, capsys):
     task = district()
     task["context"]["background"] = "The substation feeds homes. " * 40_000   # about 1.1 MB
