@@ -46,7 +46,8 @@ Chronos ``model`` folder); the spec's own options win.
 
 A forecaster that ignores text (``uses_context = False``) forecasts a task once
 per process and the forecast is reused for every condition (``context_used`` is
-False in those rows).
+False in those rows); a forecast that failed is not reused, so each condition's
+episode (and a retried one) tries again.
 
 A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of that size
 (:mod:`tsagent_plugins.tasks.drcik.forecast.chunks`); rows, samples and failures stay per task.
@@ -347,8 +348,8 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
             else:
                 result = experiment.forecast_task(forecaster, task, text.text, params.samples, params.seed,
                                                   params.time_limit)
-            if not forecaster.uses_context:
-                self._reuse[reuse_key] = result
+            if not forecaster.uses_context and result[1] is None:  # a failure is not reused: a retry of the
+                self._reuse[reuse_key] = result                      # episode (--retry-failed) runs it again
         paths, failure, fallback, seconds, info = result
         fitted = {k: info[k] for k in FIT_KEYS if k in info}
         row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)

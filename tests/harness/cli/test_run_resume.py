@@ -55,8 +55,9 @@ def flaky(make_distribution, fresh_plugins, tmp_path, monkeypatch):
     spec.write_text(yaml.safe_dump({"name": "flaky", "tasks": [str(SPEC)], "forecasters": ["naive", "flaky-naive"],
                                     "set": {"contexts": ["no-context"]}}))
 
-    def run(out, *more):
-        fresh_plugins()
+    def run(out, *more, fresh=True):
+        if fresh:
+            fresh_plugins()
         result = CliRunner().invoke(cli, ["run", "--experiment", str(spec), "--out", str(out), *more])
         return result, " ".join(result.output.split())
 
@@ -102,6 +103,19 @@ def test_failed_episodes_are_kept_unless_retry_failed_runs_them_again(flaky, tmp
     result, text = flaky(out, "--retry-failed")  # nothing failed: nothing runs again, no hint
     assert result.exit_code == 0 and f"resuming {out}: 6 finished episode(s) are kept" in text
     assert "failed episode(s) run again" not in text and "pass --retry-failed" not in text and rows(out) == after
+
+
+def test_a_retry_in_the_same_process_forecasts_again(flaky, tmp_path):
+    """The template keeps a forecast of a forecaster that ignores the context for the other conditions, but
+    not a failure: a retry in the same process (a notebook, a Dask worker) runs the fixed forecaster."""
+    out = tmp_path / "run"
+    (tmp_path / "broken").touch()
+    result, _ = flaky(out)
+    assert invalid_export(result), result.output
+    (tmp_path / "broken").unlink()
+    result, text = flaky(out, "--retry-failed", fresh=False)
+    assert result.exit_code == 0, text[-2000:]
+    assert {status for status, _ in rows(out).values()} == {"ok"}
 
 
 def test_kept_rows_made_by_other_code_keep_their_numbers_with_one_warning(flaky, tmp_path, monkeypatch):
