@@ -194,7 +194,7 @@ def plan_episodes(units: list[Unit], settings: RunSettings, run_id: str, sandbox
 
 class InvalidExports(HarnessError):
     """Raised by :func:`execute` after the run's results are written, when a template's
-    :meth:`~harness.contracts.TaskTemplate.finish` found files it exports invalid (e.g. a Dr-CiK submission
+    :meth:`~harness.contracts.TaskTemplate.finish` found files it exports invalid (e.g. a submission
     of an incomplete cell).  ``rows``: the results rows of the plan, as :func:`execute` would return them."""
 
     def __init__(self, message: str, rows: list[dict[str, Any]] = ()):
