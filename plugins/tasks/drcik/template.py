@@ -46,8 +46,9 @@ Chronos ``model`` folder); the spec's own options win.
 
 A forecaster that ignores text (``uses_context = False``) forecasts a task once
 per process and the forecast is reused for every condition (``context_used`` is
-False in those rows); a forecast that failed is not reused, so each condition's
-episode (and a retried one) tries again.
+False in those rows).  A failed forecast is reused within one run only: :meth:`DrcikTemplate.prepare`, which
+each run calls first, drops the failures, so a retry (``--retry-failed``, in a notebook or on a Dask worker)
+forecasts again.
 
 A forecaster declaring ``batch_size`` > 1 gets a condition's tasks in chunks of that size
 (:mod:`tsagent_plugins.tasks.drcik.forecast.chunks`); rows, samples and failures stay per task.
@@ -228,6 +229,7 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
     def prepare(self, params: DrcikParams, progress) -> None:
         if params.episode_kind == RESEARCH:
             return
+        self._reuse = {key: result for key, result in self._reuse.items() if result[1] is None}  # see the module
         self.validate(params)
         if params.evidence and not Path(params.evidence.run).is_dir():
             raise ValueError(f"params.evidence.run: no such run directory {params.evidence.run}")
@@ -348,8 +350,8 @@ class DrcikTemplate(ResearchInputs, AgentTaskTemplate, InHarnessTaskTemplate):
             else:
                 result = experiment.forecast_task(forecaster, task, text.text, params.samples, params.seed,
                                                   params.time_limit)
-            if not forecaster.uses_context and result[1] is None:  # a failure is not reused: a retry of the
-                self._reuse[reuse_key] = result                      # episode (--retry-failed) runs it again
+            if not forecaster.uses_context:
+                self._reuse[reuse_key] = result
         paths, failure, fallback, seconds, info = result
         fitted = {k: info[k] for k in FIT_KEYS if k in info}
         row.update(fallback=fallback, seconds=seconds, fitted_model=json.dumps(fitted, sort_keys=True, default=str)

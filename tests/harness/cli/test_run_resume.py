@@ -106,8 +106,9 @@ def test_failed_episodes_are_kept_unless_retry_failed_runs_them_again(flaky, tmp
 
 
 def test_a_retry_in_the_same_process_forecasts_again(flaky, tmp_path):
-    """The template keeps a forecast of a forecaster that ignores the context for the other conditions, but
-    not a failure: a retry in the same process (a notebook, a Dask worker) runs the fixed forecaster."""
+    """The template keeps a forecast of a forecaster that ignores the context for the other conditions, a
+    failure for one run only: a retry in the same process (a notebook, a Dask worker) runs the fixed
+    forecaster."""
     out = tmp_path / "run"
     (tmp_path / "broken").touch()
     result, _ = flaky(out)
