@@ -72,3 +72,13 @@ def fresh_plugins():
 
     yield load
     registry.reset(saved)
+
+
+@pytest.fixture
+def profiles(tmp_path, monkeypatch):
+    """A profile folder searched first (``$HARNESS_PROFILES``), from a clean working directory."""
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    monkeypatch.setenv("HARNESS_PROFILES", str(folder))
+    monkeypatch.chdir(tmp_path)
+    return folder

@@ -11,16 +11,6 @@ from harness.profiles import find_profiles, resolve_profile
 from tests.support.paths import REPO
 
 
-@pytest.fixture
-def profiles(tmp_path, monkeypatch):
-    """A profile folder searched first (``$HARNESS_PROFILES``), from a clean working directory."""
-    folder = tmp_path / "profiles"
-    folder.mkdir()
-    monkeypatch.setenv("HARNESS_PROFILES", str(folder))
-    monkeypatch.chdir(tmp_path)
-    return folder
-
-
 def test_lookup_listing_and_name_agree(profiles):
     (profiles / "plain.yaml").write_text("agent: euclidean-1nn\n")
     (profiles / "named.yaml").write_text("name: named\nagent: euclidean-1nn\n")

@@ -49,16 +49,6 @@ def register_agent_profiles(register):
 """
 
 
-@pytest.fixture
-def profiles(tmp_path, monkeypatch):
-    """A profile folder searched first (``$HARNESS_PROFILES``), from a clean working directory."""
-    folder = tmp_path / "profiles"
-    folder.mkdir()
-    monkeypatch.setenv("HARNESS_PROFILES", str(folder))
-    monkeypatch.chdir(tmp_path)
-    return folder
-
-
 def test_a_shipped_profile_is_found_and_listed_and_a_folder_file_of_its_name_overrides_it(
         profiles, make_distribution, fresh_plugins):
     site = make_distribution("acme-agents", {"acme": "acme_agent"}, {"acme_agent": AGENT + SHIPS_PROFILE})
@@ -108,8 +98,8 @@ def test_a_registration_that_is_no_profile_file_or_a_taken_name_is_a_plugin_prob
         f"register(path): {site / 'nothing.yaml'} is not an existing profile file (NAME.yaml or NAME.yml)",
         f"register(path): {site / 'notes.txt'} is not an existing profile file (NAME.yaml or NAME.yml)",
         "register(path) needs the path of a profile file, got 42",
-        "duplicate agent profile name 'acme-agent': already registered by plugin 'acme' from distribution "
-        "'acme-agents'",
+        ("duplicate agent profile name 'acme-agent': already registered by plugin 'acme' from distribution "
+         "'acme-agents'"),
     ]
     assert resolve_profile("acme-agent").agent == "acme-agent"  # the others cost nothing else
 
