@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -266,6 +267,21 @@ def unix_server():
     shutil.rmtree(path.parent, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def bridged_client(path: Path, serve):
+    """A client socket connected through a bridge to the Unix server at ``path``, whose side ``serve`` plays
+    in a thread; on exit the bridge stops and the thread is joined."""
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
+    try:
+        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
+            yield s
+    finally:
+        b.stop()
+        thread.join(10)
+
+
 def test_bridge_resets_the_client_when_the_proxy_resets(unix_server):
     server, path = unix_server
 
@@ -275,17 +291,10 @@ def test_bridge_resets_the_client_when_the_proxy_resets(unix_server):
         conn.recv(1, socket.MSG_PEEK)  # wait until more has arrived
         conn.close()
 
-    thread = threading.Thread(target=reset_after_ten_bytes, daemon=True)
-    thread.start()
-    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
-    try:
-        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
-            s.sendall(b"0123456789abcdefghij")
-            with pytest.raises(ConnectionResetError):  # not an orderly end (b""): the bridge passed the reset on
-                s.recv(10)
-    finally:
-        b.stop()
-    thread.join(10)
+    with bridged_client(path, reset_after_ten_bytes) as s:
+        s.sendall(b"0123456789abcdefghij")
+        with pytest.raises(ConnectionResetError):  # not an orderly end (b""): the bridge passed the reset on
+            s.recv(10)
 
 
 def test_an_answer_then_a_close_with_the_request_unread_reaches_the_client_whole(unix_server):
@@ -294,25 +303,22 @@ def test_an_answer_then_a_close_with_the_request_unread_reaches_the_client_whole
     server, path = unix_server
     answer = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\nfull" * 100
 
+    answered = threading.Event()
+
     def answer_and_close_unread():
         conn, _ = server.accept()
         assert conn.recv(10, socket.MSG_WAITALL) == b"0123456789"
         conn.recv(1, socket.MSG_PEEK)  # more has arrived, and stays unread
         conn.sendall(answer)
         conn.close()
+        answered.set()
 
-    thread = threading.Thread(target=answer_and_close_unread, daemon=True)
-    thread.start()
-    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
-    try:
-        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
-            s.sendall(b"0123456789abcdefghij")
-            thread.join(10)
-            time.sleep(0.2)  # the reset has reached the bridge
-            got = b"".join(iter(lambda: s.recv(65536), b""))
-        assert got == answer  # every byte, then an orderly end
-    finally:
-        b.stop()
+    with bridged_client(path, answer_and_close_unread) as s:
+        s.sendall(b"0123456789abcdefghij")
+        answered.wait(10)
+        time.sleep(0.2)  # the reset has reached the bridge
+        got = b"".join(iter(lambda: s.recv(65536), b""))
+    assert got == answer  # every byte, then an orderly end
 
 
 def test_a_connection_waits_while_the_proxys_backlog_is_full(unix_server):
@@ -340,18 +346,13 @@ def test_a_connection_waits_while_the_proxys_backlog_is_full(unix_server):
                 conn.sendall(b"world")
             conn.close()
 
-    thread = threading.Thread(target=serve_late, daemon=True)
-    thread.start()
-    b = bridge.BridgeThread(str(path), bridge.listen_socket("127.0.0.1", 0)).start(wait=10)
     try:
-        with socket.create_connection(("127.0.0.1", b.port), timeout=30) as s:
+        with bridged_client(path, serve_late) as s:
             s.sendall(b"hello")
             assert s.recv(5) == b"world"
     finally:
-        b.stop()
         for s in filling:
             s.close()
-    thread.join(10)
 
 
 def test_bridge_command_line(proxy):
